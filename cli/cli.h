@@ -1,0 +1,37 @@
+/*
+ * The wheelgate command line: one cmd_<name>.c per command, listed once in main.c.
+ * The CLI uses only the public header; it parses arguments, formats output, sets exit codes.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_CLI_H
+#define WG_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "wheelgate.h"
+
+/* Exit codes shared by all commands. */
+#define EXIT_CLEAN 0    /* read everything, nothing to report */
+#define EXIT_FINDINGS 1 /* read, but problems (or blocking findings) exist */
+#define EXIT_USAGE 2    /* bad usage or unreadable input */
+
+int cmd_inspect(int argc, char **argv);
+
+/* output.c */
+extern bool use_color;
+void output_init(void);
+const char *c_bold(void);
+const char *c_red(void);
+const char *c_yellow(void);
+const char *c_green(void);
+const char *c_dim(void);
+const char *c_off(void);
+void human_size(char *buf, size_t n, unsigned long long bytes);
+/* Progress of long reads on a terminal (stderr), cleared when done. */
+void progress_cb(const char *what, uint64_t done, uint64_t total, void *payload);
+void progress_clear(void);
+/* Reads all of stdin (for "-") into a malloc'd buffer. */
+int read_stdin(unsigned char **out, size_t *len, size_t limit);
+
+#endif

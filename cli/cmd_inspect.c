@@ -1,0 +1,349 @@
+/*
+ * `wheelgate inspect`: the facts of wheels, ELF objects and directories, as text for people
+ * or as JSON ("wheelgate.inspect/1", docs/inspect-json.md) for programs.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { SYMS_NONE, SYMS_ABI, SYMS_ALL, SYMS_DEFAULT };
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: wheelgate inspect [options] PATH...\n"
+		"\n"
+		"Shows what wheelgate reads from each PATH: a wheel (.whl), an ELF object (.so),\n"
+		"a directory (every ELF file below it), or '-' for a wheel or object on stdin.\n"
+		"For a wheel: filename tags, WHEEL, METADATA, top_level.txt, RECORD verification\n"
+		"(sha256 and size of every member), and every ELF member. For an ELF object:\n"
+		"class, machine, SONAME, DT_NEEDED, RPATH/RUNPATH, Python extension module name,\n"
+		"dynamic symbols with versions, and the C++ std::string ABI of the symbols\n"
+		"(new = _GLIBCXX_USE_CXX11_ABI=1, old = 0), torch-facing (c10/at/torch/caffe2)\n"
+		"and other symbols counted apart.\n"
+		"\n"
+		"options:\n"
+		"  --json            print one JSON document (schema wheelgate.inspect/1)\n"
+		"  --symbols=WHICH   symbols to list: abi (those carrying a std::string; the\n"
+		"                    default for text), all (the default for --json), none\n"
+		"  --members         list every wheel member with its RECORD status (text)\n"
+		"  --compact         with --json: no indentation\n"
+		"  -h, --help        show this help\n"
+		"\n"
+		"exit status: 0 when every input was read and nothing is wrong with it,\n"
+		"1 when an input has problems (unsafe names, corrupt members, RECORD mismatches,\n"
+		"unreadable objects), 2 for usage errors and inputs that cannot be read at all.\n");
+}
+
+static void print_list(const char *label, const wg_scan *s, wg_wheel_list l, const char *sep)
+{
+	size_t n = wg_wheel_list_count(s, l);
+	printf("  %-12s", label);
+	if (!n)
+		printf("-");
+	for (size_t i = 0; i < n; i++)
+		printf("%s%s", i ? sep : "", wg_wheel_list_item(s, l, i));
+	printf("\n");
+}
+
+static const char *or_dash(const char *s)
+{
+	return s ? s : "-";
+}
+
+static void print_abi_line(const wg_object_info *oi)
+{
+	const char *col = oi->abi == WG_ABI_MIXED ? c_yellow() : "";
+	printf("    %-11s %s%s%s  (torch-facing: %u new, %u old -> %s; other: %u new, %u old)\n",
+	       "string ABI", col, wg_string_abi_name(oi->abi), c_off(), oi->torch_new, oi->torch_old,
+	       wg_string_abi_name(oi->torch_abi), oi->other_new, oi->other_old);
+}
+
+static void print_object(const wg_object *o, int syms)
+{
+	wg_object_info oi = WG_OBJECT_INFO_INIT;
+	char sz[32];
+	wg_object_get_info(&oi, o);
+	human_size(sz, sizeof(sz), oi.size);
+	printf("  %sobject %s%s  (%s)\n", c_bold(), oi.path, c_off(), sz);
+	if (oi.error) {
+		printf("    %serror: %s%s\n", c_red(), oi.error, c_off());
+		return;
+	}
+	printf("    %-11s ELF%d %s (e_machine %d), %s\n", "format", oi.elf_class, oi.machine_name,
+	       oi.machine, oi.type);
+	if (oi.is_extension)
+		printf("    %-11s module %s%s%s for %s%s%s, %s\n", "extension", c_bold(), oi.module,
+		       c_off(), oi.ext_interpreter ? oi.ext_interpreter : "any interpreter",
+		       oi.ext_platform ? " on " : "", oi.ext_platform ? oi.ext_platform : "",
+		       oi.has_init ? "exports its PyInit" : "does NOT export its PyInit");
+	if (oi.soname)
+		printf("    %-11s %s\n", "soname", oi.soname);
+	printf("    %-11s", "needed");
+	if (!oi.needed_count)
+		printf(" -");
+	for (size_t i = 0; i < oi.needed_count; i++)
+		printf(" %s", wg_object_needed(o, i));
+	printf("\n");
+	if (oi.rpath || oi.runpath)
+		printf("    %-11s rpath %s, runpath %s\n", "paths", or_dash(oi.rpath),
+		       or_dash(oi.runpath));
+	printf("    %-11s %zu (%zu defined, %zu undefined)\n", "symbols", oi.symbol_count,
+	       oi.defined_count, oi.undefined_count);
+	print_abi_line(&oi);
+	if (syms == SYMS_NONE)
+		return;
+	for (size_t i = 0; i < oi.symbol_count; i++) {
+		wg_symbol_info si = WG_SYMBOL_INFO_INIT;
+		wg_object_symbol(&si, o, i);
+		if (syms == SYMS_ABI && !(si.string_abi && si.abi_surface))
+			continue;
+		const char *abi = (si.string_abi & 3) == 3 ? "both"
+				  : si.string_abi & WG_SYM_NEW_STRING ? "new"
+				  : si.string_abi & WG_SYM_OLD_STRING ? "old"
+								      : "";
+		printf("      %c %-6s %-4s %-5s%s %s%s%s%s\n", si.defined ? 'D' : 'U',
+		       wg_binding_name(si.binding), abi, si.torch_facing ? "torch" : "", c_dim(),
+		       c_off(), si.name, si.symver ? (si.symver_hidden || !si.defined ? "@" : "@@") : "",
+		       si.symver ? si.symver : "");
+		if (si.demangled)
+			printf("        %s%s%s\n", c_dim(), si.demangled, c_off());
+	}
+}
+
+static void print_record_summary(const wg_scan *s)
+{
+	size_t counts[8] = {0};
+	size_t n = wg_scan_member_count(s);
+	for (size_t i = 0; i < n; i++) {
+		wg_member_info mi = WG_MEMBER_INFO_INIT;
+		wg_scan_member(&mi, s, i);
+		if (!mi.is_dir && (unsigned)mi.record < 8)
+			counts[mi.record]++;
+	}
+	printf("  %-12s", "RECORD");
+	if (!wg_wheel_has_record(s)) {
+		printf("%smissing%s\n", c_red(), c_off());
+		return;
+	}
+	bool first = true;
+	for (int st = 0; st < 7; st++) {
+		if (!counts[st])
+			continue;
+		const char *col = st == WG_RECORD_OK || st == WG_RECORD_UNHASHED ? "" : c_red();
+		printf("%s%s%zu %s%s", first ? "" : ", ", col, counts[st],
+		       wg_record_status_name((wg_record_status)st), c_off());
+		first = false;
+	}
+	if (wg_wheel_list_count(s, WG_LIST_RECORD_ORPHANS))
+		printf(", %s%zu listed but absent%s", c_red(),
+		       wg_wheel_list_count(s, WG_LIST_RECORD_ORPHANS), c_off());
+	printf("\n");
+}
+
+static void print_wheel(const wg_scan *s, bool members)
+{
+	const char *err = wg_wheel_get(s, WG_WHEEL_FILENAME_ERROR);
+	if (err) {
+		printf("  %-12s%s%s%s\n", "filename", c_yellow(), err, c_off());
+	} else {
+		printf("  %-12s%s %s", "name", wg_wheel_get(s, WG_WHEEL_NAME),
+		       wg_wheel_get(s, WG_WHEEL_VERSION));
+		if (wg_wheel_get(s, WG_WHEEL_LOCAL_VERSION))
+			printf("  (local label %s)", wg_wheel_get(s, WG_WHEEL_LOCAL_VERSION));
+		if (wg_wheel_get(s, WG_WHEEL_BUILD_TAG))
+			printf("  (build %s)", wg_wheel_get(s, WG_WHEEL_BUILD_TAG));
+		printf("\n");
+		print_list("python tags", s, WG_LIST_PYTHON_TAGS, ".");
+		print_list("abi tags", s, WG_LIST_ABI_TAGS, ".");
+		print_list("platforms", s, WG_LIST_PLATFORM_TAGS, ".");
+	}
+	printf("  %-12s%s\n", "dist-info", or_dash(wg_wheel_get(s, WG_WHEEL_DIST_INFO)));
+	printf("  %-12sWheel-Version %s, Root-Is-Purelib %s, Generator %s\n", "WHEEL",
+	       or_dash(wg_wheel_get(s, WG_WHEEL_WHEEL_VERSION)),
+	       or_dash(wg_wheel_get(s, WG_WHEEL_ROOT_IS_PURELIB)),
+	       or_dash(wg_wheel_get(s, WG_WHEEL_GENERATOR)));
+	print_list("WHEEL tags", s, WG_LIST_WHEEL_TAGS, ", ");
+	printf("  %-12s%s %s", "METADATA", or_dash(wg_wheel_get(s, WG_WHEEL_META_NAME)),
+	       or_dash(wg_wheel_get(s, WG_WHEEL_META_VERSION)));
+	if (wg_wheel_get(s, WG_WHEEL_REQUIRES_PYTHON))
+		printf(", Requires-Python %s", wg_wheel_get(s, WG_WHEEL_REQUIRES_PYTHON));
+	printf("\n");
+	if (wg_wheel_list_count(s, WG_LIST_REQUIRES_DIST))
+		print_list("requires", s, WG_LIST_REQUIRES_DIST, ", ");
+	print_list("top_level", s, WG_LIST_TOP_LEVEL, ", ");
+	size_t n = wg_scan_member_count(s);
+	unsigned long long usize = 0, csize = 0;
+	for (size_t i = 0; i < n; i++) {
+		wg_member_info mi = WG_MEMBER_INFO_INIT;
+		wg_scan_member(&mi, s, i);
+		usize += mi.size;
+		csize += mi.compressed_size;
+	}
+	char a[32], b[32];
+	human_size(a, sizeof(a), usize);
+	human_size(b, sizeof(b), csize);
+	printf("  %-12s%zu (%s, %s compressed)\n", "members", n, a, b);
+	print_record_summary(s);
+	if (!members)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		wg_member_info mi = WG_MEMBER_INFO_INIT;
+		wg_scan_member(&mi, s, i);
+		bool bad = mi.record != WG_RECORD_OK && mi.record != WG_RECORD_UNHASHED;
+		printf("    %s%-10s%s %12llu %-8s %s%s\n", bad ? c_red() : c_dim(),
+		       mi.is_dir ? "dir" : wg_record_status_name(mi.record), c_off(),
+		       (unsigned long long)mi.size, mi.method, mi.name, mi.is_elf ? "  [ELF]" : "");
+	}
+}
+
+static int print_text(const wg_scan *s, int syms, bool members)
+{
+	static const char *const kinds[] = {"?", "wheel", "ELF object", "directory"};
+	wg_scan_kind k = wg_scan_get_kind(s);
+	printf("%s%s%s  (%s)\n", c_bold(), wg_scan_get_path(s), c_off(), kinds[k <= 3 ? k : 0]);
+	if (k == WG_SCAN_WHEEL)
+		print_wheel(s, members);
+	size_t n = wg_scan_object_count(s);
+	if (k != WG_SCAN_OBJECT)
+		printf("  %-12s%zu\n", "ELF objects", n);
+	for (size_t i = 0; i < n; i++)
+		print_object(wg_scan_object(s, i), syms);
+	size_t np = wg_scan_problem_count(s);
+	if (np) {
+		printf("  %s%zu problem%s:%s\n", c_red(), np, np == 1 ? "" : "s", c_off());
+		for (size_t i = 0; i < np; i++) {
+			wg_problem_info pi = WG_PROBLEM_INFO_INIT;
+			wg_scan_problem(&pi, s, i);
+			printf("    [%s] %s\n", wg_error_name(pi.code), pi.message);
+		}
+	}
+	printf("\n");
+	return np ? EXIT_FINDINGS : EXIT_CLEAN;
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, 'j'},      {"symbols", required_argument, NULL, 's'},
+		{"members", no_argument, NULL, 'm'},   {"compact", no_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+	bool json = false, members = false, compact = false;
+	int syms = SYMS_DEFAULT, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'm': members = true; break;
+		case 'c': compact = true; break;
+		case 's':
+			if (!strcmp(optarg, "all"))
+				syms = SYMS_ALL;
+			else if (!strcmp(optarg, "abi"))
+				syms = SYMS_ABI;
+			else if (!strcmp(optarg, "none"))
+				syms = SYMS_NONE;
+			else {
+				fprintf(stderr, "wheelgate inspect: --symbols takes all, abi or none, not "
+						"'%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': help(stdout); return EXIT_CLEAN;
+		default:
+			fprintf(stderr, "Try 'wheelgate inspect --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "wheelgate inspect: no PATH given\n");
+		help(stderr);
+		return EXIT_USAGE;
+	}
+	if (syms == SYMS_DEFAULT)
+		syms = json ? SYMS_ALL : SYMS_ABI;
+
+	wg_options opts = WG_OPTIONS_INIT;
+	opts.progress = progress_cb;
+	wg_context *ctx = NULL;
+	wg_scanner *sc = NULL;
+	if (wg_context_new(&ctx, &opts) < 0 || wg_scanner_new(&sc, ctx) < 0) {
+		fprintf(stderr, "wheelgate: %s\n", wg_error_last());
+		wg_context_free(ctx);
+		return EXIT_USAGE;
+	}
+	int status = EXIT_CLEAN;
+	json_t *doc = json ? json_pack("{s:s, s:s, s:[]}", "schema", WG_INSPECT_SCHEMA,
+				       "wheelgate_version", wg_version_string(), "inputs")
+			   : NULL;
+	for (int i = optind; i < argc; i++) {
+		const char *path = argv[i];
+		wg_scan *scan = NULL;
+		int rc;
+		if (!strcmp(path, "-")) {
+			unsigned char *buf;
+			size_t len;
+			int r = read_stdin(&buf, &len, (size_t)opts.max_member_size);
+			if (r < 0) {
+				fprintf(stderr, "wheelgate: -: %s\n",
+					r == -2 ? "stdin is larger than the member size limit"
+						: "cannot read stdin");
+				status = EXIT_USAGE;
+				continue;
+			}
+			rc = wg_scan_buffer(&scan, sc, buf, len, "-");
+			free(buf);
+		} else {
+			rc = wg_scan_path(&scan, sc, path);
+		}
+		progress_clear();
+		if (rc < 0) {
+			fprintf(stderr, "wheelgate: %s\n", wg_scanner_error(sc));
+			if (doc)
+				json_array_append_new(json_object_get(doc, "inputs"),
+					json_pack("{s:s, s:{s:s, s:s}}", "path", path, "error", "code",
+						  wg_error_name(rc), "message", wg_scanner_error(sc)));
+			status = EXIT_USAGE;
+			continue;
+		}
+		int st;
+		if (doc) {
+			char *text = NULL;
+			unsigned flags = syms == SYMS_NONE ? WG_JSON_NO_SYMBOLS
+					 : syms == SYMS_ABI ? WG_JSON_ABI_SYMBOLS : 0;
+			if (wg_scan_to_json(&text, scan, flags) < 0) {
+				fprintf(stderr, "wheelgate: out of memory\n");
+				wg_scan_free(scan);
+				status = EXIT_USAGE;
+				continue;
+			}
+			json_error_t je;
+			json_t *item = json_loads(text, 0, &je);
+			wg_free(text);
+			json_array_append_new(json_object_get(doc, "inputs"), item);
+			st = wg_scan_problem_count(scan) ? EXIT_FINDINGS : EXIT_CLEAN;
+		} else {
+			st = print_text(scan, syms, members);
+		}
+		if (st > status)
+			status = st;
+		wg_scan_free(scan);
+	}
+	if (doc) {
+		char *out = json_dumps(doc, (compact ? JSON_COMPACT : JSON_INDENT(2)) |
+						    JSON_PRESERVE_ORDER);
+		if (out) {
+			fputs(out, stdout);
+			fputc('\n', stdout);
+			free(out);
+		}
+		json_decref(doc);
+	}
+	wg_scanner_free(sc);
+	wg_context_free(ctx);
+	return status;
+}

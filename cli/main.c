@@ -1,0 +1,57 @@
+/*
+ * wheelgate: the command table and global options.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} command;
+
+/* One row per command; each lives in cmd_<name>.c. */
+static const command commands[] = {
+	{"inspect", cmd_inspect, "show what a wheel, ELF object or directory contains"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: wheelgate [--version] [--help] <command> [<args>]\n"
+		"\n"
+		"wheelgate catches broken CUDA/C++ Python wheels before they are installed:\n"
+		"C++ std::string ABI mismatches with torch, hollow wheels, GPU code that cannot\n"
+		"run on the target GPU, and the metadata and integrity problems around them.\n"
+		"\n"
+		"commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'wheelgate <command> --help' explains a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("wheelgate %s\n", wg_version_string());
+		return 0;
+	}
+	output_init();
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "wheelgate: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,97 @@
+/*
+ * Terminal helpers for the CLI: colour only on a terminal (and never with NO_COLOR), sizes,
+ * and a one-line progress display on stderr.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+bool use_color;
+static bool progress_shown;
+
+void output_init(void)
+{
+	const char *nc = getenv("NO_COLOR");
+	const char *term = getenv("TERM");
+	use_color = isatty(STDOUT_FILENO) && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
+}
+
+const char *c_bold(void) { return use_color ? "\033[1m" : ""; }
+const char *c_red(void) { return use_color ? "\033[31m" : ""; }
+const char *c_yellow(void) { return use_color ? "\033[33m" : ""; }
+const char *c_green(void) { return use_color ? "\033[32m" : ""; }
+const char *c_dim(void) { return use_color ? "\033[2m" : ""; }
+const char *c_off(void) { return use_color ? "\033[0m" : ""; }
+
+void human_size(char *buf, size_t n, unsigned long long bytes)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%llu B", bytes);
+	else
+		snprintf(buf, n, "%.1f %s", v, units[u]);
+}
+
+void progress_cb(const char *what, uint64_t done, uint64_t total, void *payload)
+{
+	(void)payload;
+	if (!isatty(STDERR_FILENO))
+		return;
+	char d[32], t[32];
+	human_size(d, sizeof(d), done);
+	human_size(t, sizeof(t), total);
+	unsigned pct = total ? (unsigned)(done * 100 / total) : 100;
+	fprintf(stderr, "\r\033[Kreading %s: %3u%% (%s of %s)", what, pct, d, t);
+	progress_shown = true;
+}
+
+void progress_clear(void)
+{
+	if (progress_shown) {
+		fprintf(stderr, "\r\033[K");
+		progress_shown = false;
+	}
+}
+
+int read_stdin(unsigned char **out, size_t *len, size_t limit)
+{
+	size_t cap = 1 << 20, n = 0;
+	unsigned char *buf = malloc(cap);
+	if (!buf)
+		return -1;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= limit) {
+				free(buf);
+				return -2;
+			}
+			cap *= 2;
+			unsigned char *p = realloc(buf, cap);
+			if (!p) {
+				free(buf);
+				return -1;
+			}
+			buf = p;
+		}
+		ssize_t r = read(STDIN_FILENO, buf + n, cap - n);
+		if (r < 0) {
+			free(buf);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}

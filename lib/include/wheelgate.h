@@ -1,0 +1,320 @@
+/*
+ * wheelgate: catch broken CUDA/C++ Python wheels before they are installed.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The one public header. Conventions:
+ *  - every name starts with wg_ / WG_; objects are opaque handles with _new/_free, and
+ *    _free(NULL) is safe;
+ *  - functions return WG_OK (0) or a negative WG_E* code; out-params come first;
+ *  - the message of a failed call lives on the handle it was made on
+ *    (wg_scanner_error()); constructors that have no handle yet use wg_error_last(),
+ *    which is per thread;
+ *  - structs passed in or out begin with `unsigned int version`; initialise them with the
+ *    matching _INIT macro; fields are only ever appended.
+ *
+ * Threads: a wg_context (the loaded data and options) is immutable once created and may be
+ * shared by any number of threads. A wg_scanner is used by one thread at a time; create one
+ * per thread. A wg_scan (the facts of one input) is read-only and may be read from any thread.
+ */
+#ifndef WHEELGATE_H
+#define WHEELGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(WG_BUILDING_LIBRARY)
+#define WG_API __attribute__((visibility("default")))
+#else
+#define WG_API
+#endif
+
+#define WG_VERSION_MAJOR 0
+#define WG_VERSION_MINOR 1
+#define WG_VERSION_PATCH 0
+
+/** Error codes. Findings about a wheel are facts, not errors. */
+typedef enum {
+	WG_OK = 0,
+	WG_ERROR = -1,        /**< generic failure */
+	WG_ENOMEM = -2,       /**< out of memory */
+	WG_EINVAL = -3,       /**< invalid argument or option */
+	WG_EIO = -4,          /**< the input could not be read */
+	WG_EFORMAT = -5,      /**< the input is malformed (zip, ELF, metadata, ...) */
+	WG_ELIMIT = -6,       /**< a safety limit was exceeded (size, count, ratio) */
+	WG_EUNSAFE = -7,      /**< unsafe content (e.g. a member named ../x) */
+	WG_ENOTFOUND = -8,    /**< no such file, member or item */
+	WG_EUNSUPPORTED = -9, /**< a kind of input wheelgate does not read */
+	WG_EDATA = -10,       /**< broken rule or data file */
+	WG_EINTEGRITY = -11   /**< contents disagree with their declared hash or size */
+} wg_error_code;
+
+/** Text for an error code; never NULL. */
+WG_API const char *wg_strerror(int code);
+/** A short stable token for an error code ("format", "limit", "unsafe", ...); never NULL. */
+WG_API const char *wg_error_name(int code);
+/** The message of the last failed constructor call on this thread; never NULL. */
+WG_API const char *wg_error_last(void);
+/** "0.1.0" */
+WG_API const char *wg_version_string(void);
+/** Frees memory the library handed to the caller (JSON text and the like). */
+WG_API void wg_free(void *ptr);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Options and context                                                                     */
+
+/** Progress of long work (large members): what, bytes done, bytes total. */
+typedef void (*wg_progress_cb)(const char *what, uint64_t done, uint64_t total, void *payload);
+
+typedef struct wg_options {
+	unsigned int version;
+	/** Largest uncompressed size of a single wheel member read (default 4 GiB). */
+	uint64_t max_member_size;
+	/** Largest sum of uncompressed member sizes of one wheel (default 16 GiB). */
+	uint64_t max_total_size;
+	/** Largest number of members of one wheel (default 100000). */
+	uint32_t max_members;
+	/** Largest uncompressed:compressed ratio of a member over 1 MiB (default 250). */
+	uint32_t max_ratio;
+	/** Largest number of dynamic symbols read from one object (default 4000000). */
+	uint32_t max_symbols;
+	/** Largest number of files visited in one directory scan (default 200000). */
+	uint32_t max_files;
+	/** Called during long reads; may be NULL. */
+	wg_progress_cb progress;
+	void *progress_payload;
+} wg_options;
+
+#define WG_OPTIONS_VERSION 1
+#define WG_OPTIONS_INIT \
+	{ WG_OPTIONS_VERSION, 4ULL << 30, 16ULL << 30, 100000, 250, 4000000, 200000, NULL, NULL }
+
+/** Fills *opts with the defaults of `version`. */
+WG_API int wg_options_init(wg_options *opts, unsigned int version);
+
+typedef struct wg_context wg_context;
+
+/**
+ * Loads the shipped data (the string-ABI classifiers of rules/) and keeps the options.
+ * opts may be NULL for the defaults. On failure see wg_error_last().
+ */
+WG_API int wg_context_new(wg_context **out, const wg_options *opts);
+WG_API void wg_context_free(wg_context *ctx);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Scanning                                                                                 */
+
+typedef struct wg_scanner wg_scanner;
+typedef struct wg_scan wg_scan;
+typedef struct wg_object wg_object;
+
+/** A scanner reads inputs into facts. One per thread; it keeps a reference to ctx. */
+WG_API int wg_scanner_new(wg_scanner **out, wg_context *ctx);
+WG_API void wg_scanner_free(wg_scanner *scanner);
+/** The message of the scanner's last failure ("" when none); never NULL. */
+WG_API const char *wg_scanner_error(const wg_scanner *scanner);
+
+/**
+ * Reads a wheel, an ELF object or a directory (recursively: every ELF file in it).
+ * The kind is decided by content, not by name. Problems inside a readable input (a corrupt
+ * member, an unsafe name, a RECORD mismatch) do not fail the call: they are listed in the
+ * scan (wg_scan_problem). The call fails only when the input as a whole cannot be read.
+ */
+WG_API int wg_scan_path(wg_scan **out, wg_scanner *scanner, const char *path);
+/** Same, from an open file descriptor (not closed; its offset is not used). */
+WG_API int wg_scan_fd(wg_scan **out, wg_scanner *scanner, int fd, const char *name);
+/** Same, from memory; the buffer must stay valid until the call returns. */
+WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *scanner, const void *data, size_t len,
+			  const char *name);
+WG_API void wg_scan_free(wg_scan *scan);
+
+typedef enum { WG_SCAN_WHEEL = 1, WG_SCAN_OBJECT = 2, WG_SCAN_DIRECTORY = 3 } wg_scan_kind;
+
+WG_API wg_scan_kind wg_scan_get_kind(const wg_scan *scan);
+/** The path or name the scan was made from. */
+WG_API const char *wg_scan_get_path(const wg_scan *scan);
+
+/* ---- wheel facts ---- */
+
+typedef enum {
+	WG_WHEEL_NAME,            /**< distribution name from the filename */
+	WG_WHEEL_VERSION,         /**< full version from the filename, local label included */
+	WG_WHEEL_PUBLIC_VERSION,  /**< the version without its local label */
+	WG_WHEEL_LOCAL_VERSION,   /**< the local label (after '+'), or NULL */
+	WG_WHEEL_BUILD_TAG,       /**< build tag, or NULL */
+	WG_WHEEL_FILENAME_ERROR,  /**< why the filename is not a valid wheel name, or NULL */
+	WG_WHEEL_DIST_INFO,       /**< the .dist-info directory, or NULL */
+	WG_WHEEL_WHEEL_VERSION,   /**< WHEEL: Wheel-Version */
+	WG_WHEEL_GENERATOR,       /**< WHEEL: Generator */
+	WG_WHEEL_ROOT_IS_PURELIB, /**< WHEEL: Root-Is-Purelib, as written */
+	WG_WHEEL_META_NAME,       /**< METADATA: Name */
+	WG_WHEEL_META_VERSION,    /**< METADATA: Version */
+	WG_WHEEL_REQUIRES_PYTHON  /**< METADATA: Requires-Python */
+} wg_wheel_field;
+
+/** A string fact of a wheel, or NULL when absent (or when the scan is not a wheel). */
+WG_API const char *wg_wheel_get(const wg_scan *scan, wg_wheel_field field);
+
+typedef enum {
+	WG_LIST_PYTHON_TAGS,    /**< filename python tags (py2, py3, cp312 ...) */
+	WG_LIST_ABI_TAGS,       /**< filename abi tags */
+	WG_LIST_PLATFORM_TAGS,  /**< filename platform tags */
+	WG_LIST_WHEEL_TAGS,     /**< WHEEL: every Tag line */
+	WG_LIST_REQUIRES_DIST,  /**< METADATA: Requires-Dist */
+	WG_LIST_TOP_LEVEL,      /**< top_level.txt */
+	WG_LIST_RECORD_ORPHANS  /**< RECORD rows that name no member */
+} wg_wheel_list;
+
+WG_API size_t wg_wheel_list_count(const wg_scan *scan, wg_wheel_list list);
+WG_API const char *wg_wheel_list_item(const wg_scan *scan, wg_wheel_list list, size_t i);
+
+/** Whether the wheel has a RECORD (1) or not (0). */
+WG_API int wg_wheel_has_record(const wg_scan *scan);
+
+typedef enum {
+	WG_RECORD_OK = 0,          /**< hash and size agree with RECORD */
+	WG_RECORD_UNHASHED = 1,    /**< listed without a hash (RECORD itself, signatures) */
+	WG_RECORD_MISSING = 2,     /**< the member is not listed in RECORD */
+	WG_RECORD_BAD_HASH = 3,    /**< the hash differs */
+	WG_RECORD_BAD_SIZE = 4,    /**< the size differs */
+	WG_RECORD_NOT_READ = 5,    /**< the member could not be read (see problems) */
+	WG_RECORD_NO_RECORD = 6    /**< the wheel has no RECORD */
+} wg_record_status;
+
+typedef struct wg_member_info {
+	unsigned int version;
+	const char *name;
+	uint64_t size;            /**< uncompressed */
+	uint64_t compressed_size;
+	const char *method;       /**< "store", "deflate", "bzip2", ... */
+	int is_dir;
+	int is_elf;
+	int is_safe;              /**< 0 for absolute paths, ".." components, backslashes ... */
+	wg_record_status record;
+	const char *sha256;       /**< urlsafe-base64 sha256 as RECORD writes it, or NULL */
+} wg_member_info;
+#define WG_MEMBER_INFO_VERSION 1
+#define WG_MEMBER_INFO_INIT { WG_MEMBER_INFO_VERSION, NULL, 0, 0, NULL, 0, 0, 0, WG_RECORD_OK, NULL }
+
+WG_API size_t wg_scan_member_count(const wg_scan *scan);
+WG_API int wg_scan_member(wg_member_info *out, const wg_scan *scan, size_t i);
+
+/* ---- problems: parts of the input that could not be read or are unsafe ---- */
+
+typedef struct wg_problem_info {
+	unsigned int version;
+	int code;            /**< a WG_E* code */
+	const char *where;   /**< member or file, or NULL for the input as a whole */
+	const char *message; /**< full text, naming the file and the problem */
+} wg_problem_info;
+#define WG_PROBLEM_INFO_VERSION 1
+#define WG_PROBLEM_INFO_INIT { WG_PROBLEM_INFO_VERSION, 0, NULL, NULL }
+
+WG_API size_t wg_scan_problem_count(const wg_scan *scan);
+WG_API int wg_scan_problem(wg_problem_info *out, const wg_scan *scan, size_t i);
+
+/* ---- ELF objects ---- */
+
+WG_API size_t wg_scan_object_count(const wg_scan *scan);
+/** The i-th ELF object (wheel member or file), or NULL. Owned by the scan. */
+WG_API const wg_object *wg_scan_object(const wg_scan *scan, size_t i);
+
+typedef enum { WG_ABI_NONE = 0, WG_ABI_NEW = 1, WG_ABI_OLD = 2, WG_ABI_MIXED = 3 } wg_string_abi;
+WG_API const char *wg_string_abi_name(wg_string_abi abi); /* "none", "new", "old", "mixed" */
+
+typedef struct wg_object_info {
+	unsigned int version;
+	const char *path;         /**< member name or file path */
+	uint64_t size;
+	const char *error;        /**< why it could not be read, or NULL */
+	int elf_class;            /**< 32 or 64 */
+	int machine;              /**< e_machine */
+	const char *machine_name; /**< "x86_64", "aarch64", ... */
+	const char *type;         /**< "rel", "exec", "dyn", "core", ... */
+	const char *soname;       /**< or NULL */
+	const char *rpath;        /**< DT_RPATH as written, or NULL */
+	const char *runpath;      /**< DT_RUNPATH as written, or NULL */
+	size_t needed_count;
+	size_t symbol_count;
+	size_t defined_count;
+	size_t undefined_count;
+	/* Python extension module facts (from the file name and PyInit_<name>). */
+	int is_extension;
+	const char *module;       /**< dotted module name, e.g. "flash_attn_2_cuda" */
+	const char *ext_suffix;   /**< ".cpython-312-x86_64-linux-gnu.so", ".abi3.so", ".so" */
+	const char *ext_interpreter; /**< "cpython-312", "abi3", "pypy310-pp73", or NULL for plain .so */
+	const char *ext_platform; /**< "x86_64-linux-gnu", or NULL */
+	int has_init;             /**< exports PyInit_<module> */
+	/*
+	 * C++ std::string ABI facts, counted over the ABI surface: undefined dynamic symbols and
+	 * defined ones outside the C++ runtime (std::, __gnu_cxx::), whose instantiations or a
+	 * statically linked libstdc++ carry both ABIs whatever the object's own code uses.
+	 */
+	unsigned torch_new, torch_old; /**< c10/at/torch/caffe2 symbols with new/old-ABI strings */
+	unsigned other_new, other_old; /**< the rest */
+	wg_string_abi abi;        /**< from all four counts */
+	wg_string_abi torch_abi;  /**< from the torch-facing counts alone */
+} wg_object_info;
+#define WG_OBJECT_INFO_VERSION 1
+#define WG_OBJECT_INFO_INIT                                                                      \
+	{ WG_OBJECT_INFO_VERSION, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, \
+	  NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, WG_ABI_NONE, WG_ABI_NONE }
+
+WG_API int wg_object_get_info(wg_object_info *out, const wg_object *obj);
+WG_API const char *wg_object_needed(const wg_object *obj, size_t i);
+
+typedef enum { WG_BIND_GLOBAL = 0, WG_BIND_WEAK = 1, WG_BIND_UNIQUE = 2, WG_BIND_LOCAL = 3 } wg_binding;
+typedef enum {
+	WG_SYMTYPE_NOTYPE = 0, WG_SYMTYPE_FUNC = 1, WG_SYMTYPE_OBJECT = 2,
+	WG_SYMTYPE_TLS = 3, WG_SYMTYPE_IFUNC = 4, WG_SYMTYPE_COMMON = 5
+} wg_symbol_type;
+
+/** String-ABI marks of a symbol: a bit set. */
+#define WG_SYM_NEW_STRING 1u /**< carries std::__cxx11::basic_string (new ABI) */
+#define WG_SYM_OLD_STRING 2u /**< carries the old-ABI std::basic_string (Ss, Sb...) */
+
+typedef struct wg_symbol_info {
+	unsigned int version;
+	const char *name;       /**< mangled */
+	const char *demangled;  /**< or NULL when not a C++ name */
+	const char *symver;     /**< symbol version ("GLIBC_2.38"), or NULL */
+	int symver_hidden;      /**< 1 for a non-default (name@VER) version */
+	int defined;
+	wg_binding binding;
+	wg_symbol_type type;
+	unsigned string_abi;    /**< WG_SYM_* bits */
+	int torch_facing;       /**< in c10/at/torch/caffe2 */
+	int runtime;            /**< an entity of the C++ runtime (std, __gnu_cxx) */
+	int abi_surface;        /**< counted for the object's ABI (undefined, or not runtime) */
+} wg_symbol_info;
+#define WG_SYMBOL_INFO_VERSION 1
+#define WG_SYMBOL_INFO_INIT \
+	{ WG_SYMBOL_INFO_VERSION, NULL, NULL, NULL, 0, 0, WG_BIND_GLOBAL, WG_SYMTYPE_NOTYPE, 0, 0, 0, 0 }
+
+WG_API int wg_object_symbol(wg_symbol_info *out, const wg_object *obj, size_t i);
+WG_API const char *wg_binding_name(wg_binding b);
+WG_API const char *wg_symbol_type_name(wg_symbol_type t);
+WG_API const char *wg_record_status_name(wg_record_status s);
+
+/* ---- JSON ---- */
+
+#define WG_JSON_PRETTY 1u       /**< indent */
+#define WG_JSON_NO_SYMBOLS 2u   /**< omit the per-symbol lists (counts stay) */
+#define WG_JSON_ABI_SYMBOLS 4u  /**< list only ABI-surface symbols that carry a std::string */
+
+/**
+ * The facts of one scan as a JSON object (one item of "inputs" in docs/inspect-json.md).
+ * *out is NUL-terminated; free it with wg_free().
+ */
+WG_API int wg_scan_to_json(char **out, const wg_scan *scan, unsigned int flags);
+
+/** The schema id of the inspect document: "wheelgate.inspect/1". */
+#define WG_INSPECT_SCHEMA "wheelgate.inspect/1"
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WHEELGATE_H */

@@ -1,0 +1,401 @@
+/*
+ * The only user of libbfd: reads an ELF object held in memory (bfd_openr_iovec) into the
+ * facts of a wg_object: header, SONAME, DT_NEEDED, RPATH/RUNPATH, dynamic symbols with
+ * versions, demangled. libbfd 2.40 is not thread-safe, so every call into it happens under
+ * one mutex; the rest of the library may scan on several threads.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#define PACKAGE "wheelgate"
+#define PACKAGE_VERSION WG_VERSION_STRING
+#include <bfd.h>
+#include <libiberty/demangle.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+#define DEMANGLE_FLAGS (DMGL_PARAMS | DMGL_ANSI | DMGL_VERBOSE)
+
+static pthread_mutex_t bfd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t bfd_once = PTHREAD_ONCE_INIT;
+/* What libbfd said last, captured instead of printed (guarded by bfd_lock). */
+static char bfd_said[512];
+
+static void on_bfd_error(const char *fmt, va_list ap)
+{
+	/* libbfd's own format has extensions (%pA, %pB) that vsnprintf does not know: keep the
+	 * text up to the first of them, which is enough to say what went wrong. */
+	char tmp[512];
+	const char *ext = strstr(fmt, "%p");
+	if (ext) {
+		size_t n = (size_t)(ext - fmt) < sizeof(tmp) - 1 ? (size_t)(ext - fmt) : sizeof(tmp) - 1;
+		memcpy(tmp, fmt, n);
+		tmp[n] = '\0';
+		snprintf(bfd_said, sizeof(bfd_said), "%s", tmp);
+		return;
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	vsnprintf(bfd_said, sizeof(bfd_said), fmt, ap);
+#pragma GCC diagnostic pop
+}
+
+static void init_bfd(void)
+{
+	bfd_init();
+	bfd_set_error_handler(on_bfd_error);
+}
+
+bool wg_is_elf(const uint8_t *data, size_t len)
+{
+	return len >= 4 && memcmp(data, "\x7f" "ELF", 4) == 0;
+}
+
+typedef struct {
+	const uint8_t *data;
+	size_t len;
+} memfile;
+
+static void *mem_open(struct bfd *abfd, void *closure)
+{
+	(void)abfd;
+	return closure;
+}
+
+static file_ptr mem_pread(struct bfd *abfd, void *stream, void *buf, file_ptr nbytes,
+			  file_ptr offset)
+{
+	const memfile *m = stream;
+	(void)abfd;
+	if (offset < 0 || nbytes < 0 || (uint64_t)offset >= m->len)
+		return 0;
+	size_t n = m->len - (size_t)offset;
+	if ((uint64_t)nbytes < n)
+		n = (size_t)nbytes;
+	memcpy(buf, m->data + offset, n);
+	return (file_ptr)n;
+}
+
+static int mem_close(struct bfd *abfd, void *stream)
+{
+	(void)abfd;
+	(void)stream;
+	return 0;
+}
+
+static int mem_stat(struct bfd *abfd, void *stream, struct stat *sb)
+{
+	const memfile *m = stream;
+	(void)abfd;
+	memset(sb, 0, sizeof(*sb));
+	sb->st_mode = S_IFREG | 0444;
+	sb->st_size = (off_t)m->len;
+	return 0;
+}
+
+static const char *machine_name(int machine, bool little)
+{
+	switch (machine) {
+	case 3: return "i686";
+	case 62: return "x86_64";
+	case 183: return "aarch64";
+	case 40: return "armv7l";
+	case 21: return little ? "ppc64le" : "ppc64";
+	case 20: return "ppc";
+	case 22: return "s390x";
+	case 243: return "riscv64";
+	case 258: return "loongarch64";
+	case 190: return "cuda";
+	default: return "unknown";
+	}
+}
+
+static const char *type_name(int type)
+{
+	switch (type) {
+	case 1: return "rel";
+	case 2: return "exec";
+	case 3: return "dyn";
+	case 4: return "core";
+	default: return "unknown";
+	}
+}
+
+static const char *bfd_reason(void)
+{
+	if (bfd_said[0])
+		return bfd_said;
+	return bfd_errmsg(bfd_get_error());
+}
+
+/* File bytes of the loaded section that holds virtual address addr, bounded by the file. */
+static const uint8_t *vaddr_bytes(bfd *abfd, const memfile *m, uint64_t addr, uint64_t *avail)
+{
+	for (asection *s = abfd->sections; s; s = s->next) {
+		uint64_t vma = bfd_section_vma(s), size = bfd_section_size(s);
+		if (!(bfd_section_flags(s) & SEC_HAS_CONTENTS) || addr < vma || addr - vma >= size)
+			continue;
+		uint64_t off = (uint64_t)s->filepos + (addr - vma);
+		if (s->filepos < 0 || off >= m->len)
+			return NULL;
+		uint64_t left = size - (addr - vma);
+		*avail = left < m->len - off ? left : m->len - off;
+		return m->data + off;
+	}
+	return NULL;
+}
+
+/* Reads SONAME, NEEDED, RPATH and RUNPATH from .dynamic; every offset is checked. */
+static int read_dynamic(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *m, wg_err *err)
+{
+	asection *dyn = bfd_get_section_by_name(abfd, ".dynamic");
+	if (!dyn)
+		return WG_OK;
+	uint64_t size = bfd_section_size(dyn);
+	if (dyn->filepos < 0 || (uint64_t)dyn->filepos > m->len || size > m->len - (uint64_t)dyn->filepos)
+		return wg_seterr(err, WG_EFORMAT,
+				 "%s: section .dynamic (offset %lld, %llu bytes) extends past the end of "
+				 "the file (%zu bytes)", obj->path, (long long)dyn->filepos,
+				 (unsigned long long)size, m->len);
+	const uint8_t *p = m->data + dyn->filepos;
+	size_t entsize = obj->elf_class == 64 ? 16 : 8;
+	uint64_t strtab = 0, strsz = 0;
+	bool have_strtab = false;
+	/* Pass 1: the string table; pass 2: the entries that point into it. */
+	for (uint64_t off = 0; off + entsize <= size; off += entsize) {
+		uint64_t tag = entsize == 16 ? bfd_get_64(abfd, p + off) : bfd_get_32(abfd, p + off);
+		uint64_t val = entsize == 16 ? bfd_get_64(abfd, p + off + 8) : bfd_get_32(abfd, p + off + 4);
+		if (tag == 0)
+			break;
+		if (tag == 5) {
+			strtab = val;
+			have_strtab = true;
+		} else if (tag == 10) {
+			strsz = val;
+		}
+	}
+	const uint8_t *str = NULL;
+	uint64_t avail = 0;
+	if (have_strtab)
+		str = vaddr_bytes(abfd, m, strtab, &avail);
+	if (!str) {
+		asection *ds = bfd_get_section_by_name(abfd, ".dynstr");
+		if (ds && ds->filepos >= 0 && (uint64_t)ds->filepos < m->len) {
+			str = m->data + ds->filepos;
+			avail = bfd_section_size(ds);
+			if (avail > m->len - (uint64_t)ds->filepos)
+				avail = m->len - (uint64_t)ds->filepos;
+		}
+	}
+	if (strsz && strsz < avail)
+		avail = strsz;
+	for (uint64_t off = 0; off + entsize <= size; off += entsize) {
+		uint64_t tag = entsize == 16 ? bfd_get_64(abfd, p + off) : bfd_get_32(abfd, p + off);
+		uint64_t val = entsize == 16 ? bfd_get_64(abfd, p + off + 8) : bfd_get_32(abfd, p + off + 4);
+		if (tag == 0)
+			break;
+		if (tag != 1 && tag != 14 && tag != 15 && tag != 29)
+			continue;
+		if (!str || val >= avail || !memchr(str + val, '\0', avail - val))
+			return wg_seterr(err, WG_EFORMAT,
+					 "%s: dynamic entry %llu points outside the string table", obj->path,
+					 (unsigned long long)(off / entsize));
+		const char *s = (const char *)str + val;
+		if (tag == 1) {
+			if (wg_strlist_add(&obj->needed, a, s) < 0)
+				return WG_ENOMEM;
+		} else {
+			const char *copy = wg_arena_strdup(a, s);
+			if (!copy)
+				return WG_ENOMEM;
+			if (tag == 14)
+				obj->soname = copy;
+			else if (tag == 15)
+				obj->rpath = copy;
+			else
+				obj->runpath = copy;
+		}
+	}
+	return WG_OK;
+}
+
+static int read_symbols(wg_object *obj, wg_arena *a, bfd *abfd, uint32_t max_symbols, wg_err *err)
+{
+	bool dynamic = true;
+	long bound = bfd_get_dynamic_symtab_upper_bound(abfd);
+	if (bound < 0) {
+		/* No .dynsym: a relocatable object keeps its interface in .symtab. */
+		if (obj->type && strcmp(obj->type, "rel") == 0) {
+			dynamic = false;
+			bfd_set_error(bfd_error_no_error);
+			bound = bfd_get_symtab_upper_bound(abfd);
+		}
+		if (bound < 0) {
+			if (bfd_get_error() == bfd_error_no_symbols ||
+			    bfd_get_error() == bfd_error_invalid_operation)
+				return WG_OK;
+			return wg_seterr(err, WG_EFORMAT, "%s: cannot read the dynamic symbol table: %s",
+					 obj->path, bfd_reason());
+		}
+	}
+	if ((unsigned long)bound / sizeof(asymbol *) > (unsigned long)max_symbols + 1)
+		return wg_seterr(err, WG_ELIMIT, "%s: more than %u dynamic symbols (limit max_symbols)",
+				 obj->path, max_symbols);
+	asymbol **syms = malloc(bound > 0 ? (size_t)bound : 1);
+	if (!syms)
+		return wg_seterr(err, WG_ENOMEM, "out of memory");
+	long n = dynamic ? bfd_canonicalize_dynamic_symtab(abfd, syms)
+			 : bfd_canonicalize_symtab(abfd, syms);
+	if (n < 0) {
+		free(syms);
+		return wg_seterr(err, WG_EFORMAT, "%s: cannot read the dynamic symbol table: %s",
+				 obj->path, bfd_reason());
+	}
+	obj->syms = wg_arena_alloc(a, (size_t)(n ? n : 1) * sizeof(wg_sym));
+	if (!obj->syms) {
+		free(syms);
+		return WG_ENOMEM;
+	}
+	size_t k = 0;
+	for (long i = 0; i < n; i++) {
+		asymbol *s = syms[i];
+		flagword f = s->flags;
+		if (f & (BSF_SECTION_SYM | BSF_FILE | BSF_DEBUGGING))
+			continue;
+		if (!dynamic && !(f & (BSF_GLOBAL | BSF_WEAK | BSF_GNU_UNIQUE)) &&
+		    !bfd_is_und_section(s->section))
+			continue; /* .o files: only the interface */
+		const char *name = bfd_asymbol_name(s);
+		if (!name || !*name)
+			continue;
+		wg_sym *y = &obj->syms[k];
+		memset(y, 0, sizeof(*y));
+		/* Since binutils 2.35 dynamic names may carry "@VER"/"@@VER": keep the bare name. */
+		const char *at = strchr(name, '@');
+		y->name = at ? wg_arena_strndup(a, name, (size_t)(at - name)) : wg_arena_strdup(a, name);
+		if (!y->name)
+			goto nomem;
+		y->defined = !bfd_is_und_section(s->section);
+		y->binding = (f & BSF_GNU_UNIQUE) ? WG_BIND_UNIQUE
+			     : (f & BSF_WEAK)     ? WG_BIND_WEAK
+			     : (f & BSF_GLOBAL) || !y->defined ? WG_BIND_GLOBAL
+							       : WG_BIND_LOCAL;
+		y->type = (f & BSF_GNU_INDIRECT_FUNCTION) ? WG_SYMTYPE_IFUNC
+			  : (f & BSF_THREAD_LOCAL)        ? WG_SYMTYPE_TLS
+			  : (f & BSF_FUNCTION)            ? WG_SYMTYPE_FUNC
+			  : (f & BSF_OBJECT)              ? WG_SYMTYPE_OBJECT
+			  : bfd_is_com_section(s->section) ? WG_SYMTYPE_COMMON
+							   : WG_SYMTYPE_NOTYPE;
+		if (dynamic) {
+			bool hidden = false;
+			const char *v = bfd_get_symbol_version_string(abfd, s, false, &hidden);
+			if (v && *v && strcmp(v, "Base") != 0) {
+				if (!(y->symver = wg_arena_strdup(a, v)))
+					goto nomem;
+				y->hidden = hidden;
+			}
+		}
+		if (y->name[0] == '_' && y->name[1] == 'Z') {
+			char *d = bfd_demangle(abfd, y->name, DEMANGLE_FLAGS);
+			if (d) {
+				y->demangled = wg_arena_strdup(a, d);
+				free(d);
+				if (!y->demangled)
+					goto nomem;
+			}
+		}
+		if (y->defined)
+			obj->ndefined++;
+		else
+			obj->nundefined++;
+		k++;
+	}
+	obj->nsyms = k;
+	free(syms);
+	return WG_OK;
+nomem:
+	free(syms);
+	return wg_seterr(err, WG_ENOMEM, "out of memory");
+}
+
+static const char *generic_target(const uint8_t *d)
+{
+	bool is64 = d[4] == 2, little = d[5] == 1;
+	return is64 ? (little ? "elf64-little" : "elf64-big") : (little ? "elf32-little" : "elf32-big");
+}
+
+int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, uint32_t max_symbols,
+		wg_err *err)
+{
+	memfile m = {data, len};
+	int rc = WG_OK;
+	if (!wg_is_elf(data, len))
+		return wg_seterr(err, WG_EFORMAT, "%s: not an ELF object (no \\x7fELF magic)", obj->path);
+	if (len < 52 || (data[4] != 1 && data[4] != 2) || (data[5] != 1 && data[5] != 2) ||
+	    (data[4] == 2 && len < 64))
+		return wg_seterr(err, WG_EFORMAT, "%s: truncated or invalid ELF header (%zu bytes)",
+				 obj->path, len);
+	pthread_once(&bfd_once, init_bfd);
+	pthread_mutex_lock(&bfd_lock);
+	bfd_said[0] = '\0';
+	bfd_set_error(bfd_error_no_error);
+	bfd *abfd = bfd_openr_iovec(obj->path, NULL, mem_open, &m, mem_pread, mem_close, mem_stat);
+	if (!abfd) {
+		rc = wg_seterr(err, WG_ENOMEM, "%s: cannot open: %s", obj->path, bfd_reason());
+		goto unlock;
+	}
+	if (!bfd_check_format(abfd, bfd_object)) {
+		/* A machine this libbfd has no backend for: read it with the generic ELF target. */
+		bfd_close(abfd);
+		bfd_said[0] = '\0';
+		bfd_set_error(bfd_error_no_error);
+		abfd = bfd_openr_iovec(obj->path, generic_target(data), mem_open, &m, mem_pread,
+				       mem_close, mem_stat);
+		if (!abfd || !bfd_check_format(abfd, bfd_object)) {
+			rc = wg_seterr(err, WG_EFORMAT, "%s: unreadable ELF object: %s", obj->path,
+				       bfd_reason());
+			goto close;
+		}
+	}
+	bool little = data[5] == 1;
+	obj->elf_class = bfd_get_arch_size(abfd) == 32 ? 32 : 64;
+	obj->machine = little ? (data[18] | data[19] << 8) : (data[18] << 8 | data[19]);
+	int type = little ? (data[16] | data[17] << 8) : (data[16] << 8 | data[17]);
+	obj->machine_name = machine_name(obj->machine, little);
+	obj->type = type_name(type);
+	/* Section headers past the end of the file: refuse before anything reads them. */
+	for (asection *s = abfd->sections; s; s = s->next) {
+		if (!(bfd_section_flags(s) & SEC_HAS_CONTENTS))
+			continue;
+		uint64_t size = bfd_section_size(s);
+		if (s->filepos < 0 || (uint64_t)s->filepos > len || size > len - (uint64_t)s->filepos) {
+			rc = wg_seterr(err, WG_EFORMAT,
+				       "%s: section %s (offset %lld, %llu bytes) extends past the end of "
+				       "the file (%zu bytes): truncated or corrupt ELF", obj->path,
+				       bfd_section_name(s), (long long)s->filepos,
+				       (unsigned long long)size, len);
+			goto close;
+		}
+	}
+	if ((rc = read_dynamic(obj, a, abfd, &m, err)) < 0)
+		goto close;
+	rc = read_symbols(obj, a, abfd, max_symbols, err);
+close:
+	if (abfd)
+		bfd_close(abfd);
+unlock:
+	pthread_mutex_unlock(&bfd_lock);
+	return rc;
+}
+
+char *wg_demangle(const char *mangled)
+{
+	pthread_once(&bfd_once, init_bfd);
+	pthread_mutex_lock(&bfd_lock);
+	char *d = bfd_demangle(NULL, mangled, DEMANGLE_FLAGS);
+	pthread_mutex_unlock(&bfd_lock);
+	return d;
+}

@@ -1,0 +1,281 @@
+/*
+ * Internal declarations shared by the library's modules: memory helpers, the fact model
+ * behind the public handles, and the narrow interfaces of the modules that wrap libzip,
+ * libbfd, PCRE2 and libyaml (each of those is included by exactly one .c file).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_INTERNAL_H
+#define WG_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wheelgate.h"
+
+#define WG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors (error.c) ---- */
+
+typedef struct {
+	int code;
+	char msg[1024];
+} wg_err;
+
+/** Sets err (if not NULL) and returns code; messages name the file and the problem. */
+int wg_seterr(wg_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void wg_set_last_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- memory (util.c) ---- */
+
+/** A bump allocator for the many small strings of one scan; freed all at once. */
+typedef struct wg_arena_chunk wg_arena_chunk;
+typedef struct {
+	wg_arena_chunk *head;
+} wg_arena;
+
+void *wg_arena_alloc(wg_arena *a, size_t n);
+char *wg_arena_strdup(wg_arena *a, const char *s);
+char *wg_arena_strndup(wg_arena *a, const char *s, size_t n);
+char *wg_arena_printf(wg_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void wg_arena_free(wg_arena *a);
+
+/** A growable array of fixed-size items. */
+typedef struct {
+	void *items;
+	size_t len, cap, item_size;
+} wg_vec;
+
+void wg_vec_init(wg_vec *v, size_t item_size);
+/** Appends one zeroed item and returns it, or NULL when out of memory. */
+void *wg_vec_push(wg_vec *v);
+void *wg_vec_at(const wg_vec *v, size_t i);
+void wg_vec_free(wg_vec *v);
+
+/** A list of strings owned by an arena. */
+typedef struct {
+	const char **v;
+	size_t n, cap;
+} wg_strlist;
+
+int wg_strlist_add(wg_strlist *l, wg_arena *a, const char *s);
+void wg_strlist_free(wg_strlist *l);
+
+/** Growable text buffer. */
+typedef struct {
+	char *s;
+	size_t len, cap;
+} wg_buf;
+
+int wg_buf_append(wg_buf *b, const char *s, size_t n);
+void wg_buf_free(wg_buf *b);
+
+bool wg_has_suffix(const char *s, const char *suffix);
+bool wg_has_prefix(const char *s, const char *prefix);
+
+/* ---- hashing (hash.c, libcrypto) ---- */
+
+typedef struct wg_sha256 wg_sha256;
+wg_sha256 *wg_sha256_new(void);
+void wg_sha256_update(wg_sha256 *h, const void *data, size_t n);
+void wg_sha256_final(wg_sha256 *h, uint8_t out[32]);
+void wg_sha256_free(wg_sha256 *h);
+/** urlsafe base64 without padding, as RECORD writes digests; out needs 48 bytes for a sha256. */
+void wg_b64url(char *out, const uint8_t *data, size_t n);
+
+/* ---- shipped data (generated wg_data.c) and the YAML reader (yaml.c) ---- */
+
+typedef struct wg_yaml_doc wg_yaml_doc;
+typedef struct wg_yaml_node wg_yaml_node;
+
+/** Parses YAML text; on error err says "name:line:col: what". */
+int wg_yaml_parse(wg_yaml_doc **out, const char *name, const char *text, size_t len, wg_err *err);
+void wg_yaml_free(wg_yaml_doc *doc);
+const wg_yaml_node *wg_yaml_root(const wg_yaml_doc *doc);
+bool wg_yaml_is_map(const wg_yaml_node *n);
+bool wg_yaml_is_seq(const wg_yaml_node *n);
+/** Scalar text, or NULL when n is not a scalar. */
+const char *wg_yaml_scalar(const wg_yaml_node *n);
+const wg_yaml_node *wg_yaml_get(const wg_yaml_node *map, const char *key);
+size_t wg_yaml_len(const wg_yaml_node *n); /* items of a sequence or pairs of a map */
+const wg_yaml_node *wg_yaml_item(const wg_yaml_node *seq, size_t i);
+const char *wg_yaml_key(const wg_yaml_node *map, size_t i);
+const wg_yaml_node *wg_yaml_value(const wg_yaml_node *map, size_t i);
+/** "name:line:col" of a node, for messages. */
+const char *wg_yaml_where(const wg_yaml_node *n, char *buf, size_t len);
+
+/* ---- regular expressions (regex.c, the only user of PCRE2) ---- */
+
+typedef struct wg_regex wg_regex;
+typedef struct wg_rmatch wg_rmatch; /* match data: one per thread */
+#define WG_RE_CASELESS 1u
+#define WG_RE_EXTENDED 2u
+int wg_regex_new(wg_regex **out, const char *pattern, unsigned flags, char *msg, size_t msglen,
+		 size_t *erroff);
+void wg_regex_free(wg_regex *re);
+wg_rmatch *wg_rmatch_new(void);
+void wg_rmatch_free(wg_rmatch *md);
+/**
+ * 1 on a match (caps gets ncaps start/end pairs, SIZE_MAX for unset groups), 0 on none,
+ * WG_ELIMIT when a match limit stopped it or the subject is not valid UTF-8.
+ */
+int wg_regex_match(const wg_regex *re, wg_rmatch *md, const char *s, size_t len, size_t *caps,
+		   int ncaps);
+
+/* ---- classification of symbols (classify.c, PCRE2) ---- */
+
+typedef struct wg_classifier wg_classifier;
+int wg_classifier_load(wg_classifier **out, const char *name, const char *text, size_t len,
+		       wg_err *err);
+void wg_classifier_free(wg_classifier *c);
+/** Per-thread matching state. */
+typedef struct wg_matcher wg_matcher;
+int wg_matcher_new(wg_matcher **out, const wg_classifier *c);
+void wg_matcher_free(wg_matcher *m);
+/**
+ * string_abi bits of a symbol, whether it belongs to torch's C++ API, and whether it is an
+ * entity of the C++ runtime itself (std, __gnu_cxx).
+ */
+void wg_classify_symbol(wg_matcher *m, const char *mangled, const char *demangled,
+			unsigned *string_abi, bool *torch_facing, bool *runtime);
+/** Runs the examples shipped with the classifier; 0 when all agree, else err says which. */
+int wg_classifier_self_test(const wg_classifier *c, wg_err *err);
+
+/* ---- the fact model ---- */
+
+typedef struct {
+	const char *name, *demangled, *symver;
+	uint8_t hidden, defined, binding, type, string_abi, torch, runtime;
+	bool surface; /* counted for the object's ABI: undefined, or defined outside the runtime */
+} wg_sym;
+
+struct wg_object {
+	const char *path;
+	uint64_t size;
+	const char *error;
+	int elf_class, machine;
+	const char *machine_name, *type;
+	const char *soname, *rpath, *runpath;
+	wg_strlist needed;
+	wg_sym *syms;
+	size_t nsyms, ndefined, nundefined;
+	int is_extension, has_init;
+	const char *module, *ext_suffix, *ext_interpreter, *ext_platform;
+	unsigned counts[4]; /* torch_new, torch_old, other_new, other_old */
+	wg_string_abi abi, torch_abi;
+};
+
+typedef struct {
+	const char *name;
+	uint64_t size, csize;
+	const char *method;
+	bool is_dir, is_elf, safe, hashed, read_ok;
+	uint8_t sha256[32];
+	const char *sha256_b64;
+	wg_record_status record;
+} wg_member;
+
+typedef struct {
+	int code;
+	const char *where, *message;
+} wg_problem;
+
+struct wg_scan {
+	wg_scan_kind kind;
+	const char *path;
+	wg_arena arena;
+	/* wheel */
+	const char *fields[WG_WHEEL_REQUIRES_PYTHON + 1];
+	wg_strlist lists[WG_LIST_RECORD_ORPHANS + 1];
+	bool has_record;
+	wg_vec members;  /* wg_member */
+	/* all */
+	wg_vec objects;  /* wg_object* */
+	wg_vec problems; /* wg_problem */
+};
+
+struct wg_context {
+	wg_options opts;
+	wg_classifier *classifier;
+};
+
+struct wg_scanner {
+	wg_context *ctx;
+	wg_matcher *matcher;
+	wg_err err;
+};
+
+void wg_scan_add_problem(wg_scan *scan, int code, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+wg_object *wg_scan_new_object(wg_scan *scan, const char *path, uint64_t size);
+
+/* ---- wheel filename (wheelname.c) ---- */
+
+typedef struct {
+	const char *name, *version, *public_version, *local, *build;
+	wg_strlist py, abi, plat;
+} wg_wheelname;
+
+/** Parses a wheel filename (a basename); on failure returns WG_EFORMAT with the reason. */
+int wg_wheelname_parse(wg_wheelname *out, wg_arena *a, const char *filename, wg_err *err);
+/** PEP 503 normalisation into a new arena string: lower case, runs of -_. become '-'. */
+char *wg_normalize_name(wg_arena *a, const char *name);
+
+/* ---- core metadata headers (metadata.c) ---- */
+
+typedef void (*wg_header_cb)(const char *key, const char *value, void *payload);
+/** Reads RFC 822 style "Key: value" headers up to the first blank line. */
+int wg_headers_parse(const char *text, size_t len, wg_arena *a, wg_header_cb cb, void *payload);
+
+/* ---- RECORD (record.c, libcsv) ---- */
+
+typedef struct {
+	const char *path, *algo, *digest;
+	int64_t size; /* -1 when empty */
+	bool used;
+} wg_record_row;
+
+int wg_record_parse(wg_vec *rows, wg_arena *a, const char *text, size_t len, wg_err *err);
+
+/* ---- Python extension names (pyext.c) ---- */
+
+/** Fills the module facts of obj from its path inside a wheel or directory. */
+void wg_pyext_classify(wg_object *obj, wg_arena *a, const char *relpath);
+
+/* ---- zip (zipread.c, libzip) ---- */
+
+typedef struct wg_zip wg_zip;
+typedef struct {
+	const char *name;
+	uint64_t size, csize;
+	const char *method;
+	bool encrypted;
+} wg_zip_entry;
+
+int wg_zip_open_fd(wg_zip **out, int fd, const char *name, wg_err *err);
+int wg_zip_open_buffer(wg_zip **out, const void *data, size_t len, const char *name, wg_err *err);
+void wg_zip_close(wg_zip *z);
+int64_t wg_zip_count(wg_zip *z);
+int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err);
+/**
+ * Streams member i through cb in chunks; fails when the data is longer or shorter than
+ * declared, or the CRC or the compressed stream is bad.
+ */
+typedef int (*wg_chunk_cb)(const uint8_t *data, size_t n, void *payload);
+int wg_zip_read(wg_zip *z, uint64_t i, uint64_t declared, wg_chunk_cb cb, void *payload,
+		wg_err *err);
+
+/* ---- ELF (elf.c, the only user of libbfd) ---- */
+
+/** Reads an ELF object held in memory into obj's facts. */
+int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, uint32_t max_symbols,
+		wg_err *err);
+bool wg_is_elf(const uint8_t *data, size_t len);
+/** Demangles a C++ name as c++filt does; malloc'd, or NULL when it is not a C++ name. */
+char *wg_demangle(const char *mangled);
+
+/* Applies the string-ABI classification to every symbol of obj. */
+void wg_object_classify(wg_object *obj, wg_matcher *m);
+
+#endif

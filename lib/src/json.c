@@ -1,0 +1,165 @@
+/*
+ * The facts of a scan as JSON (jansson), the machine-readable face of `wheelgate inspect`.
+ * The schema is documented in docs/inspect-json.md and docs/schema/inspect.schema.json; change
+ * them together.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *strlist(const wg_strlist *l)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < l->n; i++)
+		json_array_append_new(a, json_string(l->v[i]));
+	return a;
+}
+
+static json_t *purelib(const char *v)
+{
+	if (!v)
+		return json_null();
+	if (!strcasecmp(v, "true"))
+		return json_true();
+	if (!strcasecmp(v, "false"))
+		return json_false();
+	return json_string(v);
+}
+
+static json_t *wheel_json(const wg_scan *s)
+{
+	json_t *fn = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			       "name", str_or_null(s->fields[WG_WHEEL_NAME]),
+			       "version", str_or_null(s->fields[WG_WHEEL_VERSION]),
+			       "public_version", str_or_null(s->fields[WG_WHEEL_PUBLIC_VERSION]),
+			       "local_version", str_or_null(s->fields[WG_WHEEL_LOCAL_VERSION]),
+			       "build_tag", str_or_null(s->fields[WG_WHEEL_BUILD_TAG]),
+			       "python_tags", strlist(&s->lists[WG_LIST_PYTHON_TAGS]),
+			       "abi_tags", strlist(&s->lists[WG_LIST_ABI_TAGS]),
+			       "platform_tags", strlist(&s->lists[WG_LIST_PLATFORM_TAGS]),
+			       "error", str_or_null(s->fields[WG_WHEEL_FILENAME_ERROR]));
+	json_t *wf = json_pack("{s:o, s:o, s:o, s:o}",
+			       "wheel_version", str_or_null(s->fields[WG_WHEEL_WHEEL_VERSION]),
+			       "generator", str_or_null(s->fields[WG_WHEEL_GENERATOR]),
+			       "root_is_purelib", purelib(s->fields[WG_WHEEL_ROOT_IS_PURELIB]),
+			       "tags", strlist(&s->lists[WG_LIST_WHEEL_TAGS]));
+	json_t *md = json_pack("{s:o, s:o, s:o, s:o}",
+			       "name", str_or_null(s->fields[WG_WHEEL_META_NAME]),
+			       "version", str_or_null(s->fields[WG_WHEEL_META_VERSION]),
+			       "requires_python", str_or_null(s->fields[WG_WHEEL_REQUIRES_PYTHON]),
+			       "requires_dist", strlist(&s->lists[WG_LIST_REQUIRES_DIST]));
+	json_t *members = json_array();
+	for (size_t i = 0; members && i < s->members.len; i++) {
+		const wg_member *m = wg_vec_at(&s->members, i);
+		json_array_append_new(members,
+			json_pack("{s:s, s:I, s:I, s:s, s:b, s:b, s:b, s:o, s:s}",
+				  "name", m->name, "size", (json_int_t)m->size,
+				  "compressed_size", (json_int_t)m->csize, "method", m->method,
+				  "dir", m->is_dir, "elf", m->is_elf, "safe", m->safe,
+				  "sha256", str_or_null(m->sha256_b64),
+				  "record", wg_record_status_name(m->record)));
+	}
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:b, s:o}, s:o}",
+			 "filename", fn, "dist_info", str_or_null(s->fields[WG_WHEEL_DIST_INFO]),
+			 "wheel_file", wf, "metadata", md,
+			 "top_level", strlist(&s->lists[WG_LIST_TOP_LEVEL]),
+			 "record", "present", s->has_record,
+			 "orphans", strlist(&s->lists[WG_LIST_RECORD_ORPHANS]),
+			 "members", members);
+}
+
+static json_t *abi_bits(unsigned bits)
+{
+	if ((bits & 3) == 3)
+		return json_string("both");
+	if (bits & WG_SYM_NEW_STRING)
+		return json_string("new");
+	if (bits & WG_SYM_OLD_STRING)
+		return json_string("old");
+	return json_null();
+}
+
+static json_t *object_json(const wg_object *o, unsigned flags)
+{
+	json_t *ext = json_null();
+	if (o->is_extension)
+		ext = json_pack("{s:s, s:s, s:o, s:o, s:b}", "module", o->module ? o->module : "",
+				"suffix", o->ext_suffix ? o->ext_suffix : "",
+				"interpreter", str_or_null(o->ext_interpreter),
+				"platform", str_or_null(o->ext_platform), "has_init", o->has_init);
+	json_t *syms = json_array();
+	for (size_t i = 0; syms && i < o->nsyms && !(flags & WG_JSON_NO_SYMBOLS); i++) {
+		const wg_sym *y = &o->syms[i];
+		if ((flags & WG_JSON_ABI_SYMBOLS) && !(y->string_abi && y->surface))
+			continue;
+		json_array_append_new(syms,
+			json_pack("{s:s, s:o, s:o, s:b, s:b, s:s, s:s, s:o, s:b, s:b, s:b}",
+				  "name", y->name, "demangled", str_or_null(y->demangled),
+				  "version", str_or_null(y->symver), "version_hidden", y->hidden,
+				  "defined", y->defined, "binding", wg_binding_name(y->binding),
+				  "type", wg_symbol_type_name(y->type),
+				  "string_abi", abi_bits(y->string_abi), "torch", y->torch,
+				  "runtime", y->runtime, "abi_surface", y->surface));
+	}
+	json_t *j = json_pack("{s:s, s:I, s:o}", "path", o->path, "size", (json_int_t)o->size,
+			      "error", str_or_null(o->error));
+	if (!j)
+		return NULL;
+	if (o->error) {
+		json_decref(ext);
+		json_decref(syms);
+		return j;
+	}
+	json_object_update_new(j, json_pack(
+		"{s:i, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o,"
+		" s:{s:s, s:s, s:i, s:i, s:i, s:i},"
+		" s:{s:I, s:I, s:I}, s:o}",
+		"class", o->elf_class, "machine", o->machine, "machine_name", o->machine_name,
+		"type", o->type, "soname", str_or_null(o->soname), "needed", strlist(&o->needed),
+		"rpath", str_or_null(o->rpath), "runpath", str_or_null(o->runpath),
+		"python_extension", ext,
+		"string_abi", "abi", wg_string_abi_name(o->abi), "torch_abi",
+		wg_string_abi_name(o->torch_abi), "torch_new", (int)o->counts[0], "torch_old",
+		(int)o->counts[1], "other_new", (int)o->counts[2], "other_old", (int)o->counts[3],
+		"symbol_counts", "total", (json_int_t)o->nsyms, "defined", (json_int_t)o->ndefined,
+		"undefined", (json_int_t)o->nundefined,
+		"symbols", syms));
+	return j;
+}
+
+WG_API int wg_scan_to_json(char **out, const wg_scan *scan, unsigned int flags)
+{
+	static const char *const kinds[] = {"?", "wheel", "object", "directory"};
+	if (!out || !scan)
+		return WG_EINVAL;
+	*out = NULL;
+	json_t *objs = json_array(), *probs = json_array();
+	for (size_t i = 0; objs && i < scan->objects.len; i++)
+		json_array_append_new(objs, object_json(*(wg_object **)wg_vec_at(&scan->objects, i),
+							flags));
+	for (size_t i = 0; probs && i < scan->problems.len; i++) {
+		const wg_problem *p = wg_vec_at(&scan->problems, i);
+		json_array_append_new(probs, json_pack("{s:s, s:o, s:s}", "code",
+						       wg_error_name(p->code), "where",
+						       str_or_null(p->where), "message", p->message));
+	}
+	json_t *j = json_pack("{s:s, s:s, s:o, s:o, s:o}", "path", scan->path, "kind",
+			      kinds[scan->kind <= 3 ? scan->kind : 0], "wheel",
+			      scan->kind == WG_SCAN_WHEEL ? wheel_json(scan) : json_null(),
+			      "objects", objs, "problems", probs);
+	if (!j)
+		return WG_ENOMEM;
+	*out = json_dumps(j, (flags & WG_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT) |
+				     JSON_PRESERVE_ORDER);
+	json_decref(j);
+	return *out ? WG_OK : WG_ENOMEM;
+}
