@@ -321,6 +321,84 @@ nomem:
 	return wg_seterr(err, WG_ENOMEM, "out of memory");
 }
 
+static uint64_t get_n(const uint8_t *p, int n, bool little)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[little ? i : n - 1 - i] << (8 * i);
+	return v;
+}
+
+/*
+ * Checks the ELF header's tables and every section's extent against the file before libbfd
+ * sees it: a hostile or truncated object gets a precise message, and libbfd (which prints
+ * some of its warnings straight to stderr) is never handed one. Only the fixed header and the
+ * section header table are read, each read through the bounds of the buffer.
+ */
+static int precheck(const char *path, const uint8_t *d, size_t len, wg_err *err)
+{
+	bool is64 = d[4] == 2, little = d[5] == 1;
+	size_t ehsize = is64 ? 64 : 52;
+	if (len < ehsize)
+		return wg_seterr(err, WG_EFORMAT, "%s: truncated ELF header (%zu of %zu bytes)", path,
+				 len, ehsize);
+	uint64_t phoff = get_n(d + (is64 ? 0x20 : 0x1c), is64 ? 8 : 4, little);
+	uint64_t shoff = get_n(d + (is64 ? 0x28 : 0x20), is64 ? 8 : 4, little);
+	uint64_t phentsize = get_n(d + (is64 ? 0x36 : 0x2a), 2, little);
+	uint64_t phnum = get_n(d + (is64 ? 0x38 : 0x2c), 2, little);
+	uint64_t shentsize = get_n(d + (is64 ? 0x3a : 0x2e), 2, little);
+	uint64_t shnum = get_n(d + (is64 ? 0x3c : 0x30), 2, little);
+	uint64_t shstrndx = get_n(d + (is64 ? 0x3e : 0x32), 2, little);
+	if (phnum && (phoff > len || phentsize * phnum > len - phoff))
+		return wg_seterr(err, WG_EFORMAT,
+				 "%s: truncated ELF: the program header table (offset %llu, %llu bytes) "
+				 "lies past the end of the file (%zu bytes)", path,
+				 (unsigned long long)phoff, (unsigned long long)(phentsize * phnum), len);
+	if (!shoff || !shnum)
+		return WG_OK;
+	if (shentsize != (is64 ? 64u : 40u))
+		return wg_seterr(err, WG_EFORMAT, "%s: invalid ELF: section header size %llu",
+				 path, (unsigned long long)shentsize);
+	if (shoff > len || shentsize * shnum > len - shoff)
+		return wg_seterr(err, WG_EFORMAT,
+				 "%s: truncated ELF: the section header table (offset %llu, %llu bytes) "
+				 "lies past the end of the file (%zu bytes)", path,
+				 (unsigned long long)shoff, (unsigned long long)(shentsize * shnum), len);
+	/* The section name table, if it is itself sound, to name the culprit. */
+	const uint8_t *names = NULL;
+	uint64_t names_len = 0;
+	if (shstrndx < shnum) {
+		const uint8_t *h = d + shoff + shstrndx * shentsize;
+		uint64_t off = get_n(h + (is64 ? 0x18 : 0x10), is64 ? 8 : 4, little);
+		uint64_t size = get_n(h + (is64 ? 0x20 : 0x14), is64 ? 8 : 4, little);
+		if (off <= len && size <= len - off) {
+			names = d + off;
+			names_len = size;
+		}
+	}
+	for (uint64_t i = 0; i < shnum; i++) {
+		const uint8_t *h = d + shoff + i * shentsize;
+		uint64_t type = get_n(h + 4, 4, little);
+		uint64_t off = get_n(h + (is64 ? 0x18 : 0x10), is64 ? 8 : 4, little);
+		uint64_t size = get_n(h + (is64 ? 0x20 : 0x14), is64 ? 8 : 4, little);
+		if (type == 8 /* SHT_NOBITS */ || type == 0 /* SHT_NULL */)
+			continue;
+		if (off <= len && size <= len - off)
+			continue;
+		uint64_t name = get_n(h, 4, little);
+		char label[64];
+		if (names && name < names_len && memchr(names + name, '\0', names_len - name))
+			snprintf(label, sizeof(label), "%s", (const char *)names + name);
+		else
+			snprintf(label, sizeof(label), "#%llu", (unsigned long long)i);
+		return wg_seterr(err, WG_EFORMAT,
+				 "%s: section %s (offset %llu, %llu bytes) extends past the end of the "
+				 "file (%zu bytes): truncated or corrupt ELF", path, label,
+				 (unsigned long long)off, (unsigned long long)size, len);
+	}
+	return WG_OK;
+}
+
 static const char *generic_target(const uint8_t *d)
 {
 	bool is64 = d[4] == 2, little = d[5] == 1;
@@ -338,6 +416,8 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 	    (data[4] == 2 && len < 64))
 		return wg_seterr(err, WG_EFORMAT, "%s: truncated or invalid ELF header (%zu bytes)",
 				 obj->path, len);
+	if ((rc = precheck(obj->path, data, len, err)) < 0)
+		return rc;
 	pthread_once(&bfd_once, init_bfd);
 	pthread_mutex_lock(&bfd_lock);
 	bfd_said[0] = '\0';
@@ -366,20 +446,6 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 	int type = little ? (data[16] | data[17] << 8) : (data[16] << 8 | data[17]);
 	obj->machine_name = machine_name(obj->machine, little);
 	obj->type = type_name(type);
-	/* Section headers past the end of the file: refuse before anything reads them. */
-	for (asection *s = abfd->sections; s; s = s->next) {
-		if (!(bfd_section_flags(s) & SEC_HAS_CONTENTS))
-			continue;
-		uint64_t size = bfd_section_size(s);
-		if (s->filepos < 0 || (uint64_t)s->filepos > len || size > len - (uint64_t)s->filepos) {
-			rc = wg_seterr(err, WG_EFORMAT,
-				       "%s: section %s (offset %lld, %llu bytes) extends past the end of "
-				       "the file (%zu bytes): truncated or corrupt ELF", obj->path,
-				       bfd_section_name(s), (long long)s->filepos,
-				       (unsigned long long)size, len);
-			goto close;
-		}
-	}
 	if ((rc = read_dynamic(obj, a, abfd, &m, err)) < 0)
 		goto close;
 	rc = read_symbols(obj, a, abfd, max_symbols, err);

@@ -27,7 +27,7 @@ static void on_field(void *s, size_t n, void *payload)
 		return;
 	if (st->nfields >= 3) {
 		st->rc = wg_seterr(st->err, WG_EFORMAT, "RECORD line %zu: more than 3 fields",
-				   st->line);
+				   st->line + 1);
 		return;
 	}
 	const char *f = wg_arena_strndup(st->a, s ? s : "", s ? n : 0);

@@ -434,6 +434,28 @@ static void verify_record(wg_scan *scan, const text_member *rec)
 	wg_vec_free(&rows);
 }
 
+/* "x.so", "libx.so.1.2": names the loader or the importer would take for an ELF object. */
+static bool looks_like_shared_object(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	const char *base = slash ? slash + 1 : name;
+	const char *so = strstr(base, ".so");
+	while (so) {
+		const char *after = so + 3;
+		if (!*after)
+			return true;
+		if (*after == '.') {
+			const char *p = after;
+			while (*p == '.' || (*p >= '0' && *p <= '9'))
+				p++;
+			if (!*p)
+				return true;
+		}
+		so = strstr(so + 1, ".so");
+	}
+	return false;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -682,6 +704,11 @@ static int scan_wheel(wg_scan *scan, wg_scanner *s, wg_zip *z)
 			free(r.buf);
 			if (rc < 0)
 				goto done;
+		} else if (looks_like_shared_object(m->name)) {
+			wg_scan_add_problem(scan, WG_EFORMAT, m->name,
+					    "%s: %s is named like a shared object but is not an ELF object",
+					    scan->path, m->name);
+			free(r.buf);
 		} else if (r.keep) {
 			texts[ntexts].name = m->name;
 			texts[ntexts].text = (char *)r.buf;

@@ -24,7 +24,13 @@ static int open_error(int ze, const char *name, wg_err *err)
 	zip_error_init_with_code(&e, ze);
 	int code = ze == ZIP_ER_MEMORY ? WG_ENOMEM : ze == ZIP_ER_READ || ze == ZIP_ER_OPEN ? WG_EIO
 										     : WG_EFORMAT;
-	wg_seterr(err, code, "%s: not a readable zip archive: %s", name, zip_error_strerror(&e));
+	const char *why = zip_error_strerror(&e);
+	if (ze == ZIP_ER_NOZIP)
+		why = "no end-of-central-directory record (the file is truncated, or not a zip)";
+	else if (ze == ZIP_ER_INCONS)
+		why = "inconsistent archive: the central directory disagrees with the member "
+		      "headers (sizes, offsets or names lie)";
+	wg_seterr(err, code, "%s: not a readable zip archive: %s", name, why);
 	zip_error_fini(&e);
 	return code;
 }

@@ -1,0 +1,182 @@
+/*
+ * The public API's contract: the same facts from a path, a descriptor and a buffer; handles
+ * and structs checked at every entry; one context shared by scanners on several threads.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+#define GOOD FIX_WHEELS "/flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+
+static char *json_of(wg_scan *s)
+{
+	char *j = NULL;
+	ck_assert_int_eq(wg_scan_to_json(&j, s, 0), WG_OK);
+	return j;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static const char *const same_inputs[] = {
+	GOOD, FIX_WHEELS "/badrec-1.0-py3-none-any.whl", FIX_ABI "/torch_new/libc10.so",
+	FIX_WHEELS "/badsect.so",
+};
+
+START_TEST(test_path_fd_buffer_agree)
+{
+	const char *path = same_inputs[_i];
+	wg_scan *a = t_scan(path), *b, *c;
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	lseek(fd, 7, SEEK_SET); /* the descriptor's offset does not matter */
+	ck_assert_int_eq(wg_scan_fd(&b, t_sc, fd, path), WG_OK);
+	close(fd);
+	size_t len;
+	char *buf = slurp(path, &len);
+	ck_assert_int_eq(wg_scan_buffer(&c, t_sc, buf, len, path), WG_OK);
+	free(buf);
+	char *ja = json_of(a), *jb = json_of(b), *jc = json_of(c);
+	ck_assert_str_eq(ja, jb);
+	ck_assert_str_eq(ja, jc);
+	wg_free(ja);
+	wg_free(jb);
+	wg_free(jc);
+	wg_scan_free(a);
+	wg_scan_free(b);
+	wg_scan_free(c);
+}
+END_TEST
+
+START_TEST(test_buffer_errors)
+{
+	wg_scan *s = NULL;
+	static const char junk[] = "PK\003\004 this is no zip";
+	ck_assert_int_eq(wg_scan_buffer(&s, t_sc, junk, sizeof(junk), "junk.whl"), WG_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(wg_scanner_error(t_sc), "junk.whl: not a readable zip archive"));
+	ck_assert_int_eq(wg_scan_buffer(&s, t_sc, "abc", 3, NULL), WG_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(wg_scanner_error(t_sc), "(buffer): neither a wheel"));
+	ck_assert_int_eq(wg_scan_buffer(&s, t_sc, NULL, 5, "x"), WG_EINVAL);
+	ck_assert_int_eq(wg_scan_fd(&s, t_sc, -1, "x"), WG_EINVAL);
+	ck_assert_int_eq(wg_scan_path(NULL, t_sc, "x"), WG_EINVAL);
+	ck_assert_ptr_null(s);
+}
+END_TEST
+
+START_TEST(test_handles_and_versions)
+{
+	wg_scan_free(NULL);
+	wg_scanner_free(NULL);
+	wg_context_free(NULL);
+	wg_free(NULL);
+	for (int c = 1; c >= -12; c--) {
+		ck_assert_ptr_nonnull(wg_strerror(c));
+		ck_assert_ptr_nonnull(wg_error_name(c));
+	}
+	wg_options o = WG_OPTIONS_INIT;
+	o.version = 99;
+	wg_context *ctx = NULL;
+	ck_assert_int_eq(wg_context_new(&ctx, &o), WG_EINVAL);
+	ck_assert_ptr_null(ctx);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "wg_options version 99 is not supported"));
+	ck_assert_int_eq(wg_options_init(&o, 99), WG_EINVAL);
+	ck_assert_int_eq(wg_options_init(&o, WG_OPTIONS_VERSION), WG_OK);
+	ck_assert(o.max_member_size == 4ULL << 30);
+
+	wg_scan *s = t_scan(GOOD);
+	wg_member_info mi = WG_MEMBER_INFO_INIT;
+	mi.version = 42;
+	ck_assert_int_eq(wg_scan_member(&mi, s, 0), WG_EINVAL);
+	mi.version = WG_MEMBER_INFO_VERSION;
+	ck_assert_int_eq(wg_scan_member(&mi, s, 999), WG_ENOTFOUND);
+	ck_assert_ptr_null(wg_scan_object(s, 999));
+	ck_assert_ptr_null(wg_wheel_list_item(s, WG_LIST_TOP_LEVEL, 999));
+	wg_symbol_info si = WG_SYMBOL_INFO_INIT;
+	ck_assert_int_eq(wg_object_symbol(&si, wg_scan_object(s, 0), 1u << 30), WG_ENOTFOUND);
+	/* Wheel facts of a non-wheel scan are absent, not garbage. */
+	wg_scan *so = t_scan(FIX_ABI "/torch_new/libc10.so");
+	ck_assert_ptr_null(wg_wheel_get(so, WG_WHEEL_NAME));
+	ck_assert_int_eq(wg_scan_get_kind(so), WG_SCAN_OBJECT);
+	wg_scan_free(so);
+	wg_scan_free(s);
+}
+END_TEST
+
+typedef struct {
+	const char *path;
+	char *json;
+	int rc;
+} job;
+
+static void *worker(void *p)
+{
+	job *j = p;
+	wg_scanner *sc;
+	wg_scan *s;
+	if ((j->rc = wg_scanner_new(&sc, t_ctx)) < 0)
+		return NULL;
+	for (int k = 0; k < 3 && j->rc == WG_OK; k++) {
+		if ((j->rc = wg_scan_path(&s, sc, j->path)) < 0)
+			break;
+		free(j->json);
+		j->rc = wg_scan_to_json(&j->json, s, 0);
+		wg_scan_free(s);
+	}
+	wg_scanner_free(sc);
+	return NULL;
+}
+
+START_TEST(test_threads_share_a_context)
+{
+	/* Four threads, one shared context; libbfd is serialised inside the library. */
+	job jobs[4] = {{GOOD, NULL, 0}, {FIX_ABI, NULL, 0}, {GOOD, NULL, 0}, {FIX_ABI, NULL, 0}};
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, worker, &jobs[i]), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(jobs[i].rc, WG_OK);
+	ck_assert_str_eq(jobs[0].json, jobs[2].json);
+	ck_assert_str_eq(jobs[1].json, jobs[3].json);
+	wg_scan *s = t_scan(GOOD);
+	char *single = json_of(s);
+	ck_assert_str_eq(single, jobs[0].json);
+	wg_free(single);
+	wg_scan_free(s);
+	for (int i = 0; i < 4; i++)
+		free(jobs[i].json);
+}
+END_TEST
+
+Suite *suite_api(void)
+{
+	Suite *s = suite_create("api");
+	TCase *tc = tcase_create("api");
+	tcase_add_checked_fixture(tc, t_setup, t_teardown);
+	tcase_add_loop_test(tc, test_path_fd_buffer_agree, 0,
+			    (int)(sizeof(same_inputs) / sizeof(same_inputs[0])));
+	tcase_add_test(tc, test_buffer_errors);
+	tcase_add_test(tc, test_handles_and_versions);
+	tcase_add_test(tc, test_threads_share_a_context);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,126 @@
+/*
+ * Wheel filenames: names, PEP 440 versions with local labels, build tags, compressed tag
+ * sets, and the reasons invalid names are rejected.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "test_util.h"
+
+typedef struct {
+	const char *file;
+	const char *name, *version, *public_version, *local, *build;
+	const char *py, *abi, *plat; /* tags joined with '.' */
+} good_case;
+
+static const good_case good[] = {
+	{"flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl", "flash_attn",
+	 "2.8.3+cu12torch2.8cxx11abiTRUE", "2.8.3", "cu12torch2.8cxx11abiTRUE", NULL, "cp312",
+	 "cp312", "linux_x86_64"},
+	{"multi-1.0-1build-py2.py3-none-manylinux_2_28_x86_64.manylinux2014_x86_64.whl", "multi",
+	 "1.0", "1.0", NULL, "1build", "py2.py3", "none",
+	 "manylinux_2_28_x86_64.manylinux2014_x86_64"},
+	{"torch-2.11.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl", "torch", "2.11.0+cu130",
+	 "2.11.0", "cu130", NULL, "cp312", "cp312", "manylinux_2_28_x86_64"},
+	{"six-1.16.0-py2.py3-none-any.whl", "six", "1.16.0", "1.16.0", NULL, NULL, "py2.py3",
+	 "none", "any"},
+	{"pkg-1!2.0rc1.post3.dev4-py3-none-any.whl", "pkg", "1!2.0rc1.post3.dev4",
+	 "1!2.0rc1.post3.dev4", NULL, NULL, "py3", "none", "any"},
+	{"cryptography-42.0.0-cp39-abi3-manylinux_2_28_aarch64.whl", "cryptography", "42.0.0",
+	 "42.0.0", NULL, NULL, "cp39", "abi3", "manylinux_2_28_aarch64"},
+	{"a.b_c-0.1-py3-none-any.whl", "a.b_c", "0.1", "0.1", NULL, NULL, "py3", "none", "any"},
+};
+
+static const struct {
+	const char *file, *reason;
+} bad[] = {
+	{"foo-1.0-py3-none.whl", "found 4 parts"},
+	{"foo-bar-1.0-1-py3-none-any.whl", "too many"},
+	{"foo-1.0-x1-py3-none-any.whl", "build tag 'x1' must start with a digit"},
+	{"foo-1.0-py3-none-any.zip", "must end in .whl"},
+	{"foo-1.0beta!x-py3-none-any.whl", "not a valid PEP 440 version"},
+	{"foo-1.0+-py3-none-any.whl", "not a valid PEP 440 version"},
+	{"_foo-1.0-py3-none-any.whl", "invalid distribution name"},
+	{"foo-1.0-py3..py2-none-any.whl", "empty python tag"},
+	{"foo-1.0-py3-no ne-any.whl", "invalid character ' ' in abi tag"},
+	{"foo-1.0-py3-none-.whl", "empty platform tag"},
+};
+
+static const char *joined(wg_arena *a, const wg_strlist *l)
+{
+	wg_buf b = {0};
+	for (size_t i = 0; i < l->n; i++) {
+		if (i)
+			wg_buf_append(&b, ".", 1);
+		wg_buf_append(&b, l->v[i], strlen(l->v[i]));
+	}
+	char *s = wg_arena_strdup(a, b.s ? b.s : "");
+	wg_buf_free(&b);
+	return s;
+}
+
+static void str_eq(const char *got, const char *want)
+{
+	if (!want)
+		ck_assert_ptr_null(got);
+	else
+		ck_assert_str_eq(got, want);
+}
+
+START_TEST(test_good)
+{
+	const good_case *c = &good[_i];
+	wg_arena a = {0};
+	wg_wheelname wn;
+	wg_err err = {0};
+	ck_assert_msg(wg_wheelname_parse(&wn, &a, c->file, &err) == WG_OK, "%s: %s", c->file,
+		      err.msg);
+	ck_assert_str_eq(wn.name, c->name);
+	ck_assert_str_eq(wn.version, c->version);
+	ck_assert_str_eq(wn.public_version, c->public_version);
+	str_eq(wn.local, c->local);
+	str_eq(wn.build, c->build);
+	ck_assert_str_eq(joined(&a, &wn.py), c->py);
+	ck_assert_str_eq(joined(&a, &wn.abi), c->abi);
+	ck_assert_str_eq(joined(&a, &wn.plat), c->plat);
+	wg_strlist_free(&wn.py);
+	wg_strlist_free(&wn.abi);
+	wg_strlist_free(&wn.plat);
+	wg_arena_free(&a);
+}
+END_TEST
+
+START_TEST(test_bad)
+{
+	wg_arena a = {0};
+	wg_wheelname wn;
+	wg_err err = {0};
+	ck_assert_int_eq(wg_wheelname_parse(&wn, &a, bad[_i].file, &err), WG_EFORMAT);
+	ck_assert_msg(strstr(err.msg, bad[_i].reason) && strstr(err.msg, bad[_i].file),
+		      "%s: message '%s' lacks '%s'", bad[_i].file, err.msg, bad[_i].reason);
+	wg_arena_free(&a);
+}
+END_TEST
+
+START_TEST(test_normalize)
+{
+	wg_arena a = {0};
+	ck_assert_str_eq(wg_normalize_name(&a, "Flash_Attn"), "flash-attn");
+	ck_assert_str_eq(wg_normalize_name(&a, "wgdemo-oldabi_sm90"), "wgdemo-oldabi-sm90");
+	ck_assert_str_eq(wg_normalize_name(&a, "a.-_b"), "a-b");
+	wg_arena_free(&a);
+}
+END_TEST
+
+Suite *suite_wheelname(void)
+{
+	Suite *s = suite_create("wheelname");
+	TCase *tc = tcase_create("parse");
+	tcase_add_loop_test(tc, test_good, 0, (int)(sizeof(good) / sizeof(good[0])));
+	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_normalize);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,48 @@
+/*
+ * Helpers shared by the Check suites: fixture paths, a context and scanner per test, and
+ * lookups in scan results.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_TEST_UTIL_H
+#define WG_TEST_UTIL_H
+
+#include <check.h>
+#include <stdbool.h>
+
+#include "wheelgate.h"
+
+#define FIX_ABI WG_FIXTURES "/abi"
+#define FIX_WHEELS WG_FIXTURES "/wheels"
+#define EXT_SFX ".cpython-312-x86_64-linux-gnu.so"
+
+/* One context and scanner, created fresh by setup() and freed by teardown(). */
+extern wg_context *t_ctx;
+extern wg_scanner *t_sc;
+void t_setup(void);
+void t_teardown(void);
+
+/* Scans path and asserts success. */
+wg_scan *t_scan(const char *path);
+/* Scans path and asserts failure with code; returns the scanner's message. */
+const char *t_scan_fails(const char *path, int code);
+/* The problem whose code matches and whose message contains needle, or -1. */
+int t_find_problem(const wg_scan *s, int code, const char *needle);
+/* The object with the given path suffix, or NULL. */
+const wg_object *t_object(const wg_scan *s, const char *path_suffix);
+/* The symbol of o named name (mangled), or -1. */
+long t_symbol(const wg_object *o, const char *name, wg_symbol_info *out);
+/* The member named name, or -1. */
+long t_member(const wg_scan *s, const char *name, wg_member_info *out);
+bool t_exists(const char *path);
+/* Prints "SKIP: why" once per test and returns true when path does not exist. */
+bool t_skip_unless(const char *path, const char *why);
+
+Suite *suite_wheelname(void);
+Suite *suite_text(void);
+Suite *suite_classify(void);
+Suite *suite_abi(void);
+Suite *suite_wheel(void);
+Suite *suite_corpus(void);
+Suite *suite_api(void);
+
+#endif
