@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `wheelgate inspect`: exit codes, text and JSON output, the JSON schema
+(docs/schema/inspect.schema.json, validated with python3-jsonschema), stdin input, and the
+facts cross-checked against independent tools (readelf, nm) and the corpus README.
+
+Usage: test_inspect.py WHEELGATE FIXTURES CORPUS SCHEMA_DIR [PYTHON_WITH_JSONSCHEMA]
+Prints one line per test and closes with "N passed, N failed".
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+WG, FIX, CORPUS, SCHEMA_DIR = sys.argv[1:5]
+SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
+WHEELS = os.path.join(FIX, "wheels")
+ABI = os.path.join(FIX, "abi")
+CW = os.path.join(CORPUS, "wheels")
+SUF = "-0.1.0-cp312-cp312-linux_x86_64.whl"
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+class Skip(Exception):
+    pass
+
+
+def run(*args, stdin=None):
+    p = subprocess.run([WG, *args], input=stdin, capture_output=True, timeout=600)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def inspect_json(*paths, extra=()):
+    rc, out, err = run("inspect", "--json", *extra, *paths)
+    return rc, json.loads(out), err
+
+
+def validate(doc):
+    """Validates doc against the schema with jsonschema, in the interpreter that has it."""
+    if not SYS_PY:
+        raise Skip("no python3 with jsonschema (install python3-jsonschema)")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(doc, f)
+    try:
+        code = ("import json,sys,jsonschema;"
+                "s=json.load(open(sys.argv[1]));d=json.load(open(sys.argv[2]));"
+                "jsonschema.Draft7Validator.check_schema(s);"
+                "errs=sorted(jsonschema.Draft7Validator(s).iter_errors(d),key=str);"
+                "[print(e.message, list(e.path)) for e in errs[:5]];sys.exit(1 if errs else 0)")
+        p = subprocess.run([SYS_PY, "-c", code, os.path.join(SCHEMA_DIR, "inspect.schema.json"),
+                            f.name], capture_output=True, text=True)
+        if "No module named 'jsonschema'" in p.stderr:
+            raise Skip("python3-jsonschema is not installed")
+        assert p.returncode == 0, "schema violations:\n" + p.stdout + p.stderr
+    finally:
+        os.unlink(f.name)
+
+
+def need_corpus():
+    if not os.path.isdir(CW):
+        raise Skip("corpus not found at " + CW)
+
+
+def objects_by_module(item):
+    return {o["python_extension"]["module"]: o for o in item["objects"] if o["python_extension"]}
+
+
+@test
+def corpus_json_matches_readme():
+    need_corpus()
+    names = ["wgdemo_good_sm90" + SUF, "wgdemo_oldabi_sm90" + SUF, "wgdemo_sm80_only" + SUF,
+             "wgdemo_mixed" + SUF, "wgcpu_cpu_good" + SUF, "wgdemo_wrapper-0.1.0-py3-none-any.whl"]
+    rc, doc, err = inspect_json(*[os.path.join(CW, n) for n in names])
+    assert rc == 0, (rc, err)
+    validate(doc)
+    assert doc["schema"] == "wheelgate.inspect/1"
+    items = {os.path.basename(i["path"]): i for i in doc["inputs"]}
+    for n, item in items.items():
+        assert item["kind"] == "wheel" and item["problems"] == [], (n, item["problems"])
+        w = item["wheel"]
+        assert w["record"]["present"] and not w["record"]["orphans"]
+        for m in w["members"]:
+            assert m["record"] == ("unhashed" if m["name"].endswith("/RECORD") else "ok"), m
+    good = objects_by_module(items[names[0]])["wgdemo_cuda"]
+    assert good["string_abi"]["abi"] == "new" and good["string_abi"]["torch_abi"] == "new"
+    old = objects_by_module(items[names[1]])["wgdemo_cuda"]
+    assert old["string_abi"]["abi"] == "old" and old["string_abi"]["torch_abi"] == "old"
+    sym = [s for s in old["symbols"] if s["name"] == "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs"]
+    assert len(sym) == 1 and not sym[0]["defined"] and sym[0]["torch"], sym
+    assert sym[0]["string_abi"] == "old"
+    assert sym[0]["demangled"] == ("c10::detail::torchCheckFail(char const*, char const*, "
+                                   "unsigned int, std::basic_string<char, std::char_traits<char>,"
+                                   " std::allocator<char> > const&)")
+    mixed = objects_by_module(items[names[3]])
+    assert sorted(mixed) == ["wgdemo_aux_cuda", "wgdemo_cuda"], sorted(mixed)
+    cpu = objects_by_module(items[names[4]])["wgcpu_ext"]
+    assert "libcudart.so.13" not in cpu["needed"] and "libc10.so" in cpu["needed"]
+    wrapper = items[names[5]]
+    assert wrapper["objects"] == [] and wrapper["wheel"]["top_level"] == ["wgdemo"]
+    assert wrapper["wheel"]["filename"]["platform_tags"] == ["any"]
+    assert wrapper["wheel"]["wheel_file"]["root_is_purelib"] is True
+
+
+def nm_dynamic(path):
+    """{name: (defined, version)} from binutils' nm, an independent reader."""
+    out = subprocess.run(["nm", "-D", "--with-symbol-versions", path], capture_output=True,
+                         text=True, check=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        kind, name = parts[-2], parts[-1]
+        ver = None
+        if "@" in name:
+            name, _, ver = name.partition("@")
+            ver = ver.lstrip("@") or None
+        syms[name] = (kind not in ("U", "w", "v") or False, ver)
+    return syms
+
+
+def readelf_needed(path):
+    out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True,
+                         check=True).stdout
+    return [l.split("[", 1)[1].rstrip("]") for l in out.splitlines() if "(NEEDED)" in l]
+
+
+@test
+def facts_agree_with_nm_and_readelf():
+    if not shutil.which("nm") or not shutil.which("readelf"):
+        raise Skip("binutils nm/readelf not found")
+    paths = [os.path.join(ABI, f) for f in sorted(os.listdir(ABI)) if f.endswith(".so")]
+    paths += [os.path.join(ABI, "torch_new/libc10.so"), os.path.join(ABI, "torch_old/libc10.so")]
+    if os.path.isdir(CW):
+        tmp = tempfile.mkdtemp()
+        subprocess.run(["unzip", "-q", "-o", os.path.join(CW, "wgdemo_oldabi_sm90" + SUF),
+                        "-d", tmp], check=True)
+        paths.append(os.path.join(tmp, "wgdemo_cuda.cpython-312-x86_64-linux-gnu.so"))
+    rc, doc, err = inspect_json(*paths)
+    assert rc == 0, err
+    validate(doc)
+    for item in doc["inputs"]:
+        o = item["objects"][0]
+        path = item["path"]
+        assert o["needed"] == readelf_needed(path), (path, o["needed"])
+        ours = {s["name"]: s for s in o["symbols"]}
+        theirs = nm_dynamic(path)
+        assert set(ours) == set(theirs), (path, set(ours) ^ set(theirs))
+        for name, (defined, ver) in theirs.items():
+            assert ours[name]["defined"] == defined, (path, name)
+            assert (ours[name]["version"] or None) == ver, (path, name, ours[name]["version"], ver)
+        assert o["symbol_counts"]["total"] == len(theirs)
+
+
+@test
+def broken_inputs_exit_codes_and_json():
+    good = os.path.join(WHEELS, "purepkg-0.1-py3-none-any.whl")
+    bad = os.path.join(WHEELS, "badrec-1.0-py3-none-any.whl")
+    unreadable = os.path.join(WHEELS, "truncated-1.0-py3-none-any.whl")
+    assert run("inspect", good)[0] == 0
+    rc, doc, err = inspect_json(good, bad)
+    assert rc == 1, rc
+    validate(doc)
+    assert len(doc["inputs"][1]["problems"]) == 4
+    assert {p["code"] for p in doc["inputs"][1]["problems"]} == {"integrity"}
+    rc, doc, err = inspect_json(good, unreadable, bad)
+    assert rc == 2, rc
+    validate(doc)
+    assert doc["inputs"][1]["error"]["code"] == "format"
+    assert "no end-of-central-directory record" in doc["inputs"][1]["error"]["message"]
+    assert "truncated-1.0-py3-none-any.whl" in err
+    # Every broken fixture is read or refused with a message, never a crash.
+    for f in sorted(os.listdir(WHEELS)):
+        if f.startswith("."):
+            continue
+        rc, out, err = run("inspect", "--json", os.path.join(WHEELS, f))
+        assert rc in (0, 1, 2), (f, rc, err)
+        doc = json.loads(out)
+        validate(doc)
+        if rc == 2:
+            assert f in err and "wheelgate: " in err, (f, err)
+
+
+@test
+def stdin_gives_the_same_facts():
+    path = os.path.join(WHEELS, "flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl")
+    with open(path, "rb") as f:
+        data = f.read()
+    rc, out, err = run("inspect", "--json", "-", stdin=data)
+    assert rc == 0, err
+    a = json.loads(out)["inputs"][0]
+    b = inspect_json(path)[1]["inputs"][0]
+    assert a["path"] == "-"
+    a["path"] = b["path"]
+    # Read from stdin there is no filename to parse; everything else is the same.
+    a["wheel"].pop("filename"), b["wheel"].pop("filename")
+    assert a == b
+
+
+@test
+def text_output_names_the_abi_surface():
+    need_corpus()
+    rc, out, err = run("inspect", os.path.join(CW, "wgdemo_oldabi_sm90" + SUF))
+    assert rc == 0, err
+    assert "string ABI  old  (torch-facing: 0 new, 1 old -> old" in out, out
+    assert "U global old  torch _ZN3c106detail14torchCheckFailEPKcS2_jRKSs" in out, out
+    assert "module wgdemo_cuda for cpython-312 on x86_64-linux-gnu" in out
+    assert "\x1b[" not in out  # no colour when not on a terminal
+    rc, out, err = run("inspect", "--members", "--symbols=none",
+                       os.path.join(WHEELS, "badrec-1.0-py3-none-any.whl"))
+    assert rc == 1
+    assert "bad-hash" in out and "bad-size" in out and "missing" in out
+    assert "[integrity]" in out and "4 problems:" in out
+
+
+@test
+def directory_and_usage():
+    rc, doc, err = inspect_json(ABI)
+    assert rc == 0
+    validate(doc)
+    assert doc["inputs"][0]["kind"] == "directory" and len(doc["inputs"][0]["objects"]) == 8
+    rc, out, err = run("inspect", "--help")
+    assert rc == 0 and "usage: wheelgate inspect" in out and "exit status" in out
+    rc, out, err = run("--help")
+    assert rc == 0 and "inspect" in out
+    assert run()[0] == 2
+    assert run("inspect")[0] == 2
+    rc, out, err = run("inspect", "--symbols=some", ABI)
+    assert rc == 2 and "--symbols takes all, abi or none" in err
+    rc, out, err = run("frobnicate")
+    assert rc == 2 and "unknown command 'frobnicate'" in err
+    rc, out, err = run("inspect", "/nonexistent/x.whl")
+    assert rc == 2 and "/nonexistent/x.whl: No such file or directory" in err
+    rc, out, err = run("--version")
+    assert rc == 0 and out.startswith("wheelgate ")
+
+
+def main():
+    passed = failed = skipped = 0
+    for t in TESTS:
+        try:
+            t()
+            print("PASS", t.__name__)
+            passed += 1
+        except Skip as e:
+            print("SKIP", t.__name__ + ":", e)
+            skipped += 1
+        except Exception:
+            print("FAIL", t.__name__)
+            traceback.print_exc()
+            failed += 1
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
