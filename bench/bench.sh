@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# wheelgate's speed and memory on a large real wheel: `wheelgate inspect` on a wheel holding
+# libcublasLt.so.13 (541 MB) from the CUDA toolkit, next to `unzip -p WHEEL >/dev/null` (which
+# only inflates) on the same wheel, in the same run; then the bare .so, which is read
+# without any decompression. Prints wall time and peak RSS of each.
+# Usage: bench/bench.sh [BUILD_DIR] [LIB]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+lib=${2:-${CUDA_HOME:-/usr/local/cuda}/lib64/libcublasLt.so.13}
+wg="$build/wheelgate"
+[ -x "$wg" ] || { echo "bench: build wheelgate first ($wg not found)" >&2; exit 2; }
+[ -f "$lib" ] || { echo "bench: $lib not found (set CUDA_HOME or pass LIB)" >&2; exit 2; }
+command -v /usr/bin/time >/dev/null || { echo "bench: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+out=bench/out
+mkdir -p "$out"
+whl="$out/nvidia_bench-13.0.0-py3-none-manylinux_2_27_x86_64.whl"
+if [ ! -f "$whl" ] || [ "$lib" -nt "$whl" ]; then
+  echo "bench: packing $(basename "$lib") into $whl (once; deflate level 6)..."
+  python3 bench/make-wheel.py "$whl" "$lib"
+fi
+
+measure() { # label command...
+  local label=$1; shift
+  # Warm the page cache so that both sides read from memory, not disk.
+  cat "${@: -1}" >/dev/null 2>&1 || true
+  /usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" >/dev/null 2>"$out/stderr.txt" || {
+    local rc=$?; [ $rc -le 1 ] || { echo "bench: $label failed ($rc)"; cat "$out/stderr.txt"; exit 1; }
+  }
+  read -r secs kb < "$out/time.txt"
+  printf "%-44s %8.2f s %10.1f MiB peak RSS\n" "$label" "$secs" "$(echo "$kb/1024" | bc -l)"
+}
+
+size=$(stat -c %s "$lib")
+wsize=$(stat -c %s "$whl")
+echo "library: $lib ($((size / 1048576)) MiB); wheel: $((wsize / 1048576)) MiB compressed"
+measure "wheelgate inspect WHEEL" "$wg" inspect --symbols=none "$whl"
+measure "unzip -p WHEEL >/dev/null" sh -c "unzip -p '$whl' >/dev/null" "$whl"
+measure "wheelgate inspect --json WHEEL (all symbols)" "$wg" inspect --json "$whl"
+measure "wheelgate inspect LIB (no decompression)" "$wg" inspect --symbols=none "$lib"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what wheelgate needs to build and test on Debian 12 (bookworm), idempotently:
+# only missing packages are installed, and apt's lists are refreshed only when needed.
+# Usage: scripts/setup.sh [--test]   (--test adds what the test suite needs)
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config
+      libzip-dev binutils-dev libiberty-dev libpcre2-dev libyaml-dev libjansson-dev
+      libssl-dev libcsv-dev zlib1g-dev)
+if [ "${1:-}" = "--test" ]; then
+  # Check for the unit tests; g++ builds the ABI fixtures; python3 generates wheel fixtures
+  # and runs the CLI tests; python3-jsonschema validates JSON output; zip/unzip for the
+  # benchmark; binutils (nm, readelf) is the independent reader the tests compare with.
+  pkgs+=(check g++ python3 python3-jsonschema zip unzip binutils time bc)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
