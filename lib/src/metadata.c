@@ -15,6 +15,17 @@ static void trim(const char **s, const char **e)
 		(*e)--;
 }
 
+static int emit(wg_arena *a, const char *key, const char *key_end, const wg_buf *value,
+		wg_header_cb cb, void *payload)
+{
+	char *k = wg_arena_strndup(a, key, (size_t)(key_end - key));
+	char *v = wg_arena_strdup(a, value->s ? value->s : "");
+	if (!k || !v)
+		return WG_ENOMEM;
+	cb(k, v, payload);
+	return WG_OK;
+}
+
 int wg_headers_parse(const char *text, size_t len, wg_arena *a, wg_header_cb cb, void *payload)
 {
 	const char *p = text, *end = text + len;
@@ -36,15 +47,8 @@ int wg_headers_parse(const char *text, size_t len, wg_arena *a, wg_header_cb cb,
 			    (rc = wg_buf_append(&value, s, (size_t)(e - s))) < 0)
 				goto done;
 		} else {
-			if (key) {
-				char *k = wg_arena_strndup(a, key, (size_t)(key_end - key));
-				char *v = wg_arena_strdup(a, value.s ? value.s : "");
-				if (!k || !v) {
-					rc = WG_ENOMEM;
-					goto done;
-				}
-				cb(k, v, payload);
-			}
+			if (key && (rc = emit(a, key, key_end, &value, cb, payload)) < 0)
+				goto done;
 			const char *colon = memchr(s, ':', (size_t)(e - s));
 			value.len = 0;
 			if (value.s)
@@ -63,15 +67,8 @@ int wg_headers_parse(const char *text, size_t len, wg_arena *a, wg_header_cb cb,
 		}
 		p = nl ? nl + 1 : end;
 	}
-	if (key) {
-		char *k = wg_arena_strndup(a, key, (size_t)(key_end - key));
-		char *v = wg_arena_strdup(a, value.s ? value.s : "");
-		if (!k || !v) {
-			rc = WG_ENOMEM;
-			goto done;
-		}
-		cb(k, v, payload);
-	}
+	if (key)
+		rc = emit(a, key, key_end, &value, cb, payload);
 done:
 	wg_buf_free(&value);
 	return rc;

@@ -355,6 +355,16 @@ static void on_header(const char *key, const char *value, void *payload)
 	}
 }
 
+/* Without a usable RECORD, nothing read can be verified. */
+static void mark_no_record(wg_scan *scan)
+{
+	for (size_t i = 0; i < scan->members.len; i++) {
+		wg_member *m = wg_vec_at(&scan->members, i);
+		if (!m->is_dir && m->record != WG_RECORD_NOT_READ)
+			m->record = WG_RECORD_NO_RECORD;
+	}
+}
+
 static int cmp_row(const void *a, const void *b)
 {
 	return strcmp(((const wg_record_row *)a)->path, ((const wg_record_row *)b)->path);
@@ -367,11 +377,7 @@ static void verify_record(wg_scan *scan, const text_member *rec)
 	wg_vec_init(&rows, sizeof(wg_record_row));
 	if (wg_record_parse(&rows, &scan->arena, rec->text, rec->len, &err) < 0) {
 		wg_scan_add_problem(scan, WG_EFORMAT, rec->name, "%s: %s", rec->name, err.msg);
-		for (size_t i = 0; i < scan->members.len; i++) {
-			wg_member *m = wg_vec_at(&scan->members, i);
-			if (!m->is_dir && m->record != WG_RECORD_NOT_READ)
-				m->record = WG_RECORD_NO_RECORD;
-		}
+		mark_no_record(scan);
 		wg_vec_free(&rows);
 		return;
 	}
@@ -505,11 +511,7 @@ static void parse_text_members(wg_scan *scan, text_member *texts, size_t ntexts)
 	if (!di) {
 		wg_scan_add_problem(scan, WG_EFORMAT, NULL, "%s: no .dist-info directory with a WHEEL "
 				    "file", scan->path);
-		for (size_t i = 0; i < scan->members.len; i++) {
-			wg_member *m = wg_vec_at(&scan->members, i);
-			if (!m->is_dir && m->record != WG_RECORD_NOT_READ)
-				m->record = WG_RECORD_NO_RECORD;
-		}
+		mark_no_record(scan);
 		return;
 	}
 	size_t dl = strlen(di);
@@ -548,11 +550,7 @@ static void parse_text_members(wg_scan *scan, text_member *texts, size_t ntexts)
 		verify_record(scan, rec);
 	} else {
 		wg_scan_add_problem(scan, WG_EINTEGRITY, NULL, "%s: no %s/RECORD", scan->path, di);
-		for (size_t i = 0; i < scan->members.len; i++) {
-			wg_member *m = wg_vec_at(&scan->members, i);
-			if (!m->is_dir && m->record != WG_RECORD_NOT_READ)
-				m->record = WG_RECORD_NO_RECORD;
-		}
+		mark_no_record(scan);
 	}
 }
 
@@ -761,6 +759,24 @@ static bool is_zip(const uint8_t *d, size_t n)
 	       ((d[2] == 3 && d[3] == 4) || (d[2] == 5 && d[3] == 6));
 }
 
+/* Scans an opened wheel into a new scan; closes z. */
+static int scan_opened_wheel(wg_scan **out, wg_scanner *s, wg_zip *z, const char *name)
+{
+	wg_scan *scan = scan_new(WG_SCAN_WHEEL, name);
+	if (!scan) {
+		wg_zip_close(z);
+		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+	}
+	int rc = scan_wheel(scan, s, z);
+	wg_zip_close(z);
+	if (rc < 0) {
+		wg_scan_free(scan);
+		return rc;
+	}
+	*out = scan;
+	return WG_OK;
+}
+
 static int scan_object_image(wg_scan **out, wg_scanner *s, const char *name, const uint8_t *data,
 			     size_t len)
 {
@@ -793,19 +809,7 @@ static int scan_fd_as(wg_scan **out, wg_scanner *s, int fd, const char *name)
 		int rc = wg_zip_open_fd(&z, fd, name, &err);
 		if (rc < 0)
 			return wg_seterr(&s->err, rc, "%s", err.msg);
-		wg_scan *scan = scan_new(WG_SCAN_WHEEL, name);
-		if (!scan) {
-			wg_zip_close(z);
-			return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
-		}
-		rc = scan_wheel(scan, s, z);
-		wg_zip_close(z);
-		if (rc < 0) {
-			wg_scan_free(scan);
-			return rc;
-		}
-		*out = scan;
-		return WG_OK;
+		return scan_opened_wheel(out, s, z, name);
 	}
 	if (wg_is_elf(head, (size_t)n)) {
 		file_image img;
@@ -973,19 +977,7 @@ WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t
 		int rc = wg_zip_open_buffer(&z, data, len, name, &err);
 		if (rc < 0)
 			return wg_seterr(&s->err, rc, "%s", err.msg);
-		wg_scan *scan = scan_new(WG_SCAN_WHEEL, name);
-		if (!scan) {
-			wg_zip_close(z);
-			return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
-		}
-		rc = scan_wheel(scan, s, z);
-		wg_zip_close(z);
-		if (rc < 0) {
-			wg_scan_free(scan);
-			return rc;
-		}
-		*out = scan;
-		return WG_OK;
+		return scan_opened_wheel(out, s, z, name);
 	}
 	if (wg_is_elf(d, len))
 		return scan_object_image(out, s, name, d, len);
