@@ -17,6 +17,7 @@
 #define EXIT_USAGE 2    /* bad usage or unreadable input */
 
 int cmd_inspect(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
 
 /* output.c */
 extern bool use_color;

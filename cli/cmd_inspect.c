@@ -32,11 +32,17 @@ static void help(FILE *f)
 		"                    default for text), all (the default for --json), none\n"
 		"  --members         list every wheel member with its RECORD status (text)\n"
 		"  --compact         with --json: no indentation\n"
+		"  --gpu GPU         say whether and how each CUDA object can run on GPU: sm_89,\n"
+		"                    8.9 or a name (L4, H100, ...; 'wheelgate gpus' lists them);\n"
+		"                    repeatable\n"
+		"  --entries=WHICH   fatbin entries in JSON: all (default) or none\n"
 		"  -h, --help        show this help\n"
 		"\n"
 		"exit status: 0 when every input was read and nothing is wrong with it,\n"
 		"1 when an input has problems (unsafe names, corrupt members, RECORD mismatches,\n"
-		"unreadable objects), 2 for usage errors and inputs that cannot be read at all.\n");
+		"unreadable objects), 2 for usage errors and inputs that cannot be read at all.\n"
+		"A CUDA object that cannot run on a --gpu is a fact here, not an error;\n"
+		"'wheelgate check' turns facts into verdicts.\n");
 }
 
 static void print_list(const char *label, const wg_scan *s, wg_wheel_list l, const char *sep)
@@ -63,7 +69,65 @@ static void print_abi_line(const wg_object_info *oi)
 	       wg_string_abi_name(oi->torch_abi), oi->other_new, oi->other_old);
 }
 
-static void print_object(const wg_object *o, int syms)
+#define MAX_GPUS 16
+
+static void print_cuda(const wg_object *o, const wg_gpu *gpus, size_t ngpus)
+{
+	size_t nc = wg_object_fatbin_container_count(o);
+	if (!nc)
+		return;
+	char sass[1024], ptx[1024], lto[512], osass[1024], optx[1024];
+	size_t ns = wg_object_arch_set(o, WG_FATBIN_SASS, 1, sass, sizeof(sass));
+	size_t np = wg_object_arch_set(o, WG_FATBIN_PTX, 1, ptx, sizeof(ptx));
+	size_t nl = wg_object_arch_set(o, WG_FATBIN_LTOIR, 1, lto, sizeof(lto));
+	size_t reg = 0;
+	for (size_t i = 0; i < nc; i++) {
+		wg_fatbin_container_info ci = WG_FATBIN_CONTAINER_INFO_INIT;
+		wg_object_fatbin_container(&ci, o, i);
+		reg += ci.registered;
+	}
+	printf("    %-11s %zu fatbin%s, %zu entries (%zu registered, %zu found outside the registered "
+	       "sections)\n", "CUDA", nc, nc == 1 ? "" : "s", wg_object_fatbin_entry_count(o), reg,
+	       nc - reg);
+	printf("    %-11s %s\n", "SASS", ns ? sass : "-");
+	printf("    %-11s %s\n", "PTX", np ? ptx : "-");
+	if (nl)
+		printf("    %-11s %s\n", "LTO-IR", lto);
+	if (nc > reg) {
+		size_t os = wg_object_arch_set(o, WG_FATBIN_SASS, 0, osass, sizeof(osass));
+		size_t op = wg_object_arch_set(o, WG_FATBIN_PTX, 0, optx, sizeof(optx));
+		printf("    %-11s SASS %s; PTX %s\n", "outside", os ? osass : "-", op ? optx : "-");
+	}
+	for (size_t i = 0; i < ngpus; i++) {
+		wg_gpu_verdict v = WG_GPU_VERDICT_INIT;
+		wg_object_gpu_verdict(&v, o, &gpus[i]);
+		char label[64];
+		if (gpus[i].name)
+			snprintf(label, sizeof(label), "%s (%u.%u)", gpus[i].name, gpus[i].cc_major,
+				 gpus[i].cc_minor);
+		else
+			snprintf(label, sizeof(label), "sm_%u%u", gpus[i].cc_major, gpus[i].cc_minor);
+		if (v.kernel_containers) {
+			bool all = v.runnable_containers == v.kernel_containers;
+			const char *col = v.how == WG_RUN_NONE ? c_red()
+					  : !all || v.how == WG_RUN_PTX_JIT ? c_yellow() : c_green();
+			printf("    %-11s %s%s%s%s", label, col, v.how == WG_RUN_NONE ? "cannot run" : "runs: ",
+			       v.how == WG_RUN_NONE ? "" : wg_run_how_name(v.how), c_off());
+			printf(" (an image in %zu of %zu kernel module%s)", v.runnable_containers,
+			       v.kernel_containers, v.kernel_containers == 1 ? "" : "s");
+			if (v.ptx_isa_major)
+				printf("; JIT from PTX ISA %u.%u", v.ptx_isa_major, v.ptx_isa_minor);
+		} else {
+			printf("    %-11s no registered kernel module", label);
+		}
+		if (v.other_containers)
+			printf("; an image in %zu of %zu driver-loaded fatbins", v.other_runnable,
+			       v.other_containers);
+		printf("\n");
+	}
+}
+
+static void print_object(const wg_object *o, int syms, const wg_gpu *gpus, size_t ngpus)
 {
 	wg_object_info oi = WG_OBJECT_INFO_INIT;
 	char sz[32];
@@ -95,6 +159,7 @@ static void print_object(const wg_object *o, int syms)
 	printf("    %-11s %zu (%zu defined, %zu undefined)\n", "symbols", oi.symbol_count,
 	       oi.defined_count, oi.undefined_count);
 	print_abi_line(&oi);
+	print_cuda(o, gpus, ngpus);
 	if (syms == SYMS_NONE)
 		return;
 	for (size_t i = 0; i < oi.symbol_count; i++) {
@@ -201,7 +266,7 @@ static void print_wheel(const wg_scan *s, bool members)
 	}
 }
 
-static int print_text(const wg_scan *s, int syms, bool members)
+static int print_text(const wg_scan *s, int syms, bool members, const wg_gpu *gpus, size_t ngpus)
 {
 	static const char *const kinds[] = {"?", "wheel", "ELF object", "directory"};
 	wg_scan_kind k = wg_scan_get_kind(s);
@@ -212,7 +277,7 @@ static int print_text(const wg_scan *s, int syms, bool members)
 	if (k != WG_SCAN_OBJECT)
 		printf("  %-12s%zu\n", "ELF objects", n);
 	for (size_t i = 0; i < n; i++)
-		print_object(wg_scan_object(s, i), syms);
+		print_object(wg_scan_object(s, i), syms, gpus, ngpus);
 	size_t np = wg_scan_problem_count(s);
 	if (np) {
 		printf("  %s%zu problem%s:%s\n", c_red(), np, np == 1 ? "" : "s", c_off());
@@ -231,9 +296,12 @@ int cmd_inspect(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, 'j'},      {"symbols", required_argument, NULL, 's'},
 		{"members", no_argument, NULL, 'm'},   {"compact", no_argument, NULL, 'c'},
+		{"gpu", required_argument, NULL, 'g'}, {"entries", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
-	bool json = false, members = false, compact = false;
+	bool json = false, members = false, compact = false, entries = true;
 	int syms = SYMS_DEFAULT, c;
+	const char *gpu_specs[MAX_GPUS];
+	size_t ngpus = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -252,6 +320,21 @@ int cmd_inspect(int argc, char **argv)
 						"'%s'\n", optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case 'g':
+			if (ngpus == MAX_GPUS) {
+				fprintf(stderr, "wheelgate inspect: at most %d --gpu\n", MAX_GPUS);
+				return EXIT_USAGE;
+			}
+			gpu_specs[ngpus++] = optarg;
+			break;
+		case 'e':
+			if (strcmp(optarg, "all") && strcmp(optarg, "none")) {
+				fprintf(stderr, "wheelgate inspect: --entries takes all or none, not '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			entries = !strcmp(optarg, "all");
 			break;
 		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
@@ -275,6 +358,16 @@ int cmd_inspect(int argc, char **argv)
 		fprintf(stderr, "wheelgate: %s\n", wg_error_last());
 		wg_context_free(ctx);
 		return EXIT_USAGE;
+	}
+	wg_gpu gpus[MAX_GPUS];
+	for (size_t i = 0; i < ngpus; i++) {
+		gpus[i] = (wg_gpu)WG_GPU_INIT;
+		if (wg_gpu_parse(&gpus[i], ctx, gpu_specs[i]) < 0) {
+			fprintf(stderr, "wheelgate inspect: --gpu: %s\n", wg_error_last());
+			wg_scanner_free(sc);
+			wg_context_free(ctx);
+			return EXIT_USAGE;
+		}
 	}
 	int status = EXIT_CLEAN;
 	json_t *doc = json ? json_pack("{s:s, s:s, s:[]}", "schema", WG_INSPECT_SCHEMA,
@@ -315,7 +408,9 @@ int cmd_inspect(int argc, char **argv)
 			char *text = NULL;
 			unsigned flags = syms == SYMS_NONE ? WG_JSON_NO_SYMBOLS
 					 : syms == SYMS_ABI ? WG_JSON_ABI_SYMBOLS : 0;
-			if (wg_scan_to_json(&text, scan, flags) < 0) {
+			if (!entries)
+				flags |= WG_JSON_NO_ENTRIES;
+			if (wg_scan_to_json_gpus(&text, scan, flags, gpus, ngpus) < 0) {
 				fprintf(stderr, "wheelgate: out of memory\n");
 				wg_scan_free(scan);
 				status = EXIT_USAGE;
@@ -327,7 +422,7 @@ int cmd_inspect(int argc, char **argv)
 			json_array_append_new(json_object_get(doc, "inputs"), item);
 			st = wg_scan_problem_count(scan) ? EXIT_FINDINGS : EXIT_CLEAN;
 		} else {
-			st = print_text(scan, syms, members);
+			st = print_text(scan, syms, members, gpus, ngpus);
 		}
 		if (st > status)
 			status = st;

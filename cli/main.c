@@ -16,6 +16,7 @@ typedef struct {
 /* One row per command; each lives in cmd_<name>.c. */
 static const command commands[] = {
 	{"inspect", cmd_inspect, "show what a wheel, ELF object or directory contains"},
+	{"gpus", cmd_gpus, "list the GPU names --gpu accepts, with their compute capability"},
 };
 
 static void usage(FILE *f)

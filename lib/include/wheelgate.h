@@ -13,7 +13,7 @@
  *    matching _INIT macro; fields are only ever appended.
  *
  * Threads: a wg_context (the loaded data and options) is immutable once created and may be
- * shared by any number of threads. A wg_scanner is used by one thread at a time; create one
+ * shared by any number of threads; it must outlive the scanners and scans made with it. A wg_scanner is used by one thread at a time; create one
  * per thread. A wg_scan (the facts of one input) is read-only and may be read from any thread.
  */
 #ifndef WHEELGATE_H
@@ -299,17 +299,132 @@ WG_API const char *wg_binding_name(wg_binding b);
 WG_API const char *wg_symbol_type_name(wg_symbol_type t);
 WG_API const char *wg_record_status_name(wg_record_status s);
 
+/* ---- CUDA code: fatbin containers and entries ---- */
+
+typedef enum { WG_FATBIN_PTX = 1, WG_FATBIN_SASS = 2, WG_FATBIN_LTOIR = 8 } wg_fatbin_kind;
+typedef enum {
+	WG_FATBIN_COMP_NONE = 0, WG_FATBIN_COMP_LZ4 = 1, WG_FATBIN_COMP_ZSTD = 2,
+	WG_FATBIN_COMP_LEGACY = 3
+} wg_fatbin_compression;
+
+typedef struct wg_fatbin_container_info {
+	unsigned int version;
+	uint64_t offset;          /**< file offset of the container header */
+	uint64_t size;            /**< header and entries */
+	const char *section;      /**< the ELF section holding it, or NULL */
+	int registered;           /**< in .nv_fatbin or __nv_relfatbin (else found by the scan) */
+	int wrapper_version;      /**< 1 module, 2 device-linked, 0 no .nvFatBinSegment wrapper */
+	size_t first_entry, entry_count;
+} wg_fatbin_container_info;
+#define WG_FATBIN_CONTAINER_INFO_VERSION 1
+#define WG_FATBIN_CONTAINER_INFO_INIT { WG_FATBIN_CONTAINER_INFO_VERSION, 0, 0, NULL, 0, 0, 0, 0 }
+
+typedef struct wg_fatbin_entry_info {
+	unsigned int version;
+	wg_fatbin_kind kind;
+	unsigned arch;            /**< SM number: 75, 80, 90, 100, 120 ... */
+	char variant;             /**< 0, 'a' (arch-specific) or 'f' (family), from the flags */
+	char arch_name[16];       /**< "sm_90a", "compute_80", "lto_90" */
+	unsigned major, minor;    /**< PTX ISA version for PTX (9.0); code version for SASS */
+	uint64_t flags;
+	int debug;
+	wg_fatbin_compression compression;
+	uint64_t offset;          /**< file offset of the entry header */
+	uint64_t payload_size, compressed_size, uncompressed_size;
+	size_t container;         /**< index of its container */
+	const char *ptx_version;  /**< ".version" of the PTX text, or NULL */
+	const char *ptx_target;   /**< ".target" of the PTX text, or NULL */
+} wg_fatbin_entry_info;
+#define WG_FATBIN_ENTRY_INFO_VERSION 1
+#define WG_FATBIN_ENTRY_INFO_INIT                                                              \
+	{ WG_FATBIN_ENTRY_INFO_VERSION, WG_FATBIN_SASS, 0, 0, {0}, 0, 0, 0, 0,                   \
+	  WG_FATBIN_COMP_NONE, 0, 0, 0, 0, 0, NULL, NULL }
+
+WG_API size_t wg_object_fatbin_container_count(const wg_object *obj);
+WG_API int wg_object_fatbin_container(wg_fatbin_container_info *out, const wg_object *obj,
+				      size_t i);
+WG_API size_t wg_object_fatbin_entry_count(const wg_object *obj);
+WG_API int wg_object_fatbin_entry(wg_fatbin_entry_info *out, const wg_object *obj, size_t i);
+WG_API const char *wg_fatbin_kind_str(wg_fatbin_kind kind);           /* "sass", "ptx", "lto-ir" */
+WG_API const char *wg_fatbin_compression_str(wg_fatbin_compression c); /* "none", "lz4", "zstd" */
+
+/* ---- GPUs and where code can run ---- */
+
+typedef struct wg_gpu {
+	unsigned int version;
+	unsigned cc_major, cc_minor; /**< compute capability */
+	const char *name;            /**< "H100", or NULL when given as sm_XY or X.Y */
+} wg_gpu;
+#define WG_GPU_VERSION 1
+#define WG_GPU_INIT { WG_GPU_VERSION, 0, 0, NULL }
+
+/**
+ * Reads "sm_89", "compute_89", "8.9" or a GPU name ("L4", "H100", "RTX 4090"; the names are data
+ * in rules/gpu/cuda.yaml). WG_ENOTFOUND for an unknown name, with the reason in wg_error_last().
+ */
+WG_API int wg_gpu_parse(wg_gpu *out, const wg_context *ctx, const char *spec);
+WG_API size_t wg_gpu_known_count(const wg_context *ctx);
+WG_API int wg_gpu_known(wg_gpu *out, const wg_context *ctx, size_t i);
+
+/** How an image runs on a GPU, best first. */
+typedef enum {
+	WG_RUN_NONE = 0,        /**< it cannot */
+	WG_RUN_PTX_JIT = 1,     /**< PTX compiled by the driver at load time */
+	WG_RUN_SASS_FAMILY = 2, /**< family-specific SASS (sm_100f on 10.3) */
+	WG_RUN_SASS_MAJOR = 3,  /**< SASS of the same major, lower minor (sm_80 on 8.6) */
+	WG_RUN_SASS_EXACT = 4   /**< SASS for exactly this GPU */
+} wg_run_how;
+WG_API const char *wg_run_how_name(wg_run_how how);
+WG_API wg_run_how wg_fatbin_entry_runs_on(const wg_fatbin_entry_info *e, const wg_gpu *gpu);
+
+typedef struct wg_gpu_verdict {
+	unsigned int version;
+	int is_cuda;                /**< the object carries GPU code */
+	/**
+	 * How its kernel modules run: the worst over the modules that have an image, NONE when
+	 * none has. Libraries keep arch-specific modules (cuBLAS has two with Blackwell code
+	 * only), so runnable_containers < kernel_containers is "some modules cannot run here".
+	 */
+	wg_run_how how;
+	size_t kernel_containers;   /**< fatbins the CUDA runtime registers with kernels */
+	size_t runnable_containers; /**< ... of which have an image for the GPU */
+	size_t other_containers;    /**< containers outside the registered sections (driver API) */
+	size_t other_runnable;
+	unsigned ptx_isa_major, ptx_isa_minor; /**< highest PTX ISA relied on for a JIT, or 0 */
+} wg_gpu_verdict;
+#define WG_GPU_VERDICT_VERSION 1
+#define WG_GPU_VERDICT_INIT { WG_GPU_VERDICT_VERSION, 0, WG_RUN_NONE, 0, 0, 0, 0, 0, 0 }
+
+/**
+ * The distinct architectures of obj's entries of one kind, sorted ("sm_80 sm_90 sm_90a"):
+ * from the registered containers (where = 1), the ones outside them (where = 0), or all
+ * (where = -1). Returns how many; buf gets as many as fit, space-separated.
+ */
+WG_API size_t wg_object_arch_set(const wg_object *obj, wg_fatbin_kind kind, int where, char *buf,
+				 size_t len);
+
+/** Whether and how obj's kernels can run on gpu (fatbin-format.md, section 6). */
+WG_API int wg_object_gpu_verdict(wg_gpu_verdict *out, const wg_object *obj, const wg_gpu *gpu);
+/** The CUDA release that introduced a PTX ISA version (its driver is the oldest that JITs it). */
+WG_API int wg_ptx_isa_cuda(const wg_context *ctx, unsigned isa_major, unsigned isa_minor,
+			   unsigned *cuda_major, unsigned *cuda_minor);
+
 /* ---- JSON ---- */
 
 #define WG_JSON_PRETTY 1u       /**< indent */
 #define WG_JSON_NO_SYMBOLS 2u   /**< omit the per-symbol lists (counts stay) */
 #define WG_JSON_ABI_SYMBOLS 4u  /**< list only ABI-surface symbols that carry a std::string */
+#define WG_JSON_NO_ENTRIES 8u   /**< omit per-entry fatbin lists (containers and sets stay) */
 
 /**
  * The facts of one scan as a JSON object (one item of "inputs" in docs/inspect-json.md).
  * *out is NUL-terminated; free it with wg_free().
  */
 WG_API int wg_scan_to_json(char **out, const wg_scan *scan, unsigned int flags);
+
+/** Same, with a verdict for each of the ngpus GPUs on every CUDA object. */
+WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int flags,
+				const wg_gpu *gpus, size_t ngpus);
 
 /** The schema id of the inspect document: "wheelgate.inspect/1". */
 #define WG_INSPECT_SCHEMA "wheelgate.inspect/1"

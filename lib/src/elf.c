@@ -148,6 +148,27 @@ static const uint8_t *vaddr_bytes(bfd *abfd, const memfile *m, uint64_t addr, ui
 	return NULL;
 }
 
+/* The section table, kept for the readers that work on the raw bytes (fatbins). */
+static int read_sections(wg_object *obj, wg_arena *a, bfd *abfd)
+{
+	size_t n = 0;
+	for (asection *s = abfd->sections; s; s = s->next)
+		n++;
+	obj->sections = wg_arena_alloc(a, (n ? n : 1) * sizeof(wg_section));
+	if (!obj->sections)
+		return WG_ENOMEM;
+	for (asection *s = abfd->sections; s; s = s->next) {
+		wg_section *w = &obj->sections[obj->nsections++];
+		if (!(w->name = wg_arena_strdup(a, bfd_section_name(s))))
+			return WG_ENOMEM;
+		w->offset = s->filepos >= 0 ? (uint64_t)s->filepos : 0;
+		w->size = bfd_section_size(s);
+		w->vma = bfd_section_vma(s);
+		w->has_contents = (bfd_section_flags(s) & SEC_HAS_CONTENTS) && s->filepos >= 0;
+	}
+	return WG_OK;
+}
+
 /* Reads SONAME, NEEDED, RPATH and RUNPATH from .dynamic; every offset is checked. */
 static int read_dynamic(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *m, wg_err *err)
 {
@@ -446,7 +467,7 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 	int type = little ? (data[16] | data[17] << 8) : (data[16] << 8 | data[17]);
 	obj->machine_name = machine_name(obj->machine, little);
 	obj->type = type_name(type);
-	if ((rc = read_dynamic(obj, a, abfd, &m, err)) < 0)
+	if ((rc = read_sections(obj, a, abfd)) < 0 || (rc = read_dynamic(obj, a, abfd, &m, err)) < 0)
 		goto close;
 	rc = read_symbols(obj, a, abfd, max_symbols, err);
 close:

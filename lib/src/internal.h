@@ -150,6 +150,34 @@ typedef struct {
 	bool surface; /* counted for the object's ABI: undefined, or defined outside the runtime */
 } wg_sym;
 
+typedef struct {
+	const char *name;
+	uint64_t offset, size, vma;
+	bool has_contents;
+} wg_section;
+
+typedef struct {
+	uint64_t offset;           /* file offset of the entry header */
+	size_t container;          /* index in fatbin_containers */
+	uint16_t kind, major, minor;
+	uint32_t arch;
+	char variant;              /* 0, 'a' or 'f' (from the entry flags) */
+	uint64_t flags;
+	uint32_t header_size, compressed_size;
+	uint64_t payload_size, uncompressed_size;
+	int compression;           /* WG_FATBIN_COMP_* */
+	bool debug;
+	const char *ptx_version, *ptx_target; /* from the PTX text, or NULL */
+} wg_fatbin_entry;
+
+typedef struct {
+	uint64_t offset, size;
+	const char *section;       /* the section holding it, or NULL */
+	bool registered;           /* in .nv_fatbin / __nv_relfatbin */
+	int wrapper_version;       /* 1, 2, or 0 when no .nvFatBinSegment wrapper points at it */
+	size_t first_entry, entry_count;
+} wg_fatbin_container;
+
 struct wg_object {
 	const char *path;
 	uint64_t size;
@@ -164,6 +192,11 @@ struct wg_object {
 	const char *module, *ext_suffix, *ext_interpreter, *ext_platform;
 	unsigned counts[4]; /* torch_new, torch_old, other_new, other_old */
 	wg_string_abi abi, torch_abi;
+	wg_section *sections;
+	size_t nsections;
+	wg_vec fatbin_containers; /* wg_fatbin_container */
+	wg_vec fatbin_entries;    /* wg_fatbin_entry */
+	unsigned fatbin_wrappers;
 };
 
 typedef struct {
@@ -183,6 +216,7 @@ typedef struct {
 
 struct wg_scan {
 	wg_scan_kind kind;
+	const wg_context *ctx;
 	const char *path;
 	wg_arena arena;
 	/* wheel */
@@ -195,9 +229,17 @@ struct wg_scan {
 	wg_vec problems; /* wg_problem */
 };
 
+typedef struct wg_cuda_data wg_cuda_data;
+int wg_cuda_data_load(wg_cuda_data **out, const char *name, const char *text, size_t len,
+		      wg_err *err);
+void wg_cuda_data_free(wg_cuda_data *d);
+wg_run_how wg_image_runs_on(int kind, unsigned arch, char variant, unsigned cc_major,
+			    unsigned cc_minor);
+
 struct wg_context {
 	wg_options opts;
 	wg_classifier *classifier;
+	wg_cuda_data *cuda;
 };
 
 struct wg_scanner {
@@ -274,6 +316,17 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 bool wg_is_elf(const uint8_t *data, size_t len);
 /** Demangles a C++ name as c++filt does; malloc'd, or NULL when it is not a C++ name. */
 char *wg_demangle(const char *mangled);
+
+/* ---- CUDA fatbins (fatbin.c) ---- */
+
+typedef void (*wg_scan_problem_fn)(void *payload, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/** Reads every fatbin container and entry of an ELF object in memory (sections known). */
+int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+		   wg_scan_problem_fn problem, void *payload);
+void wg_fatbin_arch_name(char *buf, size_t n, int kind, unsigned arch, char variant);
+const char *wg_fatbin_kind_name(int kind);
+const char *wg_fatbin_compression_name(int c);
 
 /* Applies the string-ABI classification to every symbol of obj. */
 void wg_object_classify(wg_object *obj, wg_matcher *m);

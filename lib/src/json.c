@@ -88,7 +88,96 @@ static json_t *abi_bits(unsigned bits)
 	return json_null();
 }
 
-static json_t *object_json(const wg_object *o, unsigned flags)
+static json_t *arch_list(const wg_object *o, wg_fatbin_kind kind, int where)
+{
+	char buf[4096];
+	json_t *a = json_array();
+	wg_object_arch_set(o, kind, where, buf, sizeof(buf));
+	for (char *tok = strtok(buf, " "); a && tok; tok = strtok(NULL, " "))
+		json_array_append_new(a, json_string(tok));
+	return a;
+}
+
+static json_t *verdict_json(const wg_scan *scan, const wg_object *o, const wg_gpu *g)
+{
+	wg_gpu_verdict v = WG_GPU_VERDICT_INIT;
+	char cc[16], gpu[64];
+	wg_object_gpu_verdict(&v, o, g);
+	snprintf(cc, sizeof(cc), "%u.%u", g->cc_major, g->cc_minor);
+	snprintf(gpu, sizeof(gpu), "%s", g->name ? g->name : cc);
+	json_t *isa = json_null(), *needs = json_null();
+	if (v.ptx_isa_major) {
+		char b[16];
+		unsigned cm, cn;
+		snprintf(b, sizeof(b), "%u.%u", v.ptx_isa_major, v.ptx_isa_minor);
+		isa = json_string(b);
+		if (wg_ptx_isa_cuda(scan->ctx, v.ptx_isa_major, v.ptx_isa_minor, &cm, &cn) == WG_OK) {
+			snprintf(b, sizeof(b), "%u.%u", cm, cn);
+			needs = json_string(b);
+		}
+	}
+	const char *runs = !v.runnable_containers ? "none"
+			   : v.runnable_containers == v.kernel_containers ? "all" : "some";
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o}", "gpu", gpu, "cc", cc,
+			 "runs", runs, "how", wg_run_how_name(v.how),
+			 "kernel_containers", (json_int_t)v.kernel_containers,
+			 "runnable_containers", (json_int_t)v.runnable_containers,
+			 "other_containers", (json_int_t)v.other_containers,
+			 "other_runnable", (json_int_t)v.other_runnable, "ptx_isa", isa,
+			 "driver_cuda_needed", needs);
+}
+
+static json_t *cuda_json(const wg_scan *scan, const wg_object *o, unsigned flags,
+			 const wg_gpu *gpus, size_t ngpus)
+{
+	if (!o->fatbin_containers.len)
+		return json_null();
+	json_t *conts = json_array(), *entries = json_array(), *verdicts = json_array();
+	for (size_t i = 0; conts && i < o->fatbin_containers.len; i++) {
+		const wg_fatbin_container *c = wg_vec_at(&o->fatbin_containers, i);
+		json_array_append_new(conts, json_pack("{s:I, s:I, s:o, s:b, s:i, s:I}",
+			"offset", (json_int_t)c->offset, "size", (json_int_t)c->size,
+			"section", str_or_null(c->section), "registered", c->registered,
+			"wrapper_version", c->wrapper_version, "entries", (json_int_t)c->entry_count));
+	}
+	for (size_t i = 0; entries && !(flags & WG_JSON_NO_ENTRIES) && i < o->fatbin_entries.len; i++) {
+		wg_fatbin_entry_info e = WG_FATBIN_ENTRY_INFO_INIT;
+		wg_object_fatbin_entry(&e, o, i);
+		char ver[16], var[2] = {e.variant, 0};
+		snprintf(ver, sizeof(ver), "%u.%u", e.major, e.minor);
+		json_array_append_new(entries, json_pack(
+			"{s:I, s:s, s:s, s:i, s:o, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+			"container", (json_int_t)e.container, "kind", wg_fatbin_kind_str(e.kind),
+			"arch", e.arch_name, "sm", (int)e.arch,
+			"variant", e.variant ? json_string(var) : json_null(), "version", ver,
+			"compression", wg_fatbin_compression_str(e.compression), "debug", e.debug,
+			"flags", (json_int_t)e.flags, "offset", (json_int_t)e.offset,
+			"payload_size", (json_int_t)e.payload_size,
+			"compressed_size", (json_int_t)e.compressed_size,
+			"uncompressed_size", (json_int_t)e.uncompressed_size,
+			"ptx_version", str_or_null(e.ptx_version), "ptx_target", str_or_null(e.ptx_target)));
+	}
+	for (size_t i = 0; verdicts && i < ngpus; i++)
+		json_array_append_new(verdicts, verdict_json(scan, o, &gpus[i]));
+	json_t *j = json_pack("{s:o, s:o, s:o, s:{s:o, s:o}, s:I, s:o}",
+			      "sass", arch_list(o, WG_FATBIN_SASS, 1),
+			      "ptx", arch_list(o, WG_FATBIN_PTX, 1),
+			      "lto_ir", arch_list(o, WG_FATBIN_LTOIR, 1),
+			      "outside", "sass", arch_list(o, WG_FATBIN_SASS, 0),
+			      "ptx", arch_list(o, WG_FATBIN_PTX, 0),
+			      "wrappers", (json_int_t)o->fatbin_wrappers, "containers", conts);
+	if (!j)
+		return NULL;
+	if (!(flags & WG_JSON_NO_ENTRIES))
+		json_object_set_new(j, "entries", entries);
+	else
+		json_decref(entries);
+	json_object_set_new(j, "gpus", verdicts);
+	return j;
+}
+
+static json_t *object_json(const wg_scan *scan, const wg_object *o, unsigned flags,
+			   const wg_gpu *gpus, size_t ngpus)
 {
 	json_t *ext = json_null();
 	if (o->is_extension)
@@ -133,10 +222,17 @@ static json_t *object_json(const wg_object *o, unsigned flags)
 		"symbol_counts", "total", (json_int_t)o->nsyms, "defined", (json_int_t)o->ndefined,
 		"undefined", (json_int_t)o->nundefined,
 		"symbols", syms));
+	json_object_set_new(j, "cuda", cuda_json(scan, o, flags, gpus, ngpus));
 	return j;
 }
 
 WG_API int wg_scan_to_json(char **out, const wg_scan *scan, unsigned int flags)
+{
+	return wg_scan_to_json_gpus(out, scan, flags, NULL, 0);
+}
+
+WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int flags,
+				const wg_gpu *gpus, size_t ngpus)
 {
 	static const char *const kinds[] = {"?", "wheel", "object", "directory"};
 	if (!out || !scan)
@@ -144,8 +240,8 @@ WG_API int wg_scan_to_json(char **out, const wg_scan *scan, unsigned int flags)
 	*out = NULL;
 	json_t *objs = json_array(), *probs = json_array();
 	for (size_t i = 0; objs && i < scan->objects.len; i++)
-		json_array_append_new(objs, object_json(*(wg_object **)wg_vec_at(&scan->objects, i),
-							flags));
+		json_array_append_new(objs, object_json(scan, *(wg_object **)wg_vec_at(&scan->objects, i),
+							flags, gpus, ngpus));
 	for (size_t i = 0; probs && i < scan->problems.len; i++) {
 		const wg_problem *p = wg_vec_at(&scan->problems, i);
 		json_array_append_new(probs, json_pack("{s:s, s:o, s:s}", "code",

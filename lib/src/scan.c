@@ -71,6 +71,14 @@ WG_API int wg_context_new(wg_context **out, const wg_options *opts)
 		free(ctx);
 		return rc;
 	}
+	const wg_data_file *cf = find_data("gpu/cuda.yaml");
+	if (!cf || (rc = wg_cuda_data_load(&ctx->cuda, "rules/gpu/cuda.yaml", cf->text, cf->len,
+					     &err)) < 0) {
+		wg_set_last_error(WG_EDATA, "%s", cf ? err.msg : "rules/gpu/cuda.yaml is missing");
+		wg_classifier_free(ctx->classifier);
+		free(ctx);
+		return WG_EDATA;
+	}
 	*out = ctx;
 	return WG_OK;
 }
@@ -80,6 +88,7 @@ WG_API void wg_context_free(wg_context *ctx)
 	if (!ctx)
 		return;
 	wg_classifier_free(ctx->classifier);
+	wg_cuda_data_free(ctx->cuda);
 	free(ctx);
 }
 
@@ -114,12 +123,13 @@ WG_API const char *wg_scanner_error(const wg_scanner *s)
 /* ---------------------------------------------------------------------------------------- */
 /* the fact model                                                                           */
 
-static wg_scan *scan_new(wg_scan_kind kind, const char *path)
+static wg_scan *scan_new(wg_scan_kind kind, const char *path, const wg_context *ctx)
 {
 	wg_scan *scan = calloc(1, sizeof(*scan));
 	if (!scan)
 		return NULL;
 	scan->kind = kind;
+	scan->ctx = ctx;
 	wg_vec_init(&scan->members, sizeof(wg_member));
 	wg_vec_init(&scan->objects, sizeof(wg_object *));
 	wg_vec_init(&scan->problems, sizeof(wg_problem));
@@ -137,6 +147,8 @@ WG_API void wg_scan_free(wg_scan *scan)
 	for (size_t i = 0; i < scan->objects.len; i++) {
 		wg_object *o = *(wg_object **)wg_vec_at(&scan->objects, i);
 		wg_strlist_free(&o->needed);
+		wg_vec_free(&o->fatbin_containers);
+		wg_vec_free(&o->fatbin_entries);
 	}
 	for (size_t i = 0; i < WG_ARRAY_LEN(scan->lists); i++)
 		wg_strlist_free(&scan->lists[i]);
@@ -208,6 +220,25 @@ void wg_object_classify(wg_object *obj, wg_matcher *m)
 	obj->abi = abi_of(obj->counts[0] + obj->counts[2], obj->counts[1] + obj->counts[3]);
 }
 
+typedef struct {
+	wg_scan *scan;
+	const char *where;
+} fatbin_problem_ctx;
+
+static void fatbin_problem(void *payload, int code, const char *fmt, ...)
+{
+	fatbin_problem_ctx *pc = payload;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (pc->scan->kind == WG_SCAN_WHEEL)
+		wg_scan_add_problem(pc->scan, code, pc->where, "%s: %s", pc->scan->path, msg);
+	else
+		wg_scan_add_problem(pc->scan, code, pc->where, "%s", msg);
+}
+
 /* Reads one ELF image into a new object of scan; problems are recorded, not returned. */
 static int add_object(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
 		      const uint8_t *data, size_t len)
@@ -230,6 +261,9 @@ static int add_object(wg_scan *scan, wg_scanner *s, const char *path, const char
 	}
 	wg_object_classify(o, s->matcher);
 	wg_pyext_classify(o, &scan->arena, relpath);
+	fatbin_problem_ctx pc = {scan, path};
+	if (wg_fatbin_read(o, &scan->arena, data, len, fatbin_problem, &pc) == WG_ENOMEM)
+		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 	return WG_OK;
 }
 
@@ -762,7 +796,7 @@ static bool is_zip(const uint8_t *d, size_t n)
 /* Scans an opened wheel into a new scan; closes z. */
 static int scan_opened_wheel(wg_scan **out, wg_scanner *s, wg_zip *z, const char *name)
 {
-	wg_scan *scan = scan_new(WG_SCAN_WHEEL, name);
+	wg_scan *scan = scan_new(WG_SCAN_WHEEL, name, s->ctx);
 	if (!scan) {
 		wg_zip_close(z);
 		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
@@ -780,7 +814,7 @@ static int scan_opened_wheel(wg_scan **out, wg_scanner *s, wg_zip *z, const char
 static int scan_object_image(wg_scan **out, wg_scanner *s, const char *name, const uint8_t *data,
 			     size_t len)
 {
-	wg_scan *scan = scan_new(WG_SCAN_OBJECT, name);
+	wg_scan *scan = scan_new(WG_SCAN_OBJECT, name, s->ctx);
 	if (!scan)
 		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 	int rc = add_object(scan, s, name, base_name(name), data, len);
@@ -933,7 +967,7 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 		return wg_seterr(&s->err, errno == ENOENT ? WG_ENOTFOUND : WG_EIO, "%s: %s", path,
 				 strerror(errno));
 	if (S_ISDIR(st.st_mode)) {
-		wg_scan *scan = scan_new(WG_SCAN_DIRECTORY, path);
+		wg_scan *scan = scan_new(WG_SCAN_DIRECTORY, path, s->ctx);
 		if (!scan)
 			return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 		dir_walk w = {scan, s, 0, WG_OK};
