@@ -232,16 +232,18 @@ WG_API wg_run_how wg_fatbin_entry_runs_on(const wg_fatbin_entry_info *e, const w
 
 /*
  * Which registered containers hold the kernels the CUDA runtime loads. A plain build's
- * .nv_fatbin has the module fatbin (wrapper v1) and a device-link fatbin (wrapper v2) whose
- * cubins hold no kernels; with -rdc=true the module fatbins move to __nv_relfatbin and the
- * linked v2 fatbin holds the kernels (with the relocatable PTX usable for a JIT link).
+ * .nv_fatbin has the module fatbin (wrapper v1) and a device-link fatbin whose cubins hold no
+ * kernels (wrapped as v2, or not wrapped at all); with -rdc=true the module fatbins move to
+ * __nv_relfatbin and the linked v2 fatbin holds the kernels (with the relocatable PTX usable
+ * for a JIT link).
  */
 static bool is_kernel_container(const wg_object *o, const wg_fatbin_container *c, bool rdc)
 {
 	if (!c->registered || !c->entry_count)
 		return false;
-	if (!c->wrapper_version || !o->fatbin_wrappers)
+	if (!o->fatbin_wrappers)
 		return true; /* no wrappers to tell (a relocatable .o): every container counts */
+	/* A container no wrapper points at is never registered: nothing launches from it. */
 	if (rdc)
 		return c->wrapper_version == 2;
 	return c->wrapper_version == 1;
