@@ -44,5 +44,6 @@ Suite *suite_abi(void);
 Suite *suite_wheel(void);
 Suite *suite_corpus(void);
 Suite *suite_api(void);
+Suite *suite_fatbin(void);
 
 #endif

@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""The fatbin reader and the GPU model against ground truth:
+  - the nvcc fixture matrix (tests/fixtures/cuda/matrix.txt): the sets reported for every object
+    equal the -gencode flags it was built with; compression and debug follow the flags;
+    the prebuilt copies always, fresh nvcc builds when nvcc is there;
+  - cuobjdump's listing of every fixture and of the CUDA 13.0 libraries (recorded on the GPU
+    machine, tests/fixtures/cuda/truth/), and the corpus README's cuobjdump counts;
+  - what the fixtures really did on an H200 (sm_90): the verdict for sm_90 must agree;
+  - the corpus wheels on sm_90, per the corpus README.
+
+Usage: test_cuda.py WHEELGATE FIXTURE_SRC_DIR BUILT_FIXTURES_DIR|- CORPUS CUDA_LIB_DIR [PYTHON]
+Prints one line per test and closes with "N passed, N failed".
+"""
+import collections
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import traceback
+
+WG, SRC, BUILT, CORPUS, CUDALIB = sys.argv[1:6]
+PREBUILT = os.path.join(SRC, "prebuilt")
+TRUTH = os.path.join(SRC, "truth")
+TESTS = []
+
+
+class Skip(Exception):
+    pass
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "schema",
+                      "inspect.schema.json")
+SYS_PY = sys.argv[6] if len(sys.argv) > 6 else ""
+
+
+def validate(raw):
+    """Validates an inspect document against the schema (python3-jsonschema)."""
+    if not SYS_PY:
+        return
+    code = ("import json,sys,jsonschema;s=json.load(open(sys.argv[1]));d=json.load(sys.stdin);"
+            "e=sorted(jsonschema.Draft7Validator(s).iter_errors(d),key=str);"
+            "[print(x.message,list(x.path)) for x in e[:5]];sys.exit(1 if e else 0)")
+    p = subprocess.run([SYS_PY, "-c", code, SCHEMA], input=raw, capture_output=True)
+    assert p.returncode == 0, "schema: " + p.stdout.decode() + p.stderr.decode()[-500:]
+
+
+def inspect(*paths, gpus=(), entries=True):
+    args = [WG, "inspect", "--json", "--symbols=none"]
+    for g in gpus:
+        args += ["--gpu", g]
+    if not entries:
+        args.append("--entries=none")
+    p = subprocess.run(args + list(paths), capture_output=True, timeout=900)
+    assert p.returncode in (0, 1), (p.returncode, p.stderr.decode()[-2000:])
+    if len(p.stdout) < (64 << 20):
+        validate(p.stdout)
+    return json.loads(p.stdout)["inputs"]
+
+
+def matrix():
+    rows = []
+    with open(os.path.join(SRC, "matrix.txt")) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, flags = line.split(None, 1)
+                rows.append((name, flags.split()))
+    return rows
+
+
+def expected_sets(flags):
+    """The SASS, PTX and LTO-IR sets that -gencode ... code=... asks nvcc for."""
+    sass, ptx, lto = set(), set(), set()
+    for i, f in enumerate(flags):
+        if f != "-gencode":
+            continue
+        code = re.search(r"code=\[?([^\]]+)\]?", flags[i + 1]).group(1)
+        for c in code.split(","):
+            (sass if c.startswith("sm_") else ptx if c.startswith("compute_") else lto).add(c)
+    return sass, ptx, lto
+
+
+def check_matrix(directory):
+    rows = matrix()
+    items = inspect(*[os.path.join(directory, n + ".so") for n, _ in rows])
+    for (name, flags), item in zip(rows, items):
+        assert item["problems"] == [], (name, item["problems"])
+        cuda = item["objects"][0]["cuda"]
+        sass, ptx, lto = expected_sets(flags)
+        got = (set(cuda["sass"]), set(cuda["ptx"]), set(cuda["lto_ir"]))
+        assert got == (sass, ptx, lto), (name, got, (sass, ptx, lto))
+        entries = cuda["entries"]
+        rdc = "-rdc=true" in flags
+        sections = {c["section"] for c in cuda["containers"]}
+        assert sections == ({".nv_fatbin", "__nv_relfatbin"} if rdc else {".nv_fatbin"}), name
+        for e in entries:
+            c = cuda["containers"][e["container"]]
+            if e["kind"] == "ptx":
+                want = "zstd"
+                if "--compress-mode=speed" in flags:
+                    want = "lz4"
+                if "--no-compress" in flags:
+                    want = "none"
+                assert e["compression"] == want, (name, e)
+                # The PTX text agrees with the entry header.
+                assert e["ptx_target"] == e["arch"].replace("compute_", "sm_"), (name, e)
+                assert e["ptx_version"] == e["version"], (name, e)
+            elif e["kind"] == "sass":
+                zstd = ("-compress-all" in flags or "-G" in flags or
+                        (rdc and c["section"] == "__nv_relfatbin"))
+                assert e["compression"] == ("zstd" if zstd else "none"), (name, e)
+            assert e["debug"] == ("-G" in flags), (name, e)
+        if rdc:
+            linked = [c for c in cuda["containers"] if c["section"] == ".nv_fatbin"]
+            assert [c["wrapper_version"] for c in linked] == [2], (name, linked)
+        else:
+            assert 1 in [c["wrapper_version"] for c in cuda["containers"]], name
+
+
+@test
+def prebuilt_matrix_matches_flags():
+    check_matrix(PREBUILT)
+
+
+@test
+def fresh_nvcc_matrix_matches_flags():
+    if BUILT == "-" or not os.path.exists(os.path.join(BUILT, ".stamp")):
+        raise Skip("nvcc not found: the prebuilt copies were checked instead")
+    check_matrix(BUILT)
+
+
+def cuobjdump_blocks(path):
+    blocks, cur = {}, None
+    for line in open(path):
+        line = line.rstrip("\n")
+        if line.startswith("== "):
+            cur = line[3:].split()[0]
+            blocks[cur] = []
+        elif cur is not None and line:
+            blocks[cur].append(line)
+    return blocks
+
+
+@test
+def fixtures_agree_with_cuobjdump():
+    blocks = cuobjdump_blocks(os.path.join(TRUTH, "cuobjdump-fixtures.txt"))
+    names = sorted(blocks)
+    items = inspect(*[os.path.join(PREBUILT, n) for n in names])
+    for name, item in zip(names, items):
+        theirs = collections.Counter()
+        for l in blocks[name]:
+            m = re.match(r"(ELF|PTX) file\s+\d+: .*\.(sm_\d+a?)\.(cubin|ptx)$", l)
+            if m:
+                theirs[("sass" if m.group(1) == "ELF" else "ptx", m.group(2))] += 1
+        cuda = item["objects"][0]["cuda"]
+        ours = collections.Counter()
+        for e in cuda["entries"]:
+            # cuobjdump 13.0 lists a shared object's .nv_fatbin, not its __nv_relfatbin
+            # (seen on the -rdc=true fixtures: only the linked cubins are listed).
+            if cuda["containers"][e["container"]]["section"] == ".nv_fatbin":
+                # cuobjdump names PTX sm_XX and drops the family suffix
+                arch = re.sub(r"^(sm|compute)_(\d+)(a?)f?$", r"sm_\2\3", e["arch"])
+                ours[(e["kind"], arch)] += 1
+        assert ours == theirs, (name, ours, theirs)
+
+
+@test
+def verdicts_agree_with_the_h200():
+    outcomes = {}
+    for line in open(os.path.join(TRUTH, "outcomes-sm_90.txt")):
+        if not line.startswith("#"):
+            name, res = line.split()
+            outcomes[name] = res
+    names = sorted(outcomes)
+    items = inspect(*[os.path.join(PREBUILT, n + ".so") for n in names], gpus=["sm_90"],
+                    entries=False)
+    ran = 0
+    for name, item in zip(names, items):
+        v = item["objects"][0]["cuda"]["gpus"][0]
+        predicted = v["runs"] != "none"
+        assert predicted == (outcomes[name] == "ok"), (name, v, outcomes[name])
+        if outcomes[name] != "ok":
+            assert outcomes[name] == "cudaErrorNoKernelImageForDevice", (name, outcomes[name])
+        ran += predicted
+    # Both outcomes are represented, so agreement means something.
+    assert 0 < ran < len(names), ran
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def registered_counts(obj):
+    c = collections.Counter()
+    cuda = obj["cuda"] or {"entries": [], "containers": []}
+    for e in cuda["entries"]:
+        if cuda["containers"][e["container"]]["registered"]:
+            kind = "ELF" if e["kind"] == "sass" else "PTX" if e["kind"] == "ptx" else "LTO"
+            c[(kind, re.sub(r"^(sm|compute)_(\d+)(a?)f?$", r"sm_\2\3", e["arch"]))] += 1
+    return c
+
+
+def need_cuda():
+    if not os.path.isdir(CUDALIB):
+        raise Skip("no CUDA toolkit libraries at " + CUDALIB)
+
+
+@test
+def cuda_libraries_agree_with_cuobjdump():
+    need_cuda()
+    truth = {}
+    cur = None
+    for line in open(os.path.join(TRUTH, "cuobjdump-libs.txt")):
+        parts = line.split()
+        if parts[0] == "==":
+            cur = parts[2]
+            truth[cur] = collections.Counter()
+        else:
+            truth[cur][(parts[0], parts[1])] = int(parts[2])
+    compared = 0
+    for f in sorted(os.listdir(CUDALIB)):
+        path = os.path.join(CUDALIB, f)
+        if os.path.islink(path) or ".so" not in f:
+            continue
+        h = sha256(path)
+        if h not in truth:
+            continue
+        obj = inspect(path, entries=True)[0]["objects"][0]
+        assert registered_counts(obj) == truth[h], (f, registered_counts(obj), truth[h])
+        compared += 1
+    assert compared >= 5, "only %d libraries matched the recorded ones" % compared
+
+
+@test
+def corpus_readme_cuobjdump_counts():
+    need_cuda()
+    readme = {
+        "libcublas.so.13": "ELF sm_75 190, sm_80 191, sm_86 114, sm_90 191, sm_100 191, "
+                           "sm_120 192; PTX sm_120 188",
+        "libcurand.so.10": "ELF sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_103, sm_120, "
+                           "sm_121 11 each; PTX sm_121 10",
+    }
+    want = {
+        "libcublas.so.13": {("ELF", "sm_75"): 190, ("ELF", "sm_80"): 191, ("ELF", "sm_86"): 114,
+                            ("ELF", "sm_90"): 191, ("ELF", "sm_100"): 191,
+                            ("ELF", "sm_120"): 192, ("PTX", "sm_120"): 188},
+        "libcurand.so.10": dict([(("ELF", "sm_%d" % a), 11) for a in
+                                 (75, 80, 86, 89, 90, 100, 103, 120, 121)] +
+                                [(("PTX", "sm_121"), 10)]),
+    }
+    for lib, w in want.items():
+        path = os.path.join(CUDALIB, lib)
+        if not os.path.exists(path):
+            raise Skip(path + " not found")
+        obj = inspect(path)[0]["objects"][0]
+        assert registered_counts(obj) == collections.Counter(w), (lib, readme[lib])
+
+
+@test
+def every_cuda_library_reads_cleanly_and_cufft_is_found():
+    need_cuda()
+    libs = [os.path.join(CUDALIB, f) for f in sorted(os.listdir(CUDALIB))
+            if ".so" in f and not os.path.islink(os.path.join(CUDALIB, f))]
+    items = inspect(*libs, gpus=["sm_90"], entries=False)
+    outside = {}
+    for item in items:
+        assert item["problems"] == [], (item["path"], item["problems"])
+        o = item["objects"][0]
+        assert o["error"] is None, item["path"]
+        cuda = o["cuda"]
+        if cuda:
+            outside[os.path.basename(item["path"])] = (
+                sum(1 for c in cuda["containers"] if not c["registered"]),
+                cuda["outside"], cuda["gpus"][0])
+    # fatbin-format.md section 5: containers found by the whole-file scan.
+    expect = {"libcufft.so.12": 23983, "libcublasLt.so.13": 383, "libcusparse.so.12": 34,
+              "libcupti.so.13": 3, "libcheckpoint.so": 3,
+              "libcudnn_engines_precompiled.so.9": 122}
+    for lib, n in expect.items():
+        if lib in outside or os.path.exists(os.path.join(CUDALIB, lib)):
+            assert outside[lib][0] == n, (lib, outside[lib][0], n)
+    # cuFFT registers sm_75 only; its real kernels (outside) go far beyond.
+    n, sets, verdict = outside["libcufft.so.12"]
+    assert {"sm_80", "sm_90", "sm_100", "sm_120"} <= set(sets["sass"]), sets
+    assert verdict["other_runnable"] > 0 and verdict["runs"] == "none", verdict
+
+
+@test
+def corpus_wheels_on_sm90():
+    wheels = os.path.join(CORPUS, "wheels")
+    if not os.path.isdir(wheels):
+        raise Skip("corpus not found")
+    suf = "-0.1.0-cp312-cp312-linux_x86_64.whl"
+    names = ["wgdemo_good_sm90", "wgdemo_sm80_only", "wgdemo_mixed", "wgdemo_oldabi_sm90"]
+    items = inspect(*[os.path.join(wheels, n + suf) for n in names], gpus=["sm_90", "H200"])
+    runs = {}
+    for n, item in zip(names, items):
+        for o in item["objects"]:
+            v = o["cuda"]["gpus"]
+            assert v[0]["runs"] == v[1]["runs"] and v[1]["gpu"] == "H200"
+            runs[(n, o["python_extension"]["module"])] = v[0]["runs"]
+    assert runs == {("wgdemo_good_sm90", "wgdemo_cuda"): "all",
+                    ("wgdemo_sm80_only", "wgdemo_cuda"): "none",
+                    ("wgdemo_mixed", "wgdemo_cuda"): "all",
+                    ("wgdemo_mixed", "wgdemo_aux_cuda"): "none",
+                    ("wgdemo_oldabi_sm90", "wgdemo_cuda"): "all"}, runs
+
+
+def main():
+    passed = failed = skipped = 0
+    for t in TESTS:
+        try:
+            t()
+            print("PASS", t.__name__)
+            passed += 1
+        except Skip as e:
+            print("SKIP", t.__name__ + ":", e)
+            skipped += 1
+        except Exception:
+            print("FAIL", t.__name__)
+            traceback.print_exc()
+            failed += 1
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
