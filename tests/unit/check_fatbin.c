@@ -288,7 +288,8 @@ START_TEST(test_compressed_ptx_is_bounded)
 	static image im;
 	memset(&im, 0, sizeof(im));
 	size_t c = container_header(&im, 0);
-	entry(&im, WG_FATBIN_PTX, 90, 0x8000, 9, 0, "\x28\xb5\x2f\xfd garbage!", 16, 16, 1ull << 62);
+	static const char bad_zstd[16] = "\x28\xb5\x2f\xfd garbage!!!";
+	entry(&im, WG_FATBIN_PTX, 90, 0x8000, 9, 0, bad_zstd, 16, 16, 1ull << 62);
 	entry(&im, WG_FATBIN_PTX, 90, 0x2000, 9, 0, "\xff\xff\xff\xff\xff\xff\xff\xff", 8, 8,
 	      1ull << 62);
 	fix_fat(&im, c);
