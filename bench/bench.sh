@@ -2,7 +2,8 @@
 # wheelgate's speed and memory on a large real wheel: `wheelgate inspect` on a wheel holding
 # libcublasLt.so.13 (541 MB) from the CUDA toolkit, next to `unzip -p WHEEL >/dev/null` (which
 # only inflates) on the same wheel, in the same run; then the bare .so, which is read
-# without any decompression. Prints wall time and peak RSS of each.
+# without any decompression. Prints wall time and peak RSS of each; then the time to list
+# every fatbin container and entry of the library next to the time to read it.
 # Usage: bench/bench.sh [BUILD_DIR] [LIB]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,3 +39,6 @@ measure "wheelgate inspect WHEEL" "$wg" inspect --symbols=none "$whl"
 measure "unzip -p WHEEL >/dev/null" sh -c "unzip -p '$whl' >/dev/null" "$whl"
 measure "wheelgate inspect --json WHEEL (all symbols)" "$wg" inspect --json "$whl"
 measure "wheelgate inspect LIB (no decompression)" "$wg" inspect --symbols=none "$lib"
+echo
+echo "fatbin listing vs reading the file (best of 3, file in the page cache):"
+"$build/bench_fatbin" "$lib" 3

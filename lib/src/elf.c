@@ -165,6 +165,7 @@ static int read_sections(wg_object *obj, wg_arena *a, bfd *abfd)
 		w->size = bfd_section_size(s);
 		w->vma = bfd_section_vma(s);
 		w->has_contents = (bfd_section_flags(s) & SEC_HAS_CONTENTS) && s->filepos >= 0;
+		w->code = (bfd_section_flags(s) & SEC_CODE) != 0;
 	}
 	return WG_OK;
 }

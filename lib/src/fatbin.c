@@ -326,29 +326,50 @@ static int walk_section(wg_object *obj, wg_arena *a, const span *s, const wg_sec
 	return WG_OK;
 }
 
+typedef struct {
+	uint64_t offset;
+	size_t index;
+} by_offset;
+
+static int cmp_by_offset(const void *a, const void *b)
+{
+	uint64_t x = ((const by_offset *)a)->offset, y = ((const by_offset *)b)->offset;
+	return x < y ? -1 : x > y;
+}
+
 /* .nvFatBinSegment: 24-byte wrappers {magic, version, data, filename_or_fatbins}. */
-static void link_wrappers(wg_object *obj, const span *s, wg_scan_problem_fn problem,
-			  void *payload)
+static int link_wrappers(wg_object *obj, const span *s, wg_scan_problem_fn problem, void *payload)
 {
 	const wg_section *seg = section_named(obj, ".nvFatBinSegment");
-	if (!seg || !rd(s, seg->offset, seg->size))
-		return;
+	size_t n = obj->fatbin_containers.len;
+	if (!seg || !rd(s, seg->offset, seg->size) || !n)
+		return WG_OK;
+	/* Thousands of wrappers in the large libraries: look containers up by offset. */
+	by_offset *idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return WG_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const wg_fatbin_container *c = wg_vec_at(&obj->fatbin_containers, i);
+		idx[i] = (by_offset){c->offset, i};
+	}
+	qsort(idx, n, sizeof(*idx), cmp_by_offset);
 	for (uint64_t p = seg->offset; p + 24 <= seg->offset + seg->size; p += 24) {
 		const uint8_t *w = s->d + p;
 		if (le32(w) != WRAPPER_MAGIC) {
 			problem(payload, WG_EFORMAT, "%s: section .nvFatBinSegment: offset %#llx: wrapper "
 				"magic %#x, expected %#x", obj->path, (unsigned long long)p, le32(w),
 				WRAPPER_MAGIC);
-			return;
+			break;
 		}
 		obj->fatbin_wrappers++;
-		uint64_t off = va_to_offset(obj, le64(w + 8));
-		for (size_t i = 0; i < obj->fatbin_containers.len; i++) {
-			wg_fatbin_container *c = wg_vec_at(&obj->fatbin_containers, i);
-			if (c->registered && c->offset == off)
-				c->wrapper_version = (int)le32(w + 4);
-		}
+		by_offset key = {va_to_offset(obj, le64(w + 8)), 0};
+		by_offset *hit = bsearch(&key, idx, n, sizeof(*idx), cmp_by_offset);
+		if (hit)
+			((wg_fatbin_container *)wg_vec_at(&obj->fatbin_containers, hit->index))
+				->wrapper_version = (int)le32(w + 4);
 	}
+	free(idx);
+	return WG_OK;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -370,49 +391,60 @@ int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		if (sec && (rc = walk_section(obj, a, &s, sec, problem, payload)) < 0)
 			return rc;
 	}
-	link_wrappers(obj, &s, problem, payload);
+	if ((rc = link_wrappers(obj, &s, problem, payload)) < 0)
+		return rc;
 
 	/*
 	 * Containers outside the registered sections, loaded through the driver API: a scan of
 	 * every 8-aligned offset for the container header (magic, version 1, header size 16),
-	 * each hit then parsed strictly. Registered sections are skipped.
+	 * each hit then parsed strictly. Registered sections and machine code (.text, .plt...)
+	 * are skipped; the scan runs over the gaps between them with one aligned 8-byte load per
+	 * step, at memory speed.
 	 */
-	uint64_t skip_ranges[4] = {0};
-	int nskip = 0;
-	for (size_t i = 0; i < WG_ARRAY_LEN(registered); i++) {
-		const wg_section *sec = section_named(obj, registered[i]);
-		if (sec) {
-			skip_ranges[nskip++] = sec->offset;
-			skip_ranges[nskip++] = sec->offset + sec->size;
+	uint64_t *ranges = malloc((2 * obj->nsections + 2) * sizeof(*ranges));
+	size_t nr = 0;
+	if (!ranges)
+		return WG_ENOMEM;
+	for (size_t i = 0; i < obj->nsections; i++) {
+		const wg_section *sec = &obj->sections[i];
+		bool reg = !strcmp(sec->name, registered[0]) || !strcmp(sec->name, registered[1]);
+		if (sec->has_contents && sec->size && (reg || sec->code) && rd(&s, sec->offset, sec->size)) {
+			ranges[nr++] = sec->offset;
+			ranges[nr++] = sec->offset + sec->size;
 		}
 	}
-	qsort(skip_ranges, (size_t)nskip / 2, 2 * sizeof(uint64_t), cmp_u64);
-	const uint64_t pattern = 0x00100001BA55ED50ull; /* 50 ED 55 BA 01 00 10 00 */
+	qsort(ranges, nr / 2, 2 * sizeof(uint64_t), cmp_u64);
+	ranges[nr++] = len; /* the last gap ends at the end of the file */
+	ranges[nr++] = len;
+	const uint64_t pattern = 0x00100001BA55ED50ull; /* 50 ED 55 BA 01 00 10 00, little-endian */
 	wg_err err = {0};
-	for (uint64_t p = 0; p + CONTAINER_HEADER <= len;) {
-		bool inside = false;
-		for (int r = 0; r < nskip; r += 2)
-			if (p >= skip_ranges[r] && p < skip_ranges[r + 1]) {
-				p = (skip_ranges[r + 1] + 7) & ~7ull;
-				inside = true;
+	uint64_t p = 0;
+	for (size_t r = 0; r < nr; r += 2) {
+		uint64_t gap_end = ranges[r] < len ? ranges[r] : len;
+		while (p + CONTAINER_HEADER <= gap_end) {
+			uint64_t v;
+			memcpy(&v, data + p, 8);
+			if (v != pattern) {
+				p += 8;
+				continue;
 			}
-		if (inside)
-			continue;
-		if (le64(data + p) != pattern) {
-			p += 8;
-			continue;
+			rc = add_container(obj, a, &s, p, section_at(obj, p), false, &err);
+			if (rc == WG_ENOMEM) {
+				free(ranges);
+				return rc;
+			}
+			if (rc < 0) {
+				p += 8; /* chance bytes, not a container */
+				continue;
+			}
+			const wg_fatbin_container *c = wg_vec_at(&obj->fatbin_containers,
+								 obj->fatbin_containers.len - 1);
+			p = (p + c->size + 7) & ~7ull;
 		}
-		rc = add_container(obj, a, &s, p, section_at(obj, p), false, &err);
-		if (rc == WG_ENOMEM)
-			return rc;
-		if (rc < 0) {
-			p += 8; /* chance bytes, not a container */
-			continue;
-		}
-		const wg_fatbin_container *c = wg_vec_at(&obj->fatbin_containers,
-							 obj->fatbin_containers.len - 1);
-		p = (p + c->size + 7) & ~7ull;
+		if (ranges[r + 1] > p)
+			p = (ranges[r + 1] + 7) & ~7ull;
 	}
+	free(ranges);
 	return WG_OK;
 }
 

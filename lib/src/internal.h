@@ -153,7 +153,7 @@ typedef struct {
 typedef struct {
 	const char *name;
 	uint64_t offset, size, vma;
-	bool has_contents;
+	bool has_contents, code;
 } wg_section;
 
 typedef struct {

@@ -107,13 +107,13 @@ static void read_image(image *im, size_t from, size_t to, size_t seg_from, size_
 	memset(&obj, 0, sizeof(obj));
 	memset(&probs, 0, sizeof(probs));
 	obj.path = "t.so";
-	sections[n++] = (wg_section){".nv_fatbin", from, to - from, 0x10000 + from, true};
+	sections[n++] = (wg_section){".nv_fatbin", from, to - from, 0x10000 + from, true, false};
 	if (seg_to > seg_from)
 		sections[n++] = (wg_section){".nvFatBinSegment", seg_from, seg_to - seg_from,
-					     0x10000 + seg_from, true};
+					     0x10000 + seg_from, true, false};
 	size_t rest = seg_to > to ? seg_to : to;
 	if (im->len > rest)
-		sections[n++] = (wg_section){".ldata", rest, im->len - rest, 0, true};
+		sections[n++] = (wg_section){".ldata", rest, im->len - rest, 0, true, false};
 	obj.sections = sections;
 	obj.nsections = n;
 	ck_assert_int_eq(wg_fatbin_read(&obj, &arena, im->d, im->len, on_problem, &probs), WG_OK);
