@@ -18,6 +18,7 @@
 
 int cmd_inspect(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /* output.c */
 extern bool use_color;
@@ -32,6 +33,7 @@ void human_size(char *buf, size_t n, unsigned long long bytes);
 /* Progress of long reads on a terminal (stderr), cleared when done. */
 void progress_cb(const char *what, uint64_t done, uint64_t total, void *payload);
 void progress_clear(void);
+bool wg_has_suffix_cli(const char *s, const char *suffix);
 /* Reads all of stdin (for "-") into a malloc'd buffer. */
 int read_stdin(unsigned char **out, size_t *len, size_t limit);
 

@@ -15,6 +15,7 @@ typedef struct {
 
 /* One row per command; each lives in cmd_<name>.c. */
 static const command commands[] = {
+	{"check", cmd_check, "say what would break: apply the rules for a target environment"},
 	{"inspect", cmd_inspect, "show what a wheel, ELF object or directory contains"},
 	{"gpus", cmd_gpus, "list the GPU names --gpu accepts, with their compute capability"},
 };

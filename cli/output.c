@@ -95,3 +95,9 @@ int read_stdin(unsigned char **out, size_t *len, size_t limit)
 	*len = n;
 	return 0;
 }
+
+bool wg_has_suffix_cli(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}

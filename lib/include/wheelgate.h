@@ -429,6 +429,120 @@ WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int fl
 /** The schema id of the inspect document: "wheelgate.inspect/1". */
 #define WG_INSPECT_SCHEMA "wheelgate.inspect/1"
 
+/* ---------------------------------------------------------------------------------------- */
+/* The install target                                                                       */
+
+#define WG_MAX_GPUS 16
+
+/**
+ * Where a wheel is to be installed. Unknown facts stay 0 / NULL / -1 and the rules that need
+ * them do not apply. wg_target_parse() reads "python=3.12,torch=2.9.1+cu128,cxx11abi=0,
+ * cuda=12.8"; GPUs are added with wg_target_add_gpu().
+ */
+typedef struct wg_target {
+	unsigned int version;
+	unsigned python_major, python_minor;
+	char torch[64];                 /**< "2.9.1+cu128", or "" */
+	unsigned torch_major, torch_minor;
+	int cxx11abi;                   /**< 1, 0, or -1 when unknown */
+	unsigned cuda_major, cuda_minor; /**< from cuda=, else from torch's +cuXYZ label */
+	size_t ngpus;
+	wg_gpu gpus[WG_MAX_GPUS];
+} wg_target;
+#define WG_TARGET_VERSION 1
+
+WG_API int wg_target_init(wg_target *t, unsigned int version);
+/** Adds the facts of spec to t; WG_EINVAL with the reason in wg_error_last(). */
+WG_API int wg_target_parse(wg_target *t, const char *spec);
+WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Rules and checks                                                                         */
+
+typedef struct wg_ruleset wg_ruleset;
+
+typedef struct wg_ruleset_options {
+	unsigned int version;
+	const char *const *rule_paths; /**< user rule files or directories (*.yaml), in order */
+	size_t nrule_paths;
+	const char *const *disable;    /**< rule ids to switch off */
+	size_t ndisable;
+	const char *const *enable;     /**< rule ids to switch on (rules shipped disabled) */
+	size_t nenable;
+	int no_default_rules;          /**< do not load the shipped rules */
+} wg_ruleset_options;
+#define WG_RULESET_OPTIONS_VERSION 1
+#define WG_RULESET_OPTIONS_INIT { WG_RULESET_OPTIONS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0 }
+
+/**
+ * Loads the shipped rules, then the user's (a rule with a shipped id replaces it), then
+ * applies enable/disable. Every pattern is compiled once. A broken file fails with
+ * "file:line:col: what is wrong" in wg_error_last(); an unknown id in enable/disable too.
+ * The ruleset is immutable and may be shared by threads.
+ */
+WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_ruleset_options *opts);
+WG_API void wg_ruleset_free(wg_ruleset *rs);
+
+typedef enum { WG_SEV_INFO = 0, WG_SEV_WARNING = 1, WG_SEV_ERROR = 2 } wg_severity;
+WG_API const char *wg_severity_name(wg_severity s); /* "info", "warning", "error" */
+
+typedef struct wg_rule_info {
+	unsigned int version;
+	const char *id, *check, *title, *fix, *source; /**< source: "file:line" of its definition */
+	wg_severity severity;
+	int enabled;
+} wg_rule_info;
+#define WG_RULE_INFO_VERSION 1
+#define WG_RULE_INFO_INIT { WG_RULE_INFO_VERSION, NULL, NULL, NULL, NULL, NULL, WG_SEV_INFO, 0 }
+
+WG_API size_t wg_ruleset_count(const wg_ruleset *rs);
+WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i);
+/**
+ * Checks every rule's examples against its patterns. WG_OK, or WG_EDATA with a report of
+ * each failing example in *report (free with wg_free; may be NULL).
+ */
+WG_API int wg_ruleset_self_test(const wg_ruleset *rs, char **report);
+
+typedef struct wg_report wg_report;
+
+/** Applies the enabled rules to the facts of scan for target. The scanner supplies the
+ * per-thread state (and the error message on failure). */
+WG_API int wg_check(wg_report **out, wg_scanner *scanner, const wg_ruleset *rs,
+		    const wg_scan *scan, const wg_target *target);
+WG_API void wg_report_free(wg_report *r);
+
+typedef struct wg_finding_info {
+	unsigned int version;
+	const char *rule, *title, *message, *fix;
+	wg_severity severity;
+	const char *path;    /**< the input (wheel, file, directory) */
+	const char *member;  /**< wheel member or file inside a directory, or NULL */
+	const char *symbol;  /**< mangled symbol, or NULL */
+	const char *file;    /**< source file for file:line findings (a .py member), or NULL */
+	unsigned line;       /**< 1-based, 0 when none */
+} wg_finding_info;
+#define WG_FINDING_INFO_VERSION 1
+#define WG_FINDING_INFO_INIT \
+	{ WG_FINDING_INFO_VERSION, NULL, NULL, NULL, NULL, WG_SEV_INFO, NULL, NULL, NULL, NULL, 0 }
+
+WG_API size_t wg_report_count(const wg_report *r);
+WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i);
+/** The highest severity among the findings, or -1 when there are none. */
+WG_API int wg_report_worst(const wg_report *r);
+
+/** Formats of wg_reports_format(). */
+typedef enum { WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2 } wg_format;
+
+/**
+ * Several inputs' reports as one document: JSON ("wheelgate.check/1", docs/check-json.md) or
+ * SARIF 2.1.0. paths/errors describe inputs that could not be read (reports[i] NULL, errors[i]
+ * its message). fail_on: the severity from which an input fails.
+ */
+WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
+			     const wg_target *target, const char *const *paths,
+			     const wg_report *const *reports, const char *const *errors, size_t n,
+			     wg_severity fail_on);
+
 #ifdef __cplusplus
 }
 #endif

@@ -214,9 +214,16 @@ typedef struct {
 	const char *where, *message;
 } wg_problem;
 
+typedef struct {
+	const char *name; /* wheel member */
+	char *text;       /* malloc'd, NUL-terminated */
+	size_t len;
+} wg_source;
+
 struct wg_scan {
 	wg_scan_kind kind;
 	const wg_context *ctx;
+	wg_vec sources;  /* wg_source: the wheel's Python files, for the checks */
 	const char *path;
 	wg_arena arena;
 	/* wheel */
@@ -330,5 +337,92 @@ const char *wg_fatbin_compression_name(int c);
 
 /* Applies the string-ABI classification to every symbol of obj. */
 void wg_object_classify(wg_object *obj, wg_matcher *m);
+
+/* ---- rules and checks (rules.c, check.c, checks/) ---- */
+
+typedef struct {
+	const char *name;
+	wg_regex **re;
+	size_t n;
+	const char **match, **no_match;
+	size_t nmatch, nno_match;
+} wg_pattern_list;
+
+typedef struct {
+	const char *key, *value; /* value: "known" or a literal */
+} wg_when;
+
+typedef struct wg_check_ctx wg_check_ctx;
+
+typedef struct wg_check_kind {
+	const char *name;
+	int (*run)(wg_check_ctx *cc);
+	const char *const *patterns; /* pattern lists it requires, NULL-terminated */
+	const char *const *vars;     /* placeholders it fills, NULL-terminated */
+} wg_check_kind;
+
+typedef struct {
+	const char *id, *check, *title, *message, *fix, *source;
+	wg_severity severity;
+	bool enabled;
+	const wg_check_kind *kind;
+	wg_pattern_list *lists;
+	size_t nlists;
+	wg_regex *scope_objects, *scope_members;
+	wg_when *when;
+	size_t nwhen;
+} wg_rule;
+
+struct wg_ruleset {
+	wg_arena arena;
+	wg_vec rules;   /* wg_rule */
+	wg_vec regexes; /* wg_regex*, owned */
+};
+
+const wg_check_kind *wg_check_kind_find(const char *name);
+
+#define WG_MAX_VARS 32
+typedef struct {
+	struct {
+		const char *key, *value;
+	} v[WG_MAX_VARS];
+	int n;
+} wg_vars;
+void wg_vars_set(wg_vars *vs, const char *key, const char *value);
+
+typedef struct {
+	const char *rule, *title, *message, *fix, *path, *member, *symbol, *file;
+	unsigned line;
+	wg_severity severity;
+} wg_finding;
+
+struct wg_report {
+	wg_arena arena;
+	const char *path;
+	wg_vec findings; /* wg_finding */
+};
+
+struct wg_check_ctx {
+	const wg_scan *scan;
+	const wg_target *target;
+	const wg_rule *rule;
+	wg_rmatch *md;
+	wg_report *report;
+};
+
+/** Whether any pattern of the rule's list `list` matches subject; caps as wg_regex_match. */
+bool wg_rule_matches(wg_check_ctx *cc, const char *list, const char *subject, size_t *caps,
+		     int ncaps);
+/** Whether the rule's scope (objects: / members:) admits subject; no scope admits all. */
+bool wg_rule_in_scope(wg_check_ctx *cc, bool object, const char *subject);
+/** Adds a finding of the current rule with its message and fix expanded from vars. */
+int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const char *symbol,
+	    const char *file, unsigned line);
+/** The report's arena, for strings that vars point to. */
+char *wg_check_printf(wg_check_ctx *cc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Shared helpers of the check kinds (check.c). */
+const char *wg_object_member(const wg_scan *scan, const wg_object *o);
+bool wg_object_is_cuda(const wg_object *o);
+void wg_abi_name_for(char *buf, size_t n, int cxx11abi);
 
 #endif

@@ -133,6 +133,7 @@ static wg_scan *scan_new(wg_scan_kind kind, const char *path, const wg_context *
 	wg_vec_init(&scan->members, sizeof(wg_member));
 	wg_vec_init(&scan->objects, sizeof(wg_object *));
 	wg_vec_init(&scan->problems, sizeof(wg_problem));
+	wg_vec_init(&scan->sources, sizeof(wg_source));
 	if (!(scan->path = wg_arena_strdup(&scan->arena, path))) {
 		free(scan);
 		return NULL;
@@ -155,6 +156,9 @@ WG_API void wg_scan_free(wg_scan *scan)
 	wg_vec_free(&scan->members);
 	wg_vec_free(&scan->objects);
 	wg_vec_free(&scan->problems);
+	for (size_t i = 0; i < scan->sources.len; i++)
+		free(((wg_source *)wg_vec_at(&scan->sources, i))->text);
+	wg_vec_free(&scan->sources);
 	wg_arena_free(&scan->arena);
 	free(scan);
 }
@@ -312,10 +316,18 @@ typedef struct {
 	size_t len, cap;
 	bool decided, keep, elf;
 	uint64_t done;
+	uint64_t *py_budget;
 	const char *progress_name;
 } member_reader;
 
 #define TEXT_MAX (16u << 20)
+#define PY_MAX (1u << 20)      /* a Python file kept for the checks */
+#define PY_BUDGET (64u << 20)  /* all Python files of a wheel kept, at most */
+
+static bool is_py(const char *name)
+{
+	return wg_has_suffix(name, ".py");
+}
 
 static bool wanted_text(const char *name)
 {
@@ -339,6 +351,11 @@ static int on_chunk(const uint8_t *data, size_t n, void *payload)
 		/* The first chunk holds at least 4 bytes unless the member is that small. */
 		r->elf = wg_is_elf(data, n);
 		r->keep = r->elf || (wanted_text(r->m->name) && r->m->size <= TEXT_MAX);
+		if (!r->keep && is_py(r->m->name) && r->m->size <= PY_MAX &&
+		    r->m->size <= *r->py_budget) {
+			*r->py_budget -= r->m->size;
+			r->keep = true;
+		}
 		if (r->keep) {
 			r->cap = (size_t)r->m->size;
 			if (!(r->buf = malloc(r->cap ? r->cap : 1)))
@@ -700,11 +717,13 @@ static int scan_wheel(wg_scan *scan, wg_scanner *s, wg_zip *z)
 	}
 
 	/* Pass 2: every member once: hash it, and keep what needs parsing. */
+	uint64_t py_budget = PY_BUDGET;
 	for (size_t i = 0; i < scan->members.len; i++) {
 		wg_member *m = wg_vec_at(&scan->members, i);
 		if (m->is_dir || !m->safe)
 			continue;
-		member_reader r = {.scan = scan, .s = s, .m = m, .progress_name = m->name};
+		member_reader r = {.scan = scan, .s = s, .m = m, .progress_name = m->name,
+				   .py_budget = &py_budget};
 		if (!(r.sha = wg_sha256_new())) {
 			rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 			goto done;
@@ -741,6 +760,21 @@ static int scan_wheel(wg_scan *scan, wg_scanner *s, wg_zip *z)
 					    "%s: %s is named like a shared object but is not an ELF object",
 					    scan->path, m->name);
 			free(r.buf);
+		} else if (r.keep && is_py(m->name)) {
+			/* Python sources stay with the scan for the checks (imports). */
+			wg_source *src = wg_vec_push(&scan->sources);
+			char *text = src ? realloc(r.buf, r.len + 1) : NULL;
+			if (!text) {
+				free(r.buf);
+				if (src)
+					scan->sources.len--;
+				rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+				goto done;
+			}
+			text[r.len] = '\0';
+			src->name = m->name;
+			src->text = text;
+			src->len = r.len;
 		} else if (r.keep) {
 			texts[ntexts].name = m->name;
 			texts[ntexts].text = (char *)r.buf;

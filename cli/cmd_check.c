@@ -1,0 +1,354 @@
+/*
+ * `wheelgate check`: the rules applied to wheels, objects and directories for a target, as
+ * text, JSON ("wheelgate.check/1") or SARIF 2.1.0. Exit 0 when nothing blocks, 1 when a
+ * finding at or above --fail-on exists, 2 for usage errors and unreadable inputs.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+
+#define MAX_INPUTS 4096
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: wheelgate check [options] PATH...\n"
+		"\n"
+		"Checks wheels, ELF objects, directories or '-' (stdin) against the rules for the\n"
+		"environment they are to be installed in, and says what would break: C++ ABI\n"
+		"mismatches with torch, hollow wheels, GPU code that cannot run on the target GPU,\n"
+		"CUDA runtime majors, local version labels, wheel tags and RECORD integrity.\n"
+		"\n"
+		"target:\n"
+		"  --target SPEC      facts of the environment, e.g.\n"
+		"                     python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8\n"
+		"                     (torch's +cuXYZ implies cuda; rules needing an unknown fact\n"
+		"                     do not apply)\n"
+		"  --gpu GPU          a target GPU: sm_89, 8.9 or a name (L4, H100...; see\n"
+		"                     'wheelgate gpus'); repeatable\n"
+		"rules:\n"
+		"  --rules PATH       a rule file or a directory of them, added to the shipped\n"
+		"                     rules (same id: replaces); repeatable\n"
+		"  --disable ID       switch a rule off (repeatable, or ID,ID)\n"
+		"  --enable ID        switch a rule on\n"
+		"  --config FILE      options from FILE (wheelgate.yaml, or pyproject.toml's\n"
+		"                     [tool.wheelgate]); default: ./wheelgate.yaml, else\n"
+		"                     ./pyproject.toml\n"
+		"  --no-config        read no configuration file\n"
+		"  --list-rules       list the rules and exit\n"
+		"  --self-test        check every rule's examples and exit\n"
+		"output:\n"
+		"  --format FORMAT    text (default), json or sarif\n"
+		"  -o, --output FILE  write the report to FILE instead of stdout\n"
+		"  --fail-on LEVEL    error (default), warning or info: the lowest severity that\n"
+		"                     fails an input\n"
+		"  -q, --quiet        text: print only failing inputs and the summary\n"
+		"  -h, --help         show this help\n"
+		"\n"
+		"exit status: 0 when nothing blocks, 1 when a finding at or above --fail-on exists,\n"
+		"2 for usage errors, broken rule files and inputs that cannot be read.\n");
+}
+
+static int add_csv(cli_config *cfg, const char *key, const char *arg)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", arg);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (cfg_add(cfg, key, t) < 0)
+			return -1;
+	return 0;
+}
+
+static int severity_of(const char *s)
+{
+	return !strcmp(s, "error") ? WG_SEV_ERROR : !strcmp(s, "warning") ? WG_SEV_WARNING
+					       : !strcmp(s, "info") ? WG_SEV_INFO : -1;
+}
+
+static void list_rules(const wg_ruleset *rs)
+{
+	for (size_t i = 0; i < wg_ruleset_count(rs); i++) {
+		wg_rule_info ri = WG_RULE_INFO_INIT;
+		wg_ruleset_rule(&ri, rs, i);
+		printf("%-12s %-8s %-3s %-26s %s\n", ri.id, wg_severity_name(ri.severity),
+		       ri.enabled ? "on" : "off", ri.check, ri.title);
+	}
+}
+
+static const char *sev_color(wg_severity s)
+{
+	return s == WG_SEV_ERROR ? c_red() : s == WG_SEV_WARNING ? c_yellow() : c_dim();
+}
+
+static void print_report(const char *path, const wg_report *r, wg_severity fail_on, bool quiet)
+{
+	size_t n = wg_report_count(r);
+	int worst = wg_report_worst(r);
+	bool fails = worst >= (int)fail_on;
+	if (quiet && !fails)
+		return;
+	printf("%s%s%s %s\n", fails ? c_red() : c_green(), fails ? "FAIL" : "PASS", c_off(), path);
+	for (size_t i = 0; i < n; i++) {
+		wg_finding_info f = WG_FINDING_INFO_INIT;
+		wg_report_finding(&f, r, i);
+		printf("  %s%s%s[%s] %s%s%s\n", sev_color(f.severity), wg_severity_name(f.severity),
+		       c_off(), f.rule, c_bold(), f.title, c_off());
+		printf("      %s\n", f.message);
+		printf("      %sfix:%s %s\n", c_dim(), c_off(), f.fix);
+	}
+}
+
+int cmd_check(int argc, char **argv)
+{
+	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
+	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON };
+	static const struct option longopts[] = {
+		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
+		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
+		{"enable", required_argument, NULL, O_ENABLE}, {"config", required_argument, NULL, O_CONFIG},
+		{"no-config", no_argument, NULL, O_NOCONFIG}, {"list-rules", no_argument, NULL, O_LIST},
+		{"self-test", no_argument, NULL, O_SELFTEST}, {"format", required_argument, NULL, O_FORMAT},
+		{"fail-on", required_argument, NULL, O_FAILON}, {"output", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	cli_config cli = {0}, cfg = {0};
+	const char *config = NULL, *output = NULL;
+	bool no_config = false, list = false, self_test = false, quiet = false;
+	int c, status = EXIT_CLEAN;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		int bad = 0;
+		switch (c) {
+		case O_TARGET: bad = cfg_add(&cli, "target", optarg); break;
+		case O_GPU: bad = add_csv(&cli, "gpu", optarg); break;
+		case O_RULES: bad = cfg_add(&cli, "rules", optarg); break;
+		case O_DISABLE: bad = add_csv(&cli, "disable", optarg); break;
+		case O_ENABLE: bad = add_csv(&cli, "enable", optarg); break;
+		case O_CONFIG: config = optarg; break;
+		case O_NOCONFIG: no_config = true; break;
+		case O_LIST: list = true; break;
+		case O_SELFTEST: self_test = true; break;
+		case O_FORMAT: bad = cfg_add(&cli, "format", optarg); break;
+		case O_FAILON: bad = cfg_add(&cli, "fail-on", optarg); break;
+		case 'o': output = optarg; break;
+		case 'q': quiet = true; break;
+		case 'h': help(stdout); cfg_free(&cli); return EXIT_CLEAN;
+		default:
+			fprintf(stderr, "Try 'wheelgate check --help'.\n");
+			cfg_free(&cli);
+			return EXIT_USAGE;
+		}
+		if (bad) {
+			fprintf(stderr, "wheelgate check: too many values for --%s\n", longopts[c - O_TARGET].name);
+			cfg_free(&cli);
+			return EXIT_USAGE;
+		}
+	}
+	/* The configuration file first, then the command line on top. */
+	char err[1024];
+	int found = 0;
+	if (!no_config) {
+		int rc;
+		if (config)
+			rc = wg_has_suffix_cli(config, ".toml") ? cfg_read_pyproject(&cfg, config, &found, err, sizeof(err))
+							       : cfg_read_yaml(&cfg, config, &found, err, sizeof(err));
+		else if ((rc = cfg_read_yaml(&cfg, "wheelgate.yaml", &found, err, sizeof(err))) == 0 && !found)
+			rc = cfg_read_pyproject(&cfg, "pyproject.toml", &found, err, sizeof(err));
+		if (rc == 0 && config && !found) {
+			snprintf(err, sizeof(err), "%s: not found%s", config,
+				 wg_has_suffix_cli(config, ".toml") ? " (or no [tool.wheelgate] table)" : "");
+			rc = -1;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "wheelgate check: %s\n", err);
+			cfg_free(&cli);
+			cfg_free(&cfg);
+			return EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < cli.nrules; i++) cfg_add(&cfg, "rules", cli.rules[i]);
+	for (size_t i = 0; i < cli.ndisable; i++) cfg_add(&cfg, "disable", cli.disable[i]);
+	for (size_t i = 0; i < cli.nenable; i++) cfg_add(&cfg, "enable", cli.enable[i]);
+	for (size_t i = 0; i < cli.ngpus; i++) cfg_add(&cfg, "gpu", cli.gpus[i]);
+	for (size_t i = 0; i < cli.ntargets; i++) cfg_add(&cfg, "target", cli.targets[i]);
+	if (cli.fail_on) cfg_add(&cfg, "fail-on", cli.fail_on);
+	if (cli.format) cfg_add(&cfg, "format", cli.format);
+	cfg_free(&cli);
+
+	const char *format = cfg.format ? cfg.format : "text";
+	int fail_on = severity_of(cfg.fail_on ? cfg.fail_on : "error");
+	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "sarif")) {
+		fprintf(stderr, "wheelgate check: --format takes text, json or sarif, not '%s'\n", format);
+		cfg_free(&cfg);
+		return EXIT_USAGE;
+	}
+	if (fail_on < 0) {
+		fprintf(stderr, "wheelgate check: --fail-on takes error, warning or info, not '%s'\n",
+			cfg.fail_on);
+		cfg_free(&cfg);
+		return EXIT_USAGE;
+	}
+
+	wg_options opts = WG_OPTIONS_INIT;
+	opts.progress = progress_cb;
+	wg_context *ctx = NULL;
+	wg_ruleset *rs = NULL;
+	wg_scanner *sc = NULL;
+	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
+	ro.rule_paths = (const char *const *)cfg.rules;
+	ro.nrule_paths = cfg.nrules;
+	ro.disable = (const char *const *)cfg.disable;
+	ro.ndisable = cfg.ndisable;
+	ro.enable = (const char *const *)cfg.enable;
+	ro.nenable = cfg.nenable;
+	if (wg_context_new(&ctx, &opts) < 0 || wg_ruleset_new(&rs, ctx, &ro) < 0 ||
+	    wg_scanner_new(&sc, ctx) < 0) {
+		fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
+		status = EXIT_USAGE;
+		goto out;
+	}
+	wg_target target;
+	wg_target_init(&target, WG_TARGET_VERSION);
+	for (size_t i = 0; i < cfg.ntargets; i++)
+		if (wg_target_parse(&target, cfg.targets[i]) < 0) {
+			fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
+			status = EXIT_USAGE;
+			goto out;
+		}
+	for (size_t i = 0; i < cfg.ngpus; i++)
+		if (wg_target_add_gpu(&target, ctx, cfg.gpus[i]) < 0) {
+			fprintf(stderr, "wheelgate check: --gpu: %s\n", wg_error_last());
+			status = EXIT_USAGE;
+			goto out;
+		}
+	if (list) {
+		list_rules(rs);
+		goto out;
+	}
+	if (self_test) {
+		char *report = NULL;
+		int rc = wg_ruleset_self_test(rs, &report);
+		if (rc < 0) {
+			fprintf(stderr, "wheelgate check: rule examples that fail:\n%s", report ? report : "");
+			status = EXIT_USAGE;
+		} else {
+			printf("%zu rules: every example agrees with its patterns\n", wg_ruleset_count(rs));
+		}
+		wg_free(report);
+		goto out;
+	}
+	int ninputs = argc - optind;
+	if (ninputs <= 0) {
+		fprintf(stderr, "wheelgate check: no PATH given\n");
+		help(stderr);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (ninputs > MAX_INPUTS) {
+		fprintf(stderr, "wheelgate check: at most %d inputs at once\n", MAX_INPUTS);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	const char **paths = calloc((size_t)ninputs, sizeof(*paths));
+	const wg_report **reports = calloc((size_t)ninputs, sizeof(*reports));
+	char **errors = calloc((size_t)ninputs, sizeof(*errors));
+	if (!paths || !reports || !errors) {
+		fprintf(stderr, "wheelgate check: out of memory\n");
+		free(paths);
+		free(reports);
+		free(errors);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	bool tty = isatty(STDERR_FILENO);
+	size_t passed = 0, failed = 0, unreadable = 0, sev[3] = {0};
+	for (int i = 0; i < ninputs; i++) {
+		const char *path = argv[optind + i];
+		paths[i] = path;
+		if (tty && ninputs > 1)
+			fprintf(stderr, "\r\033[K[%d/%d] checking %s", i + 1, ninputs, path);
+		wg_scan *scan = NULL;
+		int rc;
+		if (!strcmp(path, "-")) {
+			unsigned char *buf;
+			size_t len;
+			int r = read_stdin(&buf, &len, (size_t)opts.max_member_size);
+			rc = r < 0 ? WG_EIO : wg_scan_buffer(&scan, sc, buf, len, "-");
+			if (r == 0)
+				free(buf);
+		} else {
+			rc = wg_scan_path(&scan, sc, path);
+		}
+		wg_report *rep = NULL;
+		if (rc == WG_OK)
+			rc = wg_check(&rep, sc, rs, scan, &target);
+		wg_scan_free(scan);
+		progress_clear();
+		if (tty && ninputs > 1)
+			fprintf(stderr, "\r\033[K");
+		if (rc < 0) {
+			const char *msg = wg_scanner_error(sc);
+			errors[i] = strdup(*msg ? msg : "cannot read stdin");
+			unreadable++;
+			fprintf(stderr, "wheelgate: %s\n", errors[i]);
+			if (!strcmp(format, "text"))
+				printf("%sERROR%s %s\n      %s\n", c_red(), c_off(), path, errors[i]);
+			continue;
+		}
+		reports[i] = rep;
+		for (size_t k = 0; k < wg_report_count(rep); k++) {
+			wg_finding_info f = WG_FINDING_INFO_INIT;
+			wg_report_finding(&f, rep, k);
+			sev[f.severity]++;
+		}
+		if (wg_report_worst(rep) >= fail_on)
+			failed++;
+		else
+			passed++;
+		if (!strcmp(format, "text"))
+			print_report(path, rep, (wg_severity)fail_on, quiet);
+	}
+	FILE *out = stdout;
+	if (output && !(out = fopen(output, "w"))) {
+		perror(output);
+		status = EXIT_USAGE;
+	}
+	if (out && strcmp(format, "text")) {
+		char *doc = NULL;
+		if (wg_reports_format(&doc, !strcmp(format, "sarif") ? WG_FORMAT_SARIF : WG_FORMAT_JSON,
+				      rs, &target, paths, reports, (const char *const *)errors,
+				      (size_t)ninputs, (wg_severity)fail_on) == WG_OK) {
+			fputs(doc, out);
+			fputc('\n', out);
+		}
+		wg_free(doc);
+	}
+	if (out && out != stdout)
+		fclose(out);
+	/* The summary line goes to stdout for text, to stderr otherwise (the document stays pure). */
+	FILE *sum = strcmp(format, "text") ? stderr : stdout;
+	fprintf(sum, "%d input%s: %zu passed, %zu failed, %zu unreadable; %zu error%s, %zu warning%s, "
+		"%zu info (fail-on: %s)\n", ninputs, ninputs == 1 ? "" : "s", passed, failed,
+		unreadable, sev[2], sev[2] == 1 ? "" : "s", sev[1], sev[1] == 1 ? "" : "s", sev[0],
+		wg_severity_name((wg_severity)fail_on));
+	if (status == EXIT_CLEAN)
+		status = unreadable ? EXIT_USAGE : failed ? EXIT_FINDINGS : EXIT_CLEAN;
+	for (int i = 0; i < ninputs; i++) {
+		wg_report_free((wg_report *)reports[i]);
+		free(errors[i]);
+	}
+	free(paths);
+	free(reports);
+	free(errors);
+out:
+	wg_scanner_free(sc);
+	wg_ruleset_free(rs);
+	wg_context_free(ctx);
+	cfg_free(&cfg);
+	return status;
+}

@@ -1,0 +1,118 @@
+/*
+ * wheelgate.yaml: a mapping of the check options (rules, disable, enable, gpu, target,
+ * fail-on, format), each a string or a list of strings, read with libyaml.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "config.h"
+
+static int push(char **list, size_t *n, const char *v)
+{
+	if (*n == CFG_MAX)
+		return -1;
+	list[(*n)++] = strdup(v);
+	return 0;
+}
+
+int cfg_add(cli_config *cfg, const char *key, const char *value)
+{
+	if (!strcmp(key, "rules"))
+		return push(cfg->rules, &cfg->nrules, value);
+	if (!strcmp(key, "disable"))
+		return push(cfg->disable, &cfg->ndisable, value);
+	if (!strcmp(key, "enable"))
+		return push(cfg->enable, &cfg->nenable, value);
+	if (!strcmp(key, "gpu") || !strcmp(key, "gpus"))
+		return push(cfg->gpus, &cfg->ngpus, value);
+	if (!strcmp(key, "target"))
+		return push(cfg->targets, &cfg->ntargets, value);
+	if (!strcmp(key, "fail-on") || !strcmp(key, "fail_on")) {
+		free(cfg->fail_on);
+		cfg->fail_on = strdup(value);
+		return 0;
+	}
+	if (!strcmp(key, "format")) {
+		free(cfg->format);
+		cfg->format = strdup(value);
+		return 0;
+	}
+	return -1;
+}
+
+void cfg_free(cli_config *cfg)
+{
+	char **lists[] = {cfg->rules, cfg->disable, cfg->enable, cfg->gpus, cfg->targets};
+	size_t ns[] = {cfg->nrules, cfg->ndisable, cfg->nenable, cfg->ngpus, cfg->ntargets};
+	for (size_t l = 0; l < 5; l++)
+		for (size_t i = 0; i < ns[l]; i++)
+			free(lists[l][i]);
+	free(cfg->fail_on);
+	free(cfg->format);
+	free(cfg->source);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size_t errlen)
+{
+	*found = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	*found = 1;
+	yaml_parser_t p;
+	yaml_document_t doc;
+	yaml_parser_initialize(&p);
+	yaml_parser_set_input_file(&p, f);
+	int rc = 0;
+	if (!yaml_parser_load(&p, &doc)) {
+		snprintf(err, errlen, "%s:%zu:%zu: %s", path, p.problem_mark.line + 1,
+			 p.problem_mark.column + 1, p.problem ? p.problem : "invalid YAML");
+		yaml_parser_delete(&p);
+		fclose(f);
+		return -1;
+	}
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (root && root->type != YAML_MAPPING_NODE) {
+		snprintf(err, errlen, "%s:%zu:%zu: expected a mapping of options", path,
+			 root->start_mark.line + 1, root->start_mark.column + 1);
+		rc = -1;
+	}
+	for (yaml_node_pair_t *pr = root && !rc ? root->data.mapping.pairs.start : NULL;
+	     pr && pr < root->data.mapping.pairs.top && !rc; pr++) {
+		yaml_node_t *k = yaml_document_get_node(&doc, pr->key);
+		yaml_node_t *v = yaml_document_get_node(&doc, pr->value);
+		const char *key = k && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "?";
+		if (v && v->type == YAML_SCALAR_NODE) {
+			rc = cfg_add(cfg, key, (const char *)v->data.scalar.value);
+		} else if (v && v->type == YAML_SEQUENCE_NODE) {
+			for (yaml_node_item_t *it = v->data.sequence.items.start;
+			     it < v->data.sequence.items.top && !rc; it++) {
+				yaml_node_t *x = yaml_document_get_node(&doc, *it);
+				rc = x && x->type == YAML_SCALAR_NODE
+					     ? cfg_add(cfg, key, (const char *)x->data.scalar.value)
+					     : -1;
+			}
+		} else {
+			rc = -1;
+		}
+		if (rc)
+			snprintf(err, errlen, "%s:%zu:%zu: '%s': unknown option or not a string/list "
+				 "(options: rules, disable, enable, gpu, target, fail-on, format)", path,
+				 k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0, key);
+	}
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&p);
+	fclose(f);
+	if (!rc)
+		cfg->source = strdup(path);
+	return rc;
+}

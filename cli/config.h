@@ -1,0 +1,44 @@
+/*
+ * The check command's configuration, from `wheelgate.yaml` or `[tool.wheelgate]` in
+ * pyproject.toml, then the command line (lists add up, single values override).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_CLI_CONFIG_H
+#define WG_CLI_CONFIG_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CFG_MAX 64
+
+typedef struct {
+	char *rules[CFG_MAX];
+	size_t nrules;
+	char *disable[CFG_MAX];
+	size_t ndisable;
+	char *enable[CFG_MAX];
+	size_t nenable;
+	char *gpus[CFG_MAX];
+	size_t ngpus;
+	char *targets[CFG_MAX]; /* --target specs, applied in order */
+	size_t ntargets;
+	char *fail_on;
+	char *format;
+	char *source; /* the file it came from, for messages */
+} cli_config;
+
+/* Adds one key's value (a string, or one list item) to cfg; -1 for an unknown key. */
+int cfg_add(cli_config *cfg, const char *key, const char *value);
+void cfg_free(cli_config *cfg);
+
+/* 0 when read (or absent: *found = 0), -1 with the reason in err ("file:line:col: ..."). */
+int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size_t errlen);
+int cfg_read_pyproject(cli_config *cfg, const char *path, int *found, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,297 @@
+/*
+ * Running rules: which rules apply to a target, the dispatch to the check kinds
+ * (checks/list.h), and findings with their message and fix templates expanded. Reports are
+ * read through the public accessors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define WG_CHECK(n) extern const wg_check_kind wg_check_##n;
+#include "checks/list.h"
+#undef WG_CHECK
+
+static const wg_check_kind *const kinds[] = {
+#define WG_CHECK(n) &wg_check_##n,
+#include "checks/list.h"
+#undef WG_CHECK
+};
+
+const wg_check_kind *wg_check_kind_find(const char *name)
+{
+	for (size_t i = 0; i < WG_ARRAY_LEN(kinds); i++)
+		if (!strcmp(kinds[i]->name, name))
+			return kinds[i];
+	return NULL;
+}
+
+void wg_vars_set(wg_vars *vs, const char *key, const char *value)
+{
+	for (int i = 0; i < vs->n; i++)
+		if (!strcmp(vs->v[i].key, key)) {
+			vs->v[i].value = value;
+			return;
+		}
+	if (vs->n < WG_MAX_VARS) {
+		vs->v[vs->n].key = key;
+		vs->v[vs->n].value = value;
+		vs->n++;
+	}
+}
+
+void wg_abi_name_for(char *buf, size_t n, int cxx11abi)
+{
+	snprintf(buf, n, "%s", cxx11abi == 1 ? "new (C++11, _GLIBCXX_USE_CXX11_ABI=1)"
+			       : cxx11abi == 0 ? "old (pre-C++11, _GLIBCXX_USE_CXX11_ABI=0)" : "unknown");
+}
+
+char *wg_check_printf(wg_check_ctx *cc, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return wg_arena_strdup(&cc->report->arena, buf);
+}
+
+bool wg_rule_matches(wg_check_ctx *cc, const char *list, const char *subject, size_t *caps,
+		     int ncaps)
+{
+	for (size_t i = 0; i < cc->rule->nlists; i++) {
+		const wg_pattern_list *l = &cc->rule->lists[i];
+		if (strcmp(l->name, list))
+			continue;
+		for (size_t j = 0; j < l->n; j++)
+			if (wg_regex_match(l->re[j], cc->md, subject, strlen(subject), caps, ncaps) == 1)
+				return true;
+	}
+	return false;
+}
+
+bool wg_rule_in_scope(wg_check_ctx *cc, bool object, const char *subject)
+{
+	wg_regex *re = object ? cc->rule->scope_objects : cc->rule->scope_members;
+	return !re || wg_regex_match(re, cc->md, subject, strlen(subject), NULL, 0) == 1;
+}
+
+static const char *target_var(wg_check_ctx *cc, const char *key, char *buf, size_t n)
+{
+	const wg_target *t = cc->target;
+	if (!strcmp(key, "target.python"))
+		snprintf(buf, n, "%u.%u", t->python_major, t->python_minor);
+	else if (!strcmp(key, "target.torch"))
+		snprintf(buf, n, "%s", t->torch);
+	else if (!strcmp(key, "target.cuda"))
+		snprintf(buf, n, "%u.%u", t->cuda_major, t->cuda_minor);
+	else if (!strcmp(key, "target.cxx11abi"))
+		snprintf(buf, n, "%d", t->cxx11abi);
+	else if (!strcmp(key, "target.abi"))
+		wg_abi_name_for(buf, n, t->cxx11abi);
+	else if (!strcmp(key, "target.gpus")) {
+		size_t o = 0;
+		buf[0] = '\0';
+		for (size_t i = 0; i < t->ngpus && o < n; i++)
+			o += (size_t)snprintf(buf + o, n - o, "%s%s%ssm_%u%u%s", i ? ", " : "",
+					      t->gpus[i].name ? t->gpus[i].name : "",
+					      t->gpus[i].name ? " (" : "", t->gpus[i].cc_major,
+					      t->gpus[i].cc_minor, t->gpus[i].name ? ")" : "");
+	} else
+		return NULL;
+	return buf;
+}
+
+/* Expands {key} from vars, the common keys and the target; {{ is a literal brace. */
+static char *expand(wg_check_ctx *cc, const char *tpl, const wg_vars *vars)
+{
+	wg_buf b = {0};
+	for (const char *p = tpl; *p;) {
+		if (p[0] == '{' && p[1] == '{') {
+			wg_buf_append(&b, "{", 1);
+			p += 2;
+			continue;
+		}
+		const char *e = p[0] == '{' ? strchr(p, '}') : NULL;
+		if (!e) {
+			const char *next = strchr(p + 1, '{');
+			size_t n = next ? (size_t)(next - p) : strlen(p);
+			wg_buf_append(&b, p, n);
+			p += n;
+			continue;
+		}
+		char key[64], tmp[512];
+		snprintf(key, sizeof(key), "%.*s", (int)(e - p - 1), p + 1);
+		const char *val = NULL;
+		for (int i = 0; i < vars->n && !val; i++)
+			if (!strcmp(vars->v[i].key, key))
+				val = vars->v[i].value;
+		if (!val && !strcmp(key, "wheel"))
+			val = cc->scan->path;
+		if (!val && !strcmp(key, "path"))
+			val = cc->scan->path;
+		if (!val && !strcmp(key, "rule"))
+			val = cc->rule->id;
+		if (!val)
+			val = target_var(cc, key, tmp, sizeof(tmp));
+		if (!val)
+			val = "?";
+		wg_buf_append(&b, val, strlen(val));
+		p = e + 1;
+	}
+	char *s = wg_arena_strdup(&cc->report->arena, b.s ? b.s : "");
+	wg_buf_free(&b);
+	return s;
+}
+
+int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const char *symbol,
+	    const char *file, unsigned line)
+{
+	wg_finding *f = wg_vec_push(&cc->report->findings);
+	if (!f)
+		return WG_ENOMEM;
+	wg_arena *a = &cc->report->arena;
+	f->rule = cc->rule->id;
+	f->severity = cc->rule->severity;
+	f->title = expand(cc, cc->rule->title, vars);
+	f->message = expand(cc, cc->rule->message, vars);
+	f->fix = expand(cc, cc->rule->fix, vars);
+	f->path = cc->report->path;
+	f->member = member ? wg_arena_strdup(a, member) : NULL;
+	f->symbol = symbol ? wg_arena_strdup(a, symbol) : NULL;
+	f->file = file ? wg_arena_strdup(a, file) : NULL;
+	f->line = line;
+	return f->message ? WG_OK : WG_ENOMEM;
+}
+
+/* Whether the target satisfies the rule's `when` conditions. */
+static bool applies(const wg_rule *r, const wg_target *t)
+{
+	for (size_t i = 0; i < r->nwhen; i++) {
+		const char *k = r->when[i].key, *v = r->when[i].value;
+		bool known = !strcmp(k, "python") ? t->python_major != 0
+			     : !strcmp(k, "torch") ? t->torch[0] != 0
+			     : !strcmp(k, "cuda") ? t->cuda_major != 0
+			     : !strcmp(k, "cxx11abi") ? t->cxx11abi >= 0
+			     : !strcmp(k, "gpu") ? t->ngpus > 0 : false;
+		if (!known)
+			return false;
+		if (!strcmp(v, "known"))
+			continue;
+		char have[64];
+		if (!strcmp(k, "cxx11abi"))
+			snprintf(have, sizeof(have), "%d", t->cxx11abi);
+		else if (!strcmp(k, "python"))
+			snprintf(have, sizeof(have), "%u.%u", t->python_major, t->python_minor);
+		else if (!strcmp(k, "cuda"))
+			snprintf(have, sizeof(have), "%u", t->cuda_major);
+		else if (!strcmp(k, "torch"))
+			snprintf(have, sizeof(have), "%s", t->torch);
+		else
+			snprintf(have, sizeof(have), "%zu", t->ngpus);
+		if (strcmp(have, v))
+			return false;
+	}
+	return true;
+}
+
+WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const wg_scan *scan,
+		    const wg_target *target)
+{
+	wg_target none;
+	if (!out || !sc || !rs || !scan)
+		return WG_EINVAL;
+	*out = NULL;
+	if (!target) {
+		wg_target_init(&none, WG_TARGET_VERSION);
+		target = &none;
+	} else if (target->version != WG_TARGET_VERSION) {
+		return wg_seterr(&sc->err, WG_EINVAL, "wg_target version %u is not supported",
+				 target->version);
+	}
+	wg_report *r = calloc(1, sizeof(*r));
+	wg_rmatch *md = wg_rmatch_new();
+	if (!r || !md) {
+		free(r);
+		wg_rmatch_free(md);
+		return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
+	}
+	wg_vec_init(&r->findings, sizeof(wg_finding));
+	r->path = wg_arena_strdup(&r->arena, scan->path);
+	wg_check_ctx cc = {scan, target, NULL, md, r};
+	int rc = WG_OK;
+	for (size_t i = 0; i < rs->rules.len && rc == WG_OK; i++) {
+		const wg_rule *rule = wg_vec_at(&rs->rules, i);
+		if (!rule->enabled || !applies(rule, target))
+			continue;
+		cc.rule = rule;
+		rc = rule->kind->run(&cc);
+	}
+	wg_rmatch_free(md);
+	if (rc < 0) {
+		wg_report_free(r);
+		return wg_seterr(&sc->err, rc, "%s: checking failed: %s", scan->path, wg_strerror(rc));
+	}
+	*out = r;
+	return WG_OK;
+}
+
+WG_API void wg_report_free(wg_report *r)
+{
+	if (!r)
+		return;
+	wg_vec_free(&r->findings);
+	wg_arena_free(&r->arena);
+	free(r);
+}
+
+WG_API size_t wg_report_count(const wg_report *r)
+{
+	return r ? r->findings.len : 0;
+}
+
+WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
+{
+	if (!out || !r || out->version != WG_FINDING_INFO_VERSION)
+		return WG_EINVAL;
+	const wg_finding *f = wg_vec_at(&r->findings, i);
+	if (!f)
+		return WG_ENOTFOUND;
+	out->rule = f->rule;
+	out->title = f->title;
+	out->message = f->message;
+	out->fix = f->fix;
+	out->severity = f->severity;
+	out->path = f->path;
+	out->member = f->member;
+	out->symbol = f->symbol;
+	out->file = f->file;
+	out->line = f->line;
+	return WG_OK;
+}
+
+WG_API int wg_report_worst(const wg_report *r)
+{
+	int worst = -1;
+	for (size_t i = 0; r && i < r->findings.len; i++) {
+		const wg_finding *f = wg_vec_at(&r->findings, i);
+		if ((int)f->severity > worst)
+			worst = (int)f->severity;
+	}
+	return worst;
+}
+
+/* ---- helpers for the check kinds ---- */
+
+const char *wg_object_member(const wg_scan *scan, const wg_object *o)
+{
+	(void)scan;
+	return o->path;
+}
+
+bool wg_object_is_cuda(const wg_object *o)
+{
+	return o->fatbin_containers.len > 0;
+}

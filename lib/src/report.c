@@ -1,0 +1,204 @@
+/*
+ * Reports as documents: JSON ("wheelgate.check/1", docs/check-json.md and
+ * docs/schema/check.schema.json) and SARIF 2.1.0 (as GitHub code scanning reads it), for
+ * several inputs at once, some of which may not have been readable.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static json_t *nstr(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *target_json(const wg_target *t)
+{
+	char buf[32];
+	json_t *gpus = json_array();
+	for (size_t i = 0; t && i < t->ngpus; i++) {
+		snprintf(buf, sizeof(buf), "%u.%u", t->gpus[i].cc_major, t->gpus[i].cc_minor);
+		json_array_append_new(gpus, json_pack("{s:o, s:s}", "name", nstr(t->gpus[i].name),
+						      "cc", buf));
+	}
+	json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o}", "python", json_null(), "torch",
+			      json_null(), "cxx11abi", json_null(), "cuda", json_null(), "gpus", gpus);
+	if (!t || !j)
+		return j;
+	if (t->python_major) {
+		snprintf(buf, sizeof(buf), "%u.%u", t->python_major, t->python_minor);
+		json_object_set_new(j, "python", json_string(buf));
+	}
+	if (t->torch[0])
+		json_object_set_new(j, "torch", json_string(t->torch));
+	if (t->cxx11abi >= 0)
+		json_object_set_new(j, "cxx11abi", json_boolean(t->cxx11abi));
+	if (t->cuda_major) {
+		snprintf(buf, sizeof(buf), "%u.%u", t->cuda_major, t->cuda_minor);
+		json_object_set_new(j, "cuda", json_string(buf));
+	}
+	return j;
+}
+
+static json_t *check_json(const wg_target *target, const char *const *paths,
+			  const wg_report *const *reports, const char *const *errors, size_t n,
+			  wg_severity fail_on)
+{
+	json_t *inputs = json_array();
+	size_t passed = 0, failed = 0, unreadable = 0, counts[3] = {0};
+	for (size_t i = 0; i < n; i++) {
+		const wg_report *r = reports[i];
+		if (!r) {
+			unreadable++;
+			json_array_append_new(inputs, json_pack("{s:s, s:s, s:s, s:{s:i, s:i, s:i}, s:[]}",
+				"path", paths[i], "verdict", "error", "error",
+				errors && errors[i] ? errors[i] : "unreadable", "counts", "error", 0,
+				"warning", 0, "info", 0, "findings"));
+			continue;
+		}
+		json_t *fs = json_array();
+		size_t c[3] = {0};
+		for (size_t k = 0; k < r->findings.len; k++) {
+			const wg_finding *f = wg_vec_at(&r->findings, k);
+			c[f->severity]++;
+			json_t *line = f->line ? json_integer(f->line) : json_null();
+			json_array_append_new(fs, json_pack(
+				"{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "rule", f->rule,
+				"severity", wg_severity_name(f->severity), "title", f->title, "message",
+				f->message, "fix", f->fix, "member", nstr(f->member), "symbol",
+				nstr(f->symbol), "file", nstr(f->file), "line", line));
+		}
+		bool fails = false;
+		for (int s = fail_on; s <= WG_SEV_ERROR; s++)
+			fails = fails || c[s];
+		if (fails)
+			failed++;
+		else
+			passed++;
+		for (int s = 0; s < 3; s++)
+			counts[s] += c[s];
+		json_array_append_new(inputs, json_pack("{s:s, s:s, s:o, s:{s:I, s:I, s:I}, s:o}",
+			"path", paths[i], "verdict", fails ? "fail" : "pass", "error", json_null(),
+			"counts", "error", (json_int_t)c[2], "warning", (json_int_t)c[1], "info",
+			(json_int_t)c[0], "findings", fs));
+	}
+	return json_pack("{s:s, s:s, s:o, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+			 "schema", "wheelgate.check/1", "wheelgate_version", wg_version_string(),
+			 "target", target_json(target), "fail_on", wg_severity_name(fail_on),
+			 "inputs", inputs, "summary", "inputs", (json_int_t)n, "passed",
+			 (json_int_t)passed, "failed", (json_int_t)failed, "unreadable",
+			 (json_int_t)unreadable, "errors", (json_int_t)counts[2], "warnings",
+			 (json_int_t)counts[1], "infos", (json_int_t)counts[0]);
+}
+
+/* A relative URI reference for a path: unreserved characters and '/' as they are. */
+static char *uri_of(const char *path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path);
+	char *out = malloc(3 * n + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		    strchr("-._~/+!$&'()*,;=:@", *p)) {
+			*o++ = (char)*p;
+		} else {
+			*o++ = '%';
+			*o++ = hex[*p >> 4];
+			*o++ = hex[*p & 15];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static const char *sarif_level(wg_severity s)
+{
+	return s == WG_SEV_ERROR ? "error" : s == WG_SEV_WARNING ? "warning" : "note";
+}
+
+static json_t *sarif_location(const char *path, const wg_finding *f)
+{
+	char *uri = uri_of(path);
+	json_t *phys = json_pack("{s:{s:s}}", "artifactLocation", "uri", uri ? uri : "");
+	free(uri);
+	if (f && f->line)
+		json_object_set_new(phys, "region", json_pack("{s:i}", "startLine", (int)f->line));
+	json_t *loc = json_pack("{s:o}", "physicalLocation", phys);
+	if (f && (f->member || f->symbol)) {
+		char fq[2048];
+		snprintf(fq, sizeof(fq), "%s%s%s", f->member ? f->member : "",
+			 f->member && f->symbol ? "!" : "", f->symbol ? f->symbol : "");
+		json_object_set_new(loc, "logicalLocations",
+				    json_pack("[{s:s, s:s}]", "fullyQualifiedName", fq, "kind",
+					      f->symbol ? "function" : "module"));
+	}
+	return loc;
+}
+
+static json_t *sarif(const wg_ruleset *rs, const char *const *paths,
+		     const wg_report *const *reports, const char *const *errors, size_t n)
+{
+	json_t *rules = json_array(), *results = json_array(), *notes = json_array();
+	for (size_t i = 0; rs && i < rs->rules.len; i++) {
+		const wg_rule *r = wg_vec_at(&rs->rules, i);
+		json_array_append_new(rules, json_pack(
+			"{s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s, s:b}, s:{s:[s], s:s}}",
+			"id", r->id, "name", r->check, "shortDescription", "text", r->title,
+			"fullDescription", "text", r->title, "help", "text", r->fix,
+			"defaultConfiguration", "level", sarif_level(r->severity), "enabled",
+			r->enabled, "properties", "tags", r->check, "source", r->source));
+	}
+	for (size_t i = 0; i < n; i++) {
+		const wg_report *r = reports[i];
+		if (!r) {
+			json_array_append_new(notes, json_pack("{s:s, s:{s:s}, s:[o]}", "level", "error",
+				"message", "text", errors && errors[i] ? errors[i] : "unreadable",
+				"locations", sarif_location(paths[i], NULL)));
+			continue;
+		}
+		for (size_t k = 0; k < r->findings.len; k++) {
+			const wg_finding *f = wg_vec_at(&r->findings, k);
+			size_t idx = 0;
+			for (size_t j = 0; rs && j < rs->rules.len; j++)
+				if (!strcmp(((const wg_rule *)wg_vec_at(&rs->rules, j))->id, f->rule))
+					idx = j;
+			char text[4096];
+			snprintf(text, sizeof(text), "%s Fix: %s", f->message, f->fix);
+			json_array_append_new(results, json_pack("{s:s, s:I, s:s, s:{s:s}, s:[o]}",
+				"ruleId", f->rule, "ruleIndex", (json_int_t)idx, "level",
+				sarif_level(f->severity), "message", "text", text, "locations",
+				sarif_location(paths[i], f)));
+		}
+	}
+	json_t *run = json_pack("{s:{s:{s:s, s:s, s:s, s:o}}, s:o, s:[{s:b, s:o}]}",
+		"tool", "driver", "name", "wheelgate", "version", wg_version_string(),
+		"semanticVersion", wg_version_string(), "rules", rules, "results", results,
+		"invocations", "executionSuccessful", json_array_size(notes) == 0,
+		"toolExecutionNotifications", notes);
+	return json_pack("{s:s, s:s, s:[o]}", "$schema", "https://json.schemastore.org/sarif-2.1.0.json",
+			 "version", "2.1.0", "runs", run);
+}
+
+WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
+			     const wg_target *target, const char *const *paths,
+			     const wg_report *const *reports, const char *const *errors, size_t n,
+			     wg_severity fail_on)
+{
+	if (!out || (n && (!paths || !reports)))
+		return WG_EINVAL;
+	*out = NULL;
+	json_t *doc = format == WG_FORMAT_SARIF ? sarif(rs, paths, reports, errors, n)
+		      : format == WG_FORMAT_JSON ? check_json(target, paths, reports, errors, n, fail_on)
+						 : NULL;
+	if (!doc)
+		return format == WG_FORMAT_SARIF || format == WG_FORMAT_JSON ? WG_ENOMEM : WG_EINVAL;
+	*out = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(doc);
+	return *out ? WG_OK : WG_ENOMEM;
+}

@@ -1,0 +1,114 @@
+/*
+ * The install target: the Python, torch, C++ ABI, CUDA and GPUs a wheel is checked against,
+ * from "--target python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8" and --gpu.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+WG_API int wg_target_init(wg_target *t, unsigned int version)
+{
+	if (!t || version != WG_TARGET_VERSION)
+		return WG_EINVAL;
+	memset(t, 0, sizeof(*t));
+	t->version = version;
+	t->cxx11abi = -1;
+	return WG_OK;
+}
+
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	wg_set_last_error(WG_EINVAL, "%s", msg);
+	return WG_EINVAL;
+}
+
+static bool two_numbers(const char *v, unsigned *major, unsigned *minor)
+{
+	char tail;
+	return sscanf(v, "%u.%u%c", major, minor, &tail) == 2;
+}
+
+WG_API int wg_target_parse(wg_target *t, const char *spec)
+{
+	if (!t || !spec || t->version != WG_TARGET_VERSION)
+		return WG_EINVAL;
+	char buf[512];
+	if (strlen(spec) >= sizeof(buf))
+		return bad("--target: too long");
+	snprintf(buf, sizeof(buf), "%s", spec);
+	char *save = NULL;
+	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+		if (!eq || eq == item || !eq[1])
+			return bad("--target: '%s' is not key=value (keys: python, torch, cxx11abi, "
+				   "cuda)", item);
+		*eq = '\0';
+		const char *k = item, *v = eq + 1;
+		unsigned a, b;
+		if (!strcmp(k, "python")) {
+			if (!two_numbers(v, &a, &b) || a < 2 || a > 4)
+				return bad("--target: python=%s: expected a version like 3.12", v);
+			t->python_major = a;
+			t->python_minor = b;
+		} else if (!strcmp(k, "torch")) {
+			char tail;
+			if (strlen(v) >= sizeof(t->torch) || sscanf(v, "%u.%u%c", &a, &b, &tail) < 2 ||
+			    (sscanf(v, "%u.%u%c", &a, &b, &tail) == 3 && tail != '.' && tail != '+'))
+				return bad("--target: torch=%s: expected a version like 2.9.1 or "
+					   "2.9.1+cu128", v);
+			snprintf(t->torch, sizeof(t->torch), "%s", v);
+			t->torch_major = a;
+			t->torch_minor = b;
+			/* torch's local label says its CUDA: +cu128 is 12.8, +cu130 is 13.0. */
+			const char *cu = strstr(v, "+cu");
+			unsigned digits;
+			if (cu && !t->cuda_major && sscanf(cu + 3, "%u", &digits) == 1 && digits >= 100) {
+				t->cuda_major = digits / 10;
+				t->cuda_minor = digits % 10;
+			}
+		} else if (!strcmp(k, "cxx11abi")) {
+			if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "TRUE") || !strcmp(v, "new"))
+				t->cxx11abi = 1;
+			else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "FALSE") ||
+				 !strcmp(v, "old"))
+				t->cxx11abi = 0;
+			else
+				return bad("--target: cxx11abi=%s: expected 1 or 0 (true/false)", v);
+		} else if (!strcmp(k, "cuda")) {
+			if (!two_numbers(v, &a, &b) || a < 7 || a > 99)
+				return bad("--target: cuda=%s: expected a version like 12.8", v);
+			t->cuda_major = a;
+			t->cuda_minor = b;
+		} else {
+			return bad("--target: unknown key '%s' (python, torch, cxx11abi, cuda; GPUs go in "
+				   "--gpu)", k);
+		}
+	}
+	return WG_OK;
+}
+
+WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *spec)
+{
+	if (!t || !ctx || !spec || t->version != WG_TARGET_VERSION)
+		return WG_EINVAL;
+	if (t->ngpus == WG_MAX_GPUS) {
+		wg_set_last_error(WG_ELIMIT, "at most %d GPUs", WG_MAX_GPUS);
+		return WG_ELIMIT;
+	}
+	wg_gpu g = WG_GPU_INIT;
+	int rc = wg_gpu_parse(&g, ctx, spec);
+	if (rc < 0)
+		return rc;
+	t->gpus[t->ngpus++] = g;
+	return WG_OK;
+}
