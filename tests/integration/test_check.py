@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `wheelgate check`: the corpus verdicts of ../shared/corpus/README.md,
+every shipped rule on a fixture that triggers it and one that must not, JSON against
+docs/schema/check.schema.json and SARIF against the vendored SARIF 2.1.0 schema, rule files,
+configuration files, and usage errors.
+
+Usage: test_check.py WHEELGATE FIXTURES CORPUS REPO_ROOT [PYTHON_WITH_JSONSCHEMA]
+Prints one line per test and closes with "N passed, N failed".
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import traceback
+
+WG, FIX, CORPUS, ROOT = [os.path.abspath(a) for a in sys.argv[1:5]]
+SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
+W = os.path.join(FIX, "wheels")
+CW = os.path.join(CORPUS, "wheels")
+SUF = "-0.1.0-cp312-cp312-linux_x86_64.whl"
+TARGET = ["--target", "python=3.12,torch=2.11.0+cu130,cxx11abi=1,cuda=13.0", "--gpu", "sm_90"]
+TESTS = []
+
+
+class Skip(Exception):
+    pass
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def run(*args, cwd=None, stdin=None):
+    p = subprocess.run([WG, "check", *args], capture_output=True, timeout=600, cwd=cwd,
+                       input=stdin)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def validate(doc, schema, draft="Draft7Validator"):
+    if not SYS_PY:
+        return
+    code = ("import json,sys,jsonschema;s=json.load(open(sys.argv[1]));d=json.load(sys.stdin);"
+            "V=getattr(jsonschema,sys.argv[2]);V.check_schema(s);"
+            "e=sorted(V(s).iter_errors(d),key=str);"
+            "[print(x.message,list(x.path)) for x in e[:5]];sys.exit(1 if e else 0)")
+    p = subprocess.run([SYS_PY, "-c", code, schema, draft], input=doc.encode(),
+                       capture_output=True)
+    if b"No module named 'jsonschema'" in p.stderr:
+        raise Skip("python3-jsonschema is not installed")
+    assert p.returncode == 0, "schema %s: %s%s" % (schema, p.stdout.decode(), p.stderr.decode())
+
+
+CHECK_SCHEMA = os.path.join(ROOT, "docs", "schema", "check.schema.json")
+SARIF_SCHEMA = os.path.join(ROOT, "tests", "schemas", "sarif-2.1.0.json")
+
+
+def check_json(*args, cwd=None):
+    rc, out, err = run("--format", "json", "--no-config", *args, cwd=cwd)
+    assert rc in (0, 1, 2), (rc, err)
+    validate(out, CHECK_SCHEMA)
+    return rc, json.loads(out), err
+
+
+def need_corpus():
+    if not os.path.isdir(CW):
+        raise Skip("corpus not found at " + CW)
+
+
+@test
+def corpus_verdicts_match_the_readme():
+    need_corpus()
+    expect = {"wgdemo_good_sm90" + SUF: 0, "wgcpu_cpu_good" + SUF: 0,
+              "wgdemo_oldabi_sm90" + SUF: 1, "wgdemo_sm80_only" + SUF: 1,
+              "wgdemo_wrapper-0.1.0-py3-none-any.whl": 1, "wgdemo_mixed" + SUF: 1}
+    for name, want in expect.items():
+        rc, doc, err = check_json(*TARGET, os.path.join(CW, name))
+        assert rc == want, (name, rc, err, doc["inputs"][0]["findings"])
+        errors = [f for f in doc["inputs"][0]["findings"] if f["severity"] == "error"]
+        rules = {f["rule"] for f in errors}
+        if name.startswith("wgdemo_oldabi"):
+            assert rules == {"WG-ABI-001"}, rules
+            assert "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs" in errors[0]["message"]
+            assert errors[0]["symbol"] == "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs"
+            assert "-D_GLIBCXX_USE_CXX11_ABI=1" in errors[0]["fix"]
+        elif name.startswith("wgdemo_sm80"):
+            assert rules == {"WG-GPU-002"}, rules
+            assert "sm_90" in errors[0]["message"] and "sm_80" in errors[0]["message"]
+            assert "arch=compute_90,code=sm_90" in errors[0]["fix"]
+        elif name.startswith("wgdemo_wrapper"):
+            assert rules == {"WG-HOL-001"}, rules
+            assert "wgdemo_cuda" in errors[0]["message"]
+            assert errors[0]["file"] == "wgdemo/__init__.py" and errors[0]["line"] == 1
+        elif name.startswith("wgdemo_mixed"):
+            assert rules == {"WG-GPU-002"}, rules
+            assert all(e["member"].startswith("wgdemo_aux_cuda.") for e in errors), errors
+        else:
+            assert errors == [], errors
+    # All six at once: the summary and the exit code of the worst.
+    rc, out, err = run(*TARGET, "--no-config", *[os.path.join(CW, n) for n in expect])
+    assert rc == 1
+    assert "6 inputs: 2 passed, 4 failed, 0 unreadable" in out, out[-300:]
+
+
+def nocode_object(tmp):
+    """The sm80 CUDA fixture with its SASS entries relabelled LTO-IR: fatbins, no code."""
+    src = os.path.join(ROOT, "tests", "fixtures", "cuda", "prebuilt", "sm80.so")
+    data = bytearray(open(src, "rb").read())
+    pos = 0
+    while True:
+        pos = data.find(b"\x50\xed\x55\xba\x01\x00\x10\x00", pos)
+        if pos < 0:
+            break
+        fat = struct.unpack_from("<Q", data, pos + 8)[0]
+        e = pos + 16
+        while e < pos + 16 + fat:
+            hs, ps = struct.unpack_from("<IQ", data, e + 4)
+            struct.pack_into("<H", data, e, 8)
+            e += hs + ps
+        pos += 16 + fat
+    out = os.path.join(tmp, "nocode.so")
+    open(out, "wb").write(bytes(data))
+    return out
+
+
+@test
+def every_rule_triggers_and_stays_quiet():
+    need_corpus()
+    tmp = tempfile.mkdtemp()
+    nocode = nocode_object(tmp)
+    ptx = os.path.join(ROOT, "tests", "fixtures", "cuda", "prebuilt", "ptx80.so")
+    fa_t = os.path.join(W, "flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl")
+    fa_f = os.path.join(W, "flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl")
+    good = os.path.join(CW, "wgdemo_good_sm90" + SUF)
+    fa_target = ["--target", "python=3.12,torch=2.8.0+cu128,cxx11abi=1"]
+    cases = [  # rule, triggering input, quiet input, extra arguments
+        ("WG-ABI-001", fa_f, fa_t, fa_target),
+        ("WG-ABI-001", os.path.join(CW, "wgdemo_oldabi_sm90" + SUF), good, TARGET),
+        # An old-ABI extension that imports no string-taking torch symbol loads fine.
+        ("WG-ABI-001", fa_f, os.path.join(W, "charptr-1.0-cp312-cp312-linux_x86_64.whl"),
+         fa_target),
+        ("WG-ABI-002", os.path.join(W, "mixedabi-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
+        ("WG-HOL-001", os.path.join(W, "hollow-1.0-py3-none-any.whl"),
+         os.path.join(W, "optional-1.0-py3-none-any.whl"), []),
+        ("WG-TAG-001", os.path.join(W, "purebin-1.0-py3-none-any.whl"),
+         os.path.join(W, "purepkg-0.1-py3-none-any.whl"), []),
+        ("WG-TAG-002", os.path.join(W, "nobin-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
+        ("WG-TAG-003", os.path.join(W, "wrongpy-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
+        ("WG-TAG-004", os.path.join(W, "wrongarch-1.0-cp312-cp312-manylinux_2_28_aarch64.whl"),
+         fa_t, []),
+        ("WG-TAG-005", os.path.join(W, "tagmis-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
+        ("WG-TAG-006", os.path.join(W, "namemis-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
+        ("WG-TAG-007", fa_t, os.path.join(W, "purepkg-0.1-py3-none-any.whl"),
+         ["--target", "python=3.11"]),
+        ("WG-GPU-001", os.path.join(CW, "wgdemo_mixed" + SUF), good, []),
+        ("WG-GPU-002", os.path.join(CW, "wgdemo_sm80_only" + SUF), good, ["--gpu", "H100"]),
+        ("WG-GPU-003", ptx, os.path.join(ROOT, "tests", "fixtures", "cuda", "prebuilt", "sm90.so"),
+         ["--target", "cuda=12.8", "--gpu", "sm_90"]),
+        ("WG-GPU-004", nocode, os.path.join(ROOT, "tests", "fixtures", "cuda", "prebuilt",
+                                           "sm80.so"), []),
+        ("WG-CUDA-001", good, os.path.join(CW, "wgcpu_cpu_good" + SUF), ["--target", "cuda=12.8"]),
+        ("WG-CUDA-002", fa_t, os.path.join(W, "purepkg-0.1-py3-none-any.whl"),
+         ["--target", "torch=2.11.0+cu130"]),
+        ("WG-REC-001", os.path.join(W, "badrec-1.0-py3-none-any.whl"),
+         os.path.join(W, "base-1.0-py3-none-any.whl"), []),
+        ("WG-REC-002", os.path.join(W, "norecord-1.0-py3-none-any.whl"),
+         os.path.join(W, "base-1.0-py3-none-any.whl"), []),
+        ("WG-REC-003", os.path.join(W, "badrec-1.0-py3-none-any.whl"),
+         os.path.join(W, "base-1.0-py3-none-any.whl"), []),
+        ("WG-WHL-001", os.path.join(W, "escape-1.0-py3-none-any.whl"),
+         os.path.join(W, "base-1.0-py3-none-any.whl"), []),
+        ("WG-WHL-002", os.path.join(W, "badelf-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
+    ]
+    covered = set()
+    for rule, bad, ok, extra in cases:
+        rc, doc, err = check_json(*extra, bad, ok)
+        got_bad = [f["rule"] for f in doc["inputs"][0]["findings"]]
+        got_ok = [f["rule"] for f in doc["inputs"][1]["findings"]]
+        assert rule in got_bad, (rule, bad, got_bad)
+        assert rule not in got_ok, (rule, ok, got_ok)
+        covered.add(rule)
+    rc, out, err = run("--list-rules", "--no-config")
+    shipped = {l.split()[0] for l in out.splitlines() if l.strip()}
+    assert shipped == covered, shipped ^ covered
+    shutil.rmtree(tmp)
+
+
+@test
+def messages_name_what_is_wrong():
+    rc, doc, err = check_json(os.path.join(W, "hollow-1.0-py3-none-any.whl"))
+    f = {x["message"].split(" imports ")[1].split(",")[0]: x for x in doc["inputs"][0]["findings"]}
+    assert set(f) == {"flash_attn_2_cuda", "hollow._C"}, f.keys()
+    assert f["flash_attn_2_cuda"]["file"] == "hollow/__init__.py" and f["flash_attn_2_cuda"]["line"] == 4
+    assert f["hollow._C"]["file"] == "hollow/helpers.py" and f["hollow._C"]["line"] == 1
+    rc, doc, err = check_json("--target", "torch=2.11.0+cu130,cxx11abi=1",
+                              os.path.join(W, "flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl"))
+    msgs = [x["message"] for x in doc["inputs"][0]["findings"] if x["rule"] == "WG-CUDA-002"]
+    assert any("CUDA 12 (cu12)" in m and "CUDA 13.0" in m for m in msgs), msgs
+    assert any("torch 2.8" in m and "torch 2.11.0+cu130" in m for m in msgs), msgs
+    assert any("cxx11abiFALSE" in m for m in msgs), msgs
+    abi = [x for x in doc["inputs"][0]["findings"] if x["rule"] == "WG-ABI-001"][0]
+    assert "FLASH_ATTENTION_FORCE_CXX11_ABI=TRUE" in abi["fix"] and "cxx11abiTRUE" in abi["fix"]
+
+
+@test
+def sarif_validates_and_carries_the_findings():
+    need_corpus()
+    rc, out, err = run(*TARGET, "--format", "sarif", "--no-config",
+                       os.path.join(CW, "wgdemo_oldabi_sm90" + SUF),
+                       os.path.join(CW, "wgdemo_wrapper-0.1.0-py3-none-any.whl"),
+                       os.path.join(W, "truncated-1.0-py3-none-any.whl"))
+    assert rc == 2, (rc, err)  # an unreadable input
+    validate(out, SARIF_SCHEMA, "Draft4Validator")
+    doc = json.loads(out)
+    assert doc["version"] == "2.1.0"
+    run0 = doc["runs"][0]
+    rules = [r["id"] for r in run0["tool"]["driver"]["rules"]]
+    results = run0["results"]
+    assert {r["ruleId"] for r in results} == {"WG-ABI-001", "WG-HOL-001"}, results
+    for r in results:
+        assert rules[r["ruleIndex"]] == r["ruleId"] and r["level"] == "error"
+    hol = [r for r in results if r["ruleId"] == "WG-HOL-001"][0]
+    assert hol["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+    notes = run0["invocations"][0]["toolExecutionNotifications"]
+    assert len(notes) == 1 and "truncated-1.0" in notes[0]["message"]["text"]
+    assert run0["invocations"][0]["executionSuccessful"] is False
+
+
+@test
+def rule_files_override_extend_and_fail_clearly():
+    need_corpus()
+    tmp = tempfile.mkdtemp()
+    sm80 = os.path.join(CW, "wgdemo_sm80_only" + SUF)
+    # Same id: replaces the shipped rule (an error becomes a warning).
+    with open(os.path.join(tmp, "soft.yaml"), "w") as f:
+        f.write("kind: rules\nrules:\n  - id: WG-GPU-002\n    check: gpu-cannot-run\n"
+                "    severity: warning\n    title: soft\n    message: '{object} not on {gpu}'\n"
+                "    fix: later\n    when: {gpu: known}\n    patterns:\n"
+                "      objects: ['\\.so$']\n    examples:\n      objects:\n"
+                "        match: [a.so]\n        no_match: [a.py]\n")
+    rc, doc, err = check_json(*TARGET, "--rules", os.path.join(tmp, "soft.yaml"), sm80)
+    assert rc == 0 and doc["inputs"][0]["findings"][0]["severity"] == "warning", doc
+    assert doc["inputs"][0]["findings"][0]["message"].endswith("not on sm_90")
+    rc, out, err = run(*TARGET, "--no-config", "--rules", os.path.join(tmp, "soft.yaml"),
+                       "--fail-on", "warning", sm80)
+    assert rc == 1
+    # --disable switches a rule off; unknown ids are usage errors.
+    rc, doc, err = check_json(*TARGET, "--disable", "WG-GPU-002", sm80)
+    assert rc == 0 and doc["inputs"][0]["findings"] == []
+    for opt in ("--disable", "--enable"):
+        rc, out, err = run(opt, "WG-NOPE-999", "--no-config", sm80)
+        assert rc == 2 and "no rule 'WG-NOPE-999'" in err, (rc, err)
+    broken = {
+        "syntax.yaml": ("kind: rules\nrules: [\n", "syntax.yaml:3:1:"),
+        "kind.yaml": ("kind: other\n", "kind.yaml:1:1: a rule file starts with 'kind: rules'"),
+        "check.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: nope\n    severity: error\n"
+                       "    title: t\n    message: m\n    fix: f\n",
+                       "check.yaml:4:12: rule X-1: unknown check 'nope'"),
+        "sev.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
+                     "    severity: fatal\n    title: t\n    message: m\n    fix: f\n",
+                     "sev.yaml:5:15: rule X-1: severity must be error, warning or info"),
+        "placeholder.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
+                             "    severity: error\n    title: t\n    message: '{nosuch}'\n"
+                             "    fix: f\n", "placeholder.yaml:7:14: message: unknown placeholder {nosuch}"),
+        "regex.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: gpu-no-code\n"
+                       "    severity: error\n    title: t\n    message: m\n    fix: f\n"
+                       "    patterns:\n      runtime: ['(']\n",
+                       "regex.yaml:10:17: bad pattern at offset 1"),
+        "noexamples.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: gpu-no-code\n"
+                            "    severity: error\n    title: t\n    message: m\n    fix: f\n"
+                            "    patterns:\n      runtime: ['x']\n",
+                            "rule X-1: pattern list 'runtime' needs examples"),
+        "missing.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: gpu-no-code\n"
+                         "    severity: error\n    title: t\n    fix: f\n",
+                         "missing.yaml:3:5: rule needs 'message'"),
+        "field.yaml": ("kind: rules\nrules:\n  - id: X-1\n    colour: red\n",
+                       "field.yaml:4:13: unknown rule field 'colour'"),
+        "when.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
+                      "    severity: error\n    title: t\n    message: m\n    fix: f\n"
+                      "    when: {rocm: known}\n", "when.yaml:9:18: when: 'rocm' is not a target fact"),
+    }
+    for name, (text, want) in broken.items():
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        rc, out, err = run("--no-config", "--rules", path, sm80)
+        assert rc == 2 and want in err, (name, rc, err)
+    # A rule whose example contradicts its pattern: --self-test says which.
+    with open(os.path.join(tmp, "badex.yaml"), "w") as f:
+        f.write("kind: rules\nrules:\n  - id: X-2\n    check: gpu-no-code\n    severity: error\n"
+                "    title: t\n    message: m\n    fix: f\n    patterns:\n      runtime: ['^libcudart']\n"
+                "    examples:\n      runtime:\n        match: [libcuda.so]\n        no_match: [x]\n")
+    rc, out, err = run("--no-config", "--rules", os.path.join(tmp, "badex.yaml"), "--self-test")
+    assert rc == 2 and "X-2" in err and "'libcuda.so' does not match" in err, err
+    rc, out, err = run("--no-config", "--self-test")
+    assert rc == 0 and "every example agrees" in out
+    # A directory of rule files loads every *.yaml in it.
+    d = os.path.join(tmp, "dir")
+    os.mkdir(d)
+    shutil.copy(os.path.join(tmp, "soft.yaml"), d)
+    rc, doc, err = check_json(*TARGET, "--rules", d, sm80)
+    assert rc == 0, err
+    shutil.rmtree(tmp)
+
+
+@test
+def configuration_files():
+    need_corpus()
+    tmp = tempfile.mkdtemp()
+    sm80 = os.path.join(CW, "wgdemo_sm80_only" + SUF)
+    with open(os.path.join(tmp, "wheelgate.yaml"), "w") as f:
+        f.write("target: python=3.12,cuda=13.0\ngpu: [H100]\nformat: json\n")
+    rc, out, err = run(sm80, cwd=tmp)
+    doc = json.loads(out)
+    assert rc == 1 and doc["target"]["gpus"][0]["name"] == "H100", (rc, err)
+    rc, out, err = run("--disable", "WG-GPU-002", sm80, cwd=tmp)
+    assert rc == 0, (rc, err)
+    os.unlink(os.path.join(tmp, "wheelgate.yaml"))
+    with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
+        f.write('[project]\nname = "x"\n\n[tool.wheelgate]\ngpu = ["sm_90"]\n'
+                'disable = ["WG-GPU-002"]\nfail-on = "warning"\n')
+    rc, out, err = run(sm80, cwd=tmp)
+    assert rc == 0 and "fail-on: warning" in out, (rc, out, err)
+    rc, out, err = run(os.path.join(CW, "wgdemo_mixed" + SUF), cwd=tmp)
+    assert rc == 1, (rc, out)  # WG-GPU-001 is a warning, which fails with fail-on: warning
+    with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
+        f.write('[tool.wheelgate]\ngpu = ["sm_90"\n')
+    rc, out, err = run(sm80, cwd=tmp)
+    assert rc == 2 and "pyproject.toml:" in err, (rc, err)
+    with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
+        f.write('[tool.wheelgate]\ncolour = "red"\n')
+    rc, out, err = run(sm80, cwd=tmp)
+    assert rc == 2 and "pyproject.toml:2:" in err and "'colour'" in err, (rc, err)
+    rc, out, err = run("--no-config", sm80, cwd=tmp)
+    assert rc == 0, (rc, err)
+    shutil.rmtree(tmp)
+
+
+@test
+def usage_errors():
+    good = os.path.join(W, "purepkg-0.1-py3-none-any.whl")
+    cases = [
+        (["--target", "python=three"], "python=three: expected a version like 3.12"),
+        (["--target", "cxx11abi=maybe"], "cxx11abi=maybe: expected 1 or 0"),
+        (["--target", "rocm=6.2"], "unknown key 'rocm'"),
+        (["--target", "torch"], "'torch' is not key=value"),
+        (["--gpu", "Voodoo5"], "unknown GPU 'Voodoo5'"),
+        (["--format", "xml"], "--format takes text, json or sarif"),
+        (["--fail-on", "never"], "--fail-on takes error, warning or info"),
+        (["--config", "/nonexistent/wheelgate.yaml"], "/nonexistent/wheelgate.yaml: not found"),
+    ]
+    for args, want in cases:
+        rc, out, err = run(*args, good)
+        assert rc == 2 and want in err, (args, rc, err)
+    rc, out, err = run("--no-config")
+    assert rc == 2 and "no PATH given" in err
+    rc, out, err = run("--help")
+    assert rc == 0 and "usage: wheelgate check" in out and "exit status" in out
+    rc, out, err = run("--no-config", os.path.join(W, "notazip-1.0-py3-none-any.whl"), good)
+    assert rc == 2 and "ERROR" in out and "1 unreadable" in out, (rc, out)
+    with open(good, "rb") as f:
+        rc, out, err = run("--no-config", "-", stdin=f.read())
+    assert rc == 0 and "PASS -" in out, (rc, out, err)
+
+
+def main():
+    passed = failed = skipped = 0
+    for t in TESTS:
+        try:
+            t()
+            print("PASS", t.__name__)
+            passed += 1
+        except Skip as e:
+            print("SKIP", t.__name__ + ":", e)
+            skipped += 1
+        except Exception:
+            print("FAIL", t.__name__)
+            traceback.print_exc()
+            failed += 1
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
