@@ -45,5 +45,6 @@ Suite *suite_wheel(void);
 Suite *suite_corpus(void);
 Suite *suite_api(void);
 Suite *suite_fatbin(void);
+Suite *suite_rules(void);
 
 #endif

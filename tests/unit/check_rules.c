@@ -1,0 +1,172 @@
+/*
+ * The rule engine through the public API: the shipped rules and their examples (the rule
+ * self-test), target parsing, enable/disable, and findings on fixtures.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+START_TEST(test_shipped_rules_self_test)
+{
+	wg_ruleset *rs;
+	char *report = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	ck_assert_uint_eq(wg_ruleset_count(rs), 21);
+	int rc = wg_ruleset_self_test(rs, &report);
+	ck_assert_msg(rc == WG_OK, "rule examples failing:\n%s", report ? report : "");
+	wg_free(report);
+	/* Every shipped rule comes from rules/default and has a title, a message and a fix. */
+	for (size_t i = 0; i < wg_ruleset_count(rs); i++) {
+		wg_rule_info ri = WG_RULE_INFO_INIT;
+		ck_assert_int_eq(wg_ruleset_rule(&ri, rs, i), WG_OK);
+		ck_assert_msg(!strncmp(ri.source, "rules/default/", 14), "%s from %s", ri.id, ri.source);
+		ck_assert(ri.enabled && *ri.title && *ri.fix);
+		ck_assert(!strncmp(ri.id, "WG-", 3));
+	}
+	wg_ruleset_free(rs);
+}
+END_TEST
+
+static const struct {
+	const char *spec;
+	int ok;
+	unsigned py_major, py_minor, cuda_major, cuda_minor;
+	int abi;
+	const char *torch;
+} targets[] = {
+	{"python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8", 1, 3, 12, 12, 8, 0, "2.9.1+cu128"},
+	{"torch=2.11.0+cu130", 1, 0, 0, 13, 0, -1, "2.11.0+cu130"},
+	{"cuda=12.6,torch=2.9.1+cu128", 1, 0, 0, 12, 6, -1, "2.9.1+cu128"}, /* cuda= wins */
+	{"cxx11abi=true", 1, 0, 0, 0, 0, 1, ""},
+	{"torch=2.9.1", 1, 0, 0, 0, 0, -1, "2.9.1"},
+	{"python=3", 0, 0, 0, 0, 0, -1, ""},
+	{"torch=two", 0, 0, 0, 0, 0, -1, ""},
+	{"cuda=13", 0, 0, 0, 0, 0, -1, ""},
+	{"gpu=sm_90", 0, 0, 0, 0, 0, -1, ""},
+	{"python=3.12,", 1, 3, 12, 0, 0, -1, ""},
+	{"=3", 0, 0, 0, 0, 0, -1, ""},
+};
+
+START_TEST(test_target_parse)
+{
+	wg_target t;
+	ck_assert_int_eq(wg_target_init(&t, WG_TARGET_VERSION), WG_OK);
+	int rc = wg_target_parse(&t, targets[_i].spec);
+	ck_assert_msg((rc == WG_OK) == targets[_i].ok, "%s: %d %s", targets[_i].spec, rc,
+		      wg_error_last());
+	if (!targets[_i].ok) {
+		ck_assert_ptr_nonnull(strstr(wg_error_last(), "--target"));
+		return;
+	}
+	ck_assert_uint_eq(t.python_major, targets[_i].py_major);
+	ck_assert_uint_eq(t.python_minor, targets[_i].py_minor);
+	ck_assert_uint_eq(t.cuda_major, targets[_i].cuda_major);
+	ck_assert_uint_eq(t.cuda_minor, targets[_i].cuda_minor);
+	ck_assert_int_eq(t.cxx11abi, targets[_i].abi);
+	ck_assert_str_eq(t.torch, targets[_i].torch);
+}
+END_TEST
+
+START_TEST(test_enable_disable)
+{
+	wg_ruleset *rs = NULL;
+	const char *off[] = {"WG-GPU-002", "WG-ABI-001"};
+	const char *bogus[] = {"WG-XYZ-000"};
+	wg_ruleset_options o = WG_RULESET_OPTIONS_INIT;
+	o.disable = off;
+	o.ndisable = 2;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, &o), WG_OK);
+	size_t enabled = 0;
+	for (size_t i = 0; i < wg_ruleset_count(rs); i++) {
+		wg_rule_info ri = WG_RULE_INFO_INIT;
+		wg_ruleset_rule(&ri, rs, i);
+		enabled += ri.enabled;
+	}
+	ck_assert_uint_eq(enabled, 19);
+	wg_ruleset_free(rs);
+	o.disable = bogus;
+	o.ndisable = 1;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, &o), WG_EINVAL);
+	ck_assert_ptr_null(rs);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "--disable: no rule 'WG-XYZ-000'"));
+}
+END_TEST
+
+START_TEST(test_user_rule_file_errors)
+{
+	char path[] = "/tmp/wg-rule-XXXXXX.yaml";
+	int fd = mkstemps(path, 5);
+	ck_assert_int_ge(fd, 0);
+	static const char text[] = "kind: rules\nrules:\n  - id: X-1\n    check: abi-mismatch\n"
+				   "    severity: error\n    title: t\n    message: m\n    fix: f\n";
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (int)sizeof(text) - 1);
+	close(fd);
+	const char *paths[] = {path};
+	wg_ruleset_options o = WG_RULESET_OPTIONS_INIT;
+	o.rule_paths = paths;
+	o.nrule_paths = 1;
+	wg_ruleset *rs = NULL;
+	/* abi-mismatch needs its `libraries` pattern list. */
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, &o), WG_EDATA);
+	char want[256];
+	snprintf(want, sizeof(want), "%s:3:5: rule X-1: check 'abi-mismatch' needs a pattern list "
+		 "'libraries'", path);
+	ck_assert_msg(strstr(wg_error_last(), want), "%s", wg_error_last());
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_findings_on_fixtures)
+{
+	wg_ruleset *rs;
+	wg_target t;
+	wg_report *r = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	wg_target_init(&t, WG_TARGET_VERSION);
+	ck_assert_int_eq(wg_target_parse(&t, "cxx11abi=1"), WG_OK);
+	wg_scan *s = t_scan(FIX_WHEELS "/flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl");
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	ck_assert_int_eq(wg_report_worst(r), WG_SEV_ERROR);
+	wg_finding_info f = WG_FINDING_INFO_INIT;
+	bool found = false;
+	for (size_t i = 0; i < wg_report_count(r); i++) {
+		ck_assert_int_eq(wg_report_finding(&f, r, i), WG_OK);
+		if (strcmp(f.rule, "WG-ABI-001"))
+			continue;
+		found = true;
+		ck_assert_str_eq(f.member, "flash_attn_2_cuda" EXT_SFX);
+		ck_assert_ptr_nonnull(f.symbol);
+		ck_assert_ptr_nonnull(strstr(f.message, f.symbol));
+		ck_assert_ptr_nonnull(strstr(f.fix, "-D_GLIBCXX_USE_CXX11_ABI=1"));
+	}
+	ck_assert(found);
+	wg_report_free(r);
+	/* Without a known ABI the rule does not apply: the same wheel passes it. */
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, NULL), WG_OK);
+	for (size_t i = 0; i < wg_report_count(r); i++) {
+		wg_report_finding(&f, r, i);
+		ck_assert_str_ne(f.rule, "WG-ABI-001");
+	}
+	wg_report_free(r);
+	wg_scan_free(s);
+	wg_ruleset_free(rs);
+}
+END_TEST
+
+Suite *suite_rules(void)
+{
+	Suite *s = suite_create("rules");
+	TCase *tc = tcase_create("rules");
+	tcase_add_checked_fixture(tc, t_setup, t_teardown);
+	tcase_add_test(tc, test_shipped_rules_self_test);
+	tcase_add_loop_test(tc, test_target_parse, 0, (int)(sizeof(targets) / sizeof(targets[0])));
+	tcase_add_test(tc, test_enable_disable);
+	tcase_add_test(tc, test_user_rule_file_errors);
+	tcase_add_test(tc, test_findings_on_fixtures);
+	suite_add_tcase(s, tc);
+	return s;
+}
