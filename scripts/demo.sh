@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up a Debian 12 machine, builds wheelgate, and inspects the example wheels: the real
+# Sets up a Debian 12 machine, builds wheelgate, and inspects and checks the example wheels: the real
 # corpus in ../shared/corpus/wheels when it is there, and two generated flash-attn style
 # wheels (built with g++ by the test fixtures) that differ only in their C++ string ABI.
 set -euo pipefail
@@ -13,5 +13,11 @@ if [ -d ../shared/corpus/wheels ]; then
 fi
 wheels+=(build/tests/fixtures/wheels/flash_attn-*.whl)
 status=0
-build/wheelgate inspect "${wheels[@]}" || status=$?
+build/wheelgate inspect --symbols=none --gpu H100 "${wheels[@]}" || status=$?
 echo "wheelgate inspect exited with $status (0: all read, nothing wrong; 1: problems; 2: unreadable)"
+echo
+echo "== wheelgate check, for the GPU machine the corpus ran on (torch 2.11.0+cu130, C++11 ABI, H200):"
+status=0
+build/wheelgate check --no-config --target python=3.12,torch=2.11.0+cu130,cxx11abi=1,cuda=13.0 \
+  --gpu H200 "${wheels[@]}" || status=$?
+echo "wheelgate check exited with $status (0: nothing blocks; 1: a blocking finding; 2: unreadable)"
