@@ -14,7 +14,8 @@ import struct
 import subprocess
 import sys
 import tempfile
-import traceback
+
+from harness import Skip, main, test, validate as _validate  # noqa: E402
 
 WG, FIX, CORPUS, ROOT = [os.path.abspath(a) for a in sys.argv[1:5]]
 SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
@@ -22,16 +23,9 @@ W = os.path.join(FIX, "wheels")
 CW = os.path.join(CORPUS, "wheels")
 SUF = "-0.1.0-cp312-cp312-linux_x86_64.whl"
 TARGET = ["--target", "python=3.12,torch=2.11.0+cu130,cxx11abi=1,cuda=13.0", "--gpu", "sm_90"]
-TESTS = []
 
 
-class Skip(Exception):
-    pass
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def run(*args, cwd=None, stdin=None):
@@ -41,17 +35,7 @@ def run(*args, cwd=None, stdin=None):
 
 
 def validate(doc, schema, draft="Draft7Validator"):
-    if not SYS_PY:
-        return
-    code = ("import json,sys,jsonschema;s=json.load(open(sys.argv[1]));d=json.load(sys.stdin);"
-            "V=getattr(jsonschema,sys.argv[2]);V.check_schema(s);"
-            "e=sorted(V(s).iter_errors(d),key=str);"
-            "[print(x.message,list(x.path)) for x in e[:5]];sys.exit(1 if e else 0)")
-    p = subprocess.run([SYS_PY, "-c", code, schema, draft], input=doc.encode(),
-                       capture_output=True)
-    if b"No module named 'jsonschema'" in p.stderr:
-        raise Skip("python3-jsonschema is not installed")
-    assert p.returncode == 0, "schema %s: %s%s" % (schema, p.stdout.decode(), p.stderr.decode())
+    _validate(doc, schema, SYS_PY, draft, required=False)
 
 
 CHECK_SCHEMA = os.path.join(ROOT, "docs", "schema", "check.schema.json")
@@ -366,22 +350,6 @@ def usage_errors():
     assert rc == 0 and "PASS -" in out, (rc, out, err)
 
 
-def main():
-    passed = failed = skipped = 0
-    for t in TESTS:
-        try:
-            t()
-            print("PASS", t.__name__)
-            passed += 1
-        except Skip as e:
-            print("SKIP", t.__name__ + ":", e)
-            skipped += 1
-        except Exception:
-            print("FAIL", t.__name__)
-            traceback.print_exc()
-            failed += 1
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -18,21 +18,15 @@ import os
 import re
 import subprocess
 import sys
-import traceback
+
+from harness import Skip, main, test, validate as _validate  # noqa: E402
 
 WG, SRC, BUILT, CORPUS, CUDALIB = sys.argv[1:6]
 PREBUILT = os.path.join(SRC, "prebuilt")
 TRUTH = os.path.join(SRC, "truth")
-TESTS = []
 
 
-class Skip(Exception):
-    pass
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "schema",
@@ -42,13 +36,7 @@ SYS_PY = sys.argv[6] if len(sys.argv) > 6 else ""
 
 def validate(raw):
     """Validates an inspect document against the schema (python3-jsonschema)."""
-    if not SYS_PY:
-        return
-    code = ("import json,sys,jsonschema;s=json.load(open(sys.argv[1]));d=json.load(sys.stdin);"
-            "e=sorted(jsonschema.Draft7Validator(s).iter_errors(d),key=str);"
-            "[print(x.message,list(x.path)) for x in e[:5]];sys.exit(1 if e else 0)")
-    p = subprocess.run([SYS_PY, "-c", code, SCHEMA], input=raw, capture_output=True)
-    assert p.returncode == 0, "schema: " + p.stdout.decode() + p.stderr.decode()[-500:]
+    _validate(raw, SCHEMA, SYS_PY, required=False)
 
 
 def inspect(*paths, gpus=(), entries=True):
@@ -316,22 +304,6 @@ def corpus_wheels_on_sm90():
                     ("wgdemo_oldabi_sm90", "wgdemo_cuda"): "all"}, runs
 
 
-def main():
-    passed = failed = skipped = 0
-    for t in TESTS:
-        try:
-            t()
-            print("PASS", t.__name__)
-            passed += 1
-        except Skip as e:
-            print("SKIP", t.__name__ + ":", e)
-            skipped += 1
-        except Exception:
-            print("FAIL", t.__name__)
-            traceback.print_exc()
-            failed += 1
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

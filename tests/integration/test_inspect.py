@@ -12,7 +12,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
+
+from harness import Skip, main, test, validate as _validate  # noqa: E402
 
 WG, FIX, CORPUS, SCHEMA_DIR = sys.argv[1:5]
 SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
@@ -20,16 +21,9 @@ WHEELS = os.path.join(FIX, "wheels")
 ABI = os.path.join(FIX, "abi")
 CW = os.path.join(CORPUS, "wheels")
 SUF = "-0.1.0-cp312-cp312-linux_x86_64.whl"
-TESTS = []
 
 
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
-
-class Skip(Exception):
-    pass
 
 
 def run(*args, stdin=None):
@@ -43,24 +37,8 @@ def inspect_json(*paths, extra=()):
 
 
 def validate(doc):
-    """Validates doc against the schema with jsonschema, in the interpreter that has it."""
-    if not SYS_PY:
-        raise Skip("no python3 with jsonschema (install python3-jsonschema)")
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(doc, f)
-    try:
-        code = ("import json,sys,jsonschema;"
-                "s=json.load(open(sys.argv[1]));d=json.load(open(sys.argv[2]));"
-                "jsonschema.Draft7Validator.check_schema(s);"
-                "errs=sorted(jsonschema.Draft7Validator(s).iter_errors(d),key=str);"
-                "[print(e.message, list(e.path)) for e in errs[:5]];sys.exit(1 if errs else 0)")
-        p = subprocess.run([SYS_PY, "-c", code, os.path.join(SCHEMA_DIR, "inspect.schema.json"),
-                            f.name], capture_output=True, text=True)
-        if "No module named 'jsonschema'" in p.stderr:
-            raise Skip("python3-jsonschema is not installed")
-        assert p.returncode == 0, "schema violations:\n" + p.stdout + p.stderr
-    finally:
-        os.unlink(f.name)
+    """Validates an inspect document against the schema, in the interpreter that has jsonschema."""
+    _validate(json.dumps(doc), os.path.join(SCHEMA_DIR, "inspect.schema.json"), SYS_PY)
 
 
 def need_corpus():
@@ -242,22 +220,6 @@ def directory_and_usage():
     assert rc == 0 and out.startswith("wheelgate ")
 
 
-def main():
-    passed = failed = skipped = 0
-    for t in TESTS:
-        try:
-            t()
-            print("PASS", t.__name__)
-            passed += 1
-        except Skip as e:
-            print("SKIP", t.__name__ + ":", e)
-            skipped += 1
-        except Exception:
-            print("FAIL", t.__name__)
-            traceback.print_exc()
-            failed += 1
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
