@@ -74,6 +74,8 @@ int main(int argc, char **argv)
 		wg_vec_free(&o.fatbin_containers);
 		wg_vec_free(&o.fatbin_entries);
 		wg_strlist_free(&o.needed);
+		wg_vec_free(&o.verneeds);
+		wg_strlist_free(&o.verdefs);
 		wg_arena_free(&a);
 		best_read = t1 - t0 < best_read ? t1 - t0 : best_read;
 		best_elf = t2 - t1 < best_elf ? t2 - t1 : best_elf;

@@ -171,8 +171,11 @@ static int read_sections(wg_object *obj, wg_arena *a, bfd *abfd)
 }
 
 /* Reads SONAME, NEEDED, RPATH and RUNPATH from .dynamic; every offset is checked. */
-static int read_dynamic(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *m, wg_err *err)
+static int read_dynamic(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *m,
+			const uint8_t **dynstr, uint64_t *dynstr_len, wg_err *err)
 {
+	*dynstr = NULL;
+	*dynstr_len = 0;
 	asection *dyn = bfd_get_section_by_name(abfd, ".dynamic");
 	if (!dyn)
 		return WG_OK;
@@ -214,6 +217,8 @@ static int read_dynamic(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *m
 	}
 	if (strsz && strsz < avail)
 		avail = strsz;
+	*dynstr = str;
+	*dynstr_len = str ? avail : 0;
 	for (uint64_t off = 0; off + entsize <= size; off += entsize) {
 		uint64_t tag = entsize == 16 ? bfd_get_64(abfd, p + off) : bfd_get_32(abfd, p + off);
 		uint64_t val = entsize == 16 ? bfd_get_64(abfd, p + off + 8) : bfd_get_32(abfd, p + off + 4);
@@ -239,6 +244,76 @@ static int read_dynamic(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *m
 				obj->rpath = copy;
 			else
 				obj->runpath = copy;
+		}
+	}
+	return WG_OK;
+}
+
+static const char *dynstring(const uint8_t *str, uint64_t len, uint64_t off)
+{
+	if (!str || off >= len || !memchr(str + off, '\0', len - off))
+		return NULL;
+	return (const char *)str + off;
+}
+
+/*
+ * The symbol version sections, which libbfd reads but does not expose: .gnu.version_r (what
+ * the object needs: {file, version}) and .gnu.version_d (what it defines). Every record and
+ * string is bounds-checked; the chains may not loop (each step must move forward).
+ */
+static int read_versions(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *m,
+			 const uint8_t *str, uint64_t slen, wg_err *err)
+{
+	asection *sec = bfd_get_section_by_name(abfd, ".gnu.version_r");
+	if (sec && sec->filepos >= 0) {
+		uint64_t base = (uint64_t)sec->filepos, size = bfd_section_size(sec);
+		if (base > m->len || size > m->len - base)
+			return wg_seterr(err, WG_EFORMAT, "%s: .gnu.version_r extends past the end", obj->path);
+		const uint8_t *d = m->data + base;
+		for (uint64_t vn = 0, n = 0; n < 4096 && vn + 16 <= size; n++) {
+			uint16_t cnt = (uint16_t)bfd_get_16(abfd, d + vn + 2);
+			const char *file = dynstring(str, slen, bfd_get_32(abfd, d + vn + 4));
+			uint32_t aux = (uint32_t)bfd_get_32(abfd, d + vn + 8);
+			uint32_t next = (uint32_t)bfd_get_32(abfd, d + vn + 12);
+			for (uint64_t va = vn + aux, k = 0; k < cnt && va + 16 <= size && aux; k++) {
+				uint16_t flags = (uint16_t)bfd_get_16(abfd, d + va + 4);
+				const char *ver = dynstring(str, slen, bfd_get_32(abfd, d + va + 8));
+				uint32_t vnext = (uint32_t)bfd_get_32(abfd, d + va + 12);
+				if (file && ver) {
+					wg_verneed *x = wg_vec_push(&obj->verneeds);
+					if (!x)
+						return WG_ENOMEM;
+					x->file = wg_arena_strdup(a, file);
+					x->version = wg_arena_strdup(a, ver);
+					x->weak = (flags & 2) != 0; /* VER_FLG_WEAK */
+				}
+				if (!vnext)
+					break;
+				va += vnext;
+			}
+			if (!next)
+				break;
+			vn += next;
+		}
+	}
+	sec = bfd_get_section_by_name(abfd, ".gnu.version_d");
+	if (sec && sec->filepos >= 0) {
+		uint64_t base = (uint64_t)sec->filepos, size = bfd_section_size(sec);
+		if (base > m->len || size > m->len - base)
+			return wg_seterr(err, WG_EFORMAT, "%s: .gnu.version_d extends past the end", obj->path);
+		const uint8_t *d = m->data + base;
+		for (uint64_t vd = 0, n = 0; n < 4096 && vd + 20 <= size; n++) {
+			uint16_t flags = (uint16_t)bfd_get_16(abfd, d + vd + 2);
+			uint32_t aux = (uint32_t)bfd_get_32(abfd, d + vd + 12);
+			uint32_t next = (uint32_t)bfd_get_32(abfd, d + vd + 16);
+			if (aux && vd + aux + 8 <= size && !(flags & 1) /* VER_FLG_BASE: the soname */) {
+				const char *ver = dynstring(str, slen, bfd_get_32(abfd, d + vd + aux));
+				if (ver && wg_strlist_add(&obj->verdefs, a, ver) < 0)
+					return WG_ENOMEM;
+			}
+			if (!next)
+				break;
+			vd += next;
 		}
 	}
 	return WG_OK;
@@ -432,6 +507,8 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 {
 	memfile m = {data, len};
 	int rc = WG_OK;
+	if (!obj->verneeds.item_size)
+		wg_vec_init(&obj->verneeds, sizeof(wg_verneed));
 	if (!wg_is_elf(data, len))
 		return wg_seterr(err, WG_EFORMAT, "%s: not an ELF object (no \\x7fELF magic)", obj->path);
 	if (len < 52 || (data[4] != 1 && data[4] != 2) || (data[5] != 1 && data[5] != 2) ||
@@ -468,7 +545,11 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 	int type = little ? (data[16] | data[17] << 8) : (data[16] << 8 | data[17]);
 	obj->machine_name = machine_name(obj->machine, little);
 	obj->type = type_name(type);
-	if ((rc = read_sections(obj, a, abfd)) < 0 || (rc = read_dynamic(obj, a, abfd, &m, err)) < 0)
+	const uint8_t *dynstr;
+	uint64_t dynstr_len;
+	if ((rc = read_sections(obj, a, abfd)) < 0 ||
+	    (rc = read_dynamic(obj, a, abfd, &m, &dynstr, &dynstr_len, err)) < 0 ||
+	    (rc = read_versions(obj, a, abfd, &m, dynstr, dynstr_len, err)) < 0)
 		goto close;
 	rc = read_symbols(obj, a, abfd, max_symbols, err);
 close:

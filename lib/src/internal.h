@@ -178,6 +178,11 @@ typedef struct {
 	size_t first_entry, entry_count;
 } wg_fatbin_container;
 
+typedef struct {
+	const char *file, *version; /* "libc.so.6", "GLIBC_2.38" */
+	bool weak;
+} wg_verneed;
+
 struct wg_object {
 	const char *path;
 	uint64_t size;
@@ -197,6 +202,8 @@ struct wg_object {
 	wg_vec fatbin_containers; /* wg_fatbin_container */
 	wg_vec fatbin_entries;    /* wg_fatbin_entry */
 	unsigned fatbin_wrappers;
+	wg_vec verneeds;          /* wg_verneed: versions needed, per library file */
+	wg_strlist verdefs;       /* versions defined (not the base) */
 };
 
 typedef struct {

@@ -150,6 +150,8 @@ WG_API void wg_scan_free(wg_scan *scan)
 		wg_strlist_free(&o->needed);
 		wg_vec_free(&o->fatbin_containers);
 		wg_vec_free(&o->fatbin_entries);
+		wg_vec_free(&o->verneeds);
+		wg_strlist_free(&o->verdefs);
 	}
 	for (size_t i = 0; i < WG_ARRAY_LEN(scan->lists); i++)
 		wg_strlist_free(&scan->lists[i]);
@@ -188,6 +190,7 @@ wg_object *wg_scan_new_object(wg_scan *scan, const char *path, uint64_t size)
 	memset(o, 0, sizeof(*o));
 	o->path = wg_arena_strdup(&scan->arena, path);
 	o->size = size;
+	wg_vec_init(&o->verneeds, sizeof(wg_verneed));
 	wg_object **slot = wg_vec_push(&scan->objects);
 	if (!slot || !o->path)
 		return NULL;
