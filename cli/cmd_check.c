@@ -31,6 +31,10 @@ static void help(FILE *f)
 		"                     do not apply)\n"
 		"  --gpu GPU          a target GPU: sm_89, 8.9 or a name (L4, H100...; see\n"
 		"                     'wheelgate gpus'); repeatable\n"
+		"  --env PATH         a Python environment (venv, prefix, site-packages or python\n"
+		"                     executable): its python, torch, CUDA and C++ ABI become the\n"
+		"                     target, and every object is resolved as the loader would\n"
+		"                     after `import torch` there (see 'wheelgate env')\n"
 		"rules:\n"
 		"  --rules PATH       a rule file or a directory of them, added to the shipped\n"
 		"                     rules (same id: replaces); repeatable\n"
@@ -107,7 +111,7 @@ static void print_report(const char *path, const wg_report *r, wg_severity fail_
 int cmd_check(int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
-	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON };
+	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -115,9 +119,10 @@ int cmd_check(int argc, char **argv)
 		{"no-config", no_argument, NULL, O_NOCONFIG}, {"list-rules", no_argument, NULL, O_LIST},
 		{"self-test", no_argument, NULL, O_SELFTEST}, {"format", required_argument, NULL, O_FORMAT},
 		{"fail-on", required_argument, NULL, O_FAILON}, {"output", required_argument, NULL, 'o'},
-		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+		{"env", required_argument, NULL, O_ENV}, {NULL, 0, NULL, 0}};
 	cli_config cli = {0}, cfg = {0};
-	const char *config = NULL, *output = NULL;
+	const char *config = NULL, *output = NULL, *env_path = NULL;
 	bool no_config = false, list = false, self_test = false, quiet = false;
 	int c, status = EXIT_CLEAN;
 	optind = 1;
@@ -136,6 +141,7 @@ int cmd_check(int argc, char **argv)
 		case O_FORMAT: bad = cfg_add(&cli, "format", optarg); break;
 		case O_FAILON: bad = cfg_add(&cli, "fail-on", optarg); break;
 		case 'o': output = optarg; break;
+		case O_ENV: env_path = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': help(stdout); cfg_free(&cli); return EXIT_CLEAN;
 		default:
@@ -199,6 +205,7 @@ int cmd_check(int argc, char **argv)
 	wg_context *ctx = NULL;
 	wg_ruleset *rs = NULL;
 	wg_scanner *sc = NULL;
+	wg_env *env = NULL;
 	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
 	ro.rule_paths = (const char *const *)cfg.rules;
 	ro.nrule_paths = cfg.nrules;
@@ -214,6 +221,16 @@ int cmd_check(int argc, char **argv)
 	}
 	wg_target target;
 	wg_target_init(&target, WG_TARGET_VERSION);
+	if (env_path) {
+		/* The environment first: --target values override what it says. */
+		wg_env_options eo = WG_ENV_OPTIONS_INIT;
+		if (wg_env_open(&env, sc, env_path, &eo) < 0) {
+			fprintf(stderr, "wheelgate check: --env: %s\n", wg_scanner_error(sc));
+			status = EXIT_USAGE;
+			goto out;
+		}
+		wg_env_fill_target(env, &target);
+	}
 	for (size_t i = 0; i < cfg.ntargets; i++)
 		if (wg_target_parse(&target, cfg.targets[i]) < 0) {
 			fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
@@ -346,6 +363,7 @@ int cmd_check(int argc, char **argv)
 	free(reports);
 	free(errors);
 out:
+	wg_env_free(env);
 	wg_scanner_free(sc);
 	wg_ruleset_free(rs);
 	wg_context_free(ctx);

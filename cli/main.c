@@ -17,6 +17,7 @@ typedef struct {
 static const command commands[] = {
 	{"check", cmd_check, "say what would break: apply the rules for a target environment"},
 	{"inspect", cmd_inspect, "show what a wheel, ELF object or directory contains"},
+	{"env", cmd_env, "show what wheelgate reads from a Python environment"},
 	{"gpus", cmd_gpus, "list the GPU names --gpu accepts, with their compute capability"},
 };
 

@@ -448,6 +448,8 @@ typedef struct wg_target {
 	unsigned cuda_major, cuda_minor; /**< from cuda=, else from torch's +cuXYZ label */
 	size_t ngpus;
 	wg_gpu gpus[WG_MAX_GPUS];
+	/** The environment read by wg_env_open(), for loader-exact checks; NULL for none. */
+	struct wg_env *env;
 } wg_target;
 #define WG_TARGET_VERSION 1
 
@@ -455,6 +457,64 @@ WG_API int wg_target_init(wg_target *t, unsigned int version);
 /** Adds the facts of spec to t; WG_EINVAL with the reason in wg_error_last(). */
 WG_API int wg_target_parse(wg_target *t, const char *spec);
 WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
+
+/* ---------------------------------------------------------------------------------------- */
+/* A real Python environment                                                                */
+
+typedef struct wg_env wg_env;
+
+typedef struct wg_env_options {
+	unsigned int version;
+	/** Where the exported-symbol index is cached: NULL for $XDG_CACHE_HOME/wheelgate (or
+	 * ~/.cache/wheelgate), "" for no cache. */
+	const char *cache_dir;
+	/** Directories the system's loader searches, replacing /etc/ld.so.conf and the trusted
+	 * directories (a colon-separated list), or NULL for the system's. */
+	const char *system_dirs;
+} wg_env_options;
+#define WG_ENV_OPTIONS_VERSION 1
+#define WG_ENV_OPTIONS_INIT { WG_ENV_OPTIONS_VERSION, NULL, NULL }
+
+/**
+ * Reads a Python environment without running anything from it: PATH is a venv or prefix, a
+ * site-packages directory, or a python executable. Errors go to the scanner. An environment
+ * loads libraries lazily while checks run: use it from one thread at a time.
+ */
+WG_API int wg_env_open(wg_env **out, wg_scanner *scanner, const char *path,
+		       const wg_env_options *opts);
+WG_API void wg_env_free(wg_env *env);
+
+typedef struct wg_env_info {
+	unsigned int version;
+	const char *site_packages;
+	const char *python;         /**< the interpreter executable or libpython read, or NULL */
+	const char *python_version; /**< "3.12", or NULL */
+	const char *ext_suffix;     /**< ".cpython-312-x86_64-linux-gnu.so", or NULL */
+	const char *torch_dir;      /**< site-packages/torch, or NULL */
+	const char *torch_version;  /**< "2.11.0+cu130", or NULL */
+	const char *torch_cuda;     /**< "13.0", or NULL (a CPU build) */
+	int torch_cxx11abi;         /**< from libc10's exports: 1, 0, or -1 */
+	size_t libraries;           /**< libraries indexed (exports read or taken from the cache) */
+	size_t cache_hits;
+} wg_env_info;
+#define WG_ENV_INFO_VERSION 1
+#define WG_ENV_INFO_INIT { WG_ENV_INFO_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1, 0, 0 }
+
+WG_API int wg_env_get_info(wg_env_info *out, const wg_env *env);
+
+typedef enum {
+	WG_ENV_LIB_DIRS,       /**< directories searched for libraries, in order */
+	WG_ENV_CUDA_LIBS,      /**< CUDA libraries present (nvidia-* wheels, torch/lib, system) */
+	WG_ENV_NATIVE_PACKAGES /**< other top-level packages in site-packages shipping .so files */
+} wg_env_list;
+WG_API size_t wg_env_list_count(const wg_env *env, wg_env_list list);
+WG_API const char *wg_env_list_item(const wg_env *env, wg_env_list list, size_t i);
+
+/** Sets the target facts the environment knows (python, torch, cxx11abi, cuda) that the
+ * target does not have yet, and t->env. Apply it before wg_target_parse() to let --target
+ * override the environment. */
+WG_API int wg_env_fill_target(wg_env *env, wg_target *t);
+WG_API int wg_env_to_json(char **out, const wg_env *env);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Rules and checks                                                                         */

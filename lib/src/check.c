@@ -220,7 +220,8 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	}
 	wg_vec_init(&r->findings, sizeof(wg_finding));
 	r->path = wg_arena_strdup(&r->arena, scan->path);
-	wg_check_ctx cc = {scan, target, NULL, md, r};
+	wg_check_ctx cc = {scan, target, NULL, md, r, false, false, {0}};
+	wg_vec_init(&cc.ld_issues, sizeof(wg_ld_issue));
 	int rc = WG_OK;
 	for (size_t i = 0; i < rs->rules.len && rc == WG_OK; i++) {
 		const wg_rule *rule = wg_vec_at(&rs->rules, i);
@@ -230,6 +231,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 		rc = rule->kind->run(&cc);
 	}
 	wg_rmatch_free(md);
+	wg_vec_free(&cc.ld_issues);
 	if (rc < 0) {
 		wg_report_free(r);
 		return wg_seterr(&sc->err, rc, "%s: checking failed: %s", scan->path, wg_strerror(rc));
@@ -294,4 +296,22 @@ const char *wg_object_member(const wg_scan *scan, const wg_object *o)
 bool wg_object_is_cuda(const wg_object *o)
 {
 	return o->fatbin_containers.len > 0;
+}
+
+int wg_check_ld(wg_check_ctx *cc)
+{
+	if (cc->ld_done)
+		return WG_OK;
+	cc->ld_done = true;
+	if (!cc->target->env)
+		return WG_OK;
+	int rc = WG_OK;
+	for (size_t i = 0; i < cc->scan->objects.len && rc == WG_OK; i++) {
+		const wg_object *o = *(wg_object **)wg_vec_at(&cc->scan->objects, i);
+		if (o->error || !o->type || strcmp(o->type, "dyn"))
+			continue;
+		rc = wg_resolve(cc->target->env, cc->scan, o, &cc->report->arena, &cc->ld_issues,
+				&cc->python_assumed);
+	}
+	return rc;
 }

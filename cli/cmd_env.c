@@ -1,0 +1,114 @@
+/*
+ * `wheelgate env [PATH]`: what wheelgate reads from a Python environment (without running
+ * anything from it): interpreter, torch and its CUDA and C++ ABI, library directories, CUDA
+ * libraries, native packages.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* No PATH: the active venv, else the python3 on PATH (read, never run). */
+const char *default_env(char *buf, size_t n)
+{
+	const char *venv = getenv("VIRTUAL_ENV");
+	if (venv && *venv)
+		return venv;
+	const char *path = getenv("PATH");
+	char copy[8192];
+	snprintf(copy, sizeof(copy), "%s", path ? path : "/usr/bin");
+	char *save = NULL;
+	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, n, "%s/python3", d);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+static void print_list(const wg_env *e, wg_env_list l, const char *label)
+{
+	size_t n = wg_env_list_count(e, l);
+	printf("%-16s%s\n", label, n ? "" : "-");
+	for (size_t i = 0; i < n; i++)
+		printf("  %s\n", wg_env_list_item(e, l, i));
+}
+
+int cmd_env(int argc, char **argv)
+{
+	static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+						 {"no-cache", no_argument, NULL, 'n'},
+						 {"help", no_argument, NULL, 'h'},
+						 {NULL, 0, NULL, 0}};
+	bool json = false, no_cache = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'n': no_cache = true; break;
+		case 'h':
+			printf("usage: wheelgate env [--json] [--no-cache] [PATH]\n\n"
+			       "Shows what wheelgate reads from a Python environment, without running\n"
+			       "anything from it. PATH is a venv or prefix, a site-packages directory or a\n"
+			       "python executable; by default $VIRTUAL_ENV, else the python3 on PATH.\n"
+			       "'wheelgate check --env PATH' checks wheels against it.\n");
+			return EXIT_CLEAN;
+		default:
+			fprintf(stderr, "Try 'wheelgate env --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	char buf[PATH_MAX];
+	const char *path = optind < argc ? argv[optind] : default_env(buf, sizeof(buf));
+	if (!path) {
+		fprintf(stderr, "wheelgate env: no PATH, no $VIRTUAL_ENV and no python3 on PATH\n");
+		return EXIT_USAGE;
+	}
+	wg_context *ctx = NULL;
+	wg_scanner *sc = NULL;
+	wg_env *env = NULL;
+	int status = EXIT_CLEAN;
+	wg_env_options eo = WG_ENV_OPTIONS_INIT;
+	if (no_cache)
+		eo.cache_dir = "";
+	if (wg_context_new(&ctx, NULL) < 0 || wg_scanner_new(&sc, ctx) < 0) {
+		fprintf(stderr, "wheelgate: %s\n", wg_error_last());
+		status = EXIT_USAGE;
+	} else if (wg_env_open(&env, sc, path, &eo) < 0) {
+		fprintf(stderr, "wheelgate env: %s\n", wg_scanner_error(sc));
+		status = EXIT_USAGE;
+	} else if (json) {
+		char *doc = NULL;
+		if (wg_env_to_json(&doc, env) == WG_OK)
+			puts(doc);
+		wg_free(doc);
+	} else {
+		wg_env_info ei = WG_ENV_INFO_INIT;
+		wg_env_get_info(&ei, env);
+		printf("%-16s%s\n", "site-packages", ei.site_packages);
+		printf("%-16s%s%s%s\n", "python", ei.python_version ? ei.python_version : "?",
+		       ei.python ? "  " : "  (no interpreter found: Py* symbols taken as provided)",
+		       ei.python ? ei.python : "");
+		printf("%-16s%s\n", "ext suffix", ei.ext_suffix ? ei.ext_suffix : "-");
+		if (ei.torch_dir)
+			printf("%-16s%s (CUDA %s, C++ ABI %s)  %s\n", "torch",
+			       ei.torch_version ? ei.torch_version : "?",
+			       ei.torch_cuda ? ei.torch_cuda : "none",
+			       ei.torch_cxx11abi == 1 ? "new (cxx11abi=1)"
+			       : ei.torch_cxx11abi == 0 ? "old (cxx11abi=0)" : "unknown", ei.torch_dir);
+		else
+			printf("%-16s-\n", "torch");
+		print_list(env, WG_ENV_CUDA_LIBS, "CUDA libraries");
+		print_list(env, WG_ENV_NATIVE_PACKAGES, "native packages");
+		print_list(env, WG_ENV_LIB_DIRS, "library dirs");
+	}
+	wg_env_free(env);
+	wg_scanner_free(sc);
+	wg_context_free(ctx);
+	return status;
+}

@@ -1,0 +1,26 @@
+/*
+ * ld-missing-version: an object needs a symbol version its library does not define
+ * ("version `GLIBC_2.38' not found", "GLIBCXX_3.4.32 not found"): the library on the target
+ * system is older than the one it was built against.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "../internal.h"
+
+static int run(wg_check_ctx *cc)
+{
+	int rc = wg_check_ld(cc);
+	for (size_t i = 0; i < cc->ld_issues.len && rc == WG_OK; i++) {
+		const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
+		if (x->kind != WG_LD_MISSING_VERSION || !wg_rule_in_scope(cc, true, x->object))
+			continue;
+		wg_vars v = {0};
+		wg_vars_set(&v, "object", x->object);
+		wg_vars_set(&v, "library", x->library);
+		wg_vars_set(&v, "version", x->version);
+		rc = wg_emit(cc, &v, x->object, NULL, NULL, 0);
+	}
+	return rc;
+}
+
+static const char *const vars[] = {"object", "library", "version", NULL};
+const wg_check_kind wg_check_ld_missing_version = {"ld-missing-version", run, NULL, vars};
