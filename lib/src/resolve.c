@@ -260,6 +260,17 @@ static int add_issue(wg_vec *issues, wg_arena *a, wg_ld_kind kind, const char *o
 	return WG_OK;
 }
 
+static bool version_missing(const wg_vec *issues, const char *object, const char *version)
+{
+	for (size_t i = 0; i < issues->len; i++) {
+		const wg_ld_issue *x = wg_vec_at(issues, i);
+		if (x->kind == WG_LD_MISSING_VERSION && !strcmp(x->object, object) &&
+		    !strcmp(x->version, version))
+			return true;
+	}
+	return false;
+}
+
 int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a, wg_vec *issues,
 	       bool *python_assumed)
 {
@@ -303,8 +314,14 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 		*f = root;
 	for (size_t i = 0; i < r.scope.len && rc == WG_OK; i++) {
 		const wg_lib *l = *(const wg_lib **)wg_vec_at(&r.scope, i);
+		bool old = is_loaded(e, l);
 		for (size_t k = 0; k < l->needed.n && rc == WG_OK; k++) {
-			const wg_lib *d = find_needed(&r, l, l->needed.v[k]);
+			/* What `import torch` loaded brought its own dependencies: they are in the
+			 * scope, but a library it could not find is torch's problem, not this one's. */
+			const wg_lib *d = old ? already(e, NULL, l->needed.v[k])
+					      : find_needed(&r, l, l->needed.v[k]);
+			if (!d && old)
+				continue;
 			if (!d) {
 				rc = add_issue(issues, a, WG_LD_MISSING_LIBRARY, display(scan, l, obj, root),
 					       l->needed.v[k], NULL);
@@ -339,6 +356,8 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 			const wg_libsym *u = &l->undefs[k];
 			if (u->weak)
 				continue;
+			if (u->version && version_missing(issues, display(scan, l, obj, root), u->version))
+				continue; /* the loader stops at the version: reported as such */
 			bool found = false;
 			for (size_t j = 0; j < e->loaded.len && !found; j++) {
 				const wg_lib *g = *(const wg_lib **)wg_vec_at(&e->loaded, j);

@@ -20,17 +20,22 @@ static int run(wg_check_ctx *cc)
 		const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
 		if (x->kind != WG_LD_UNRESOLVED || !wg_rule_in_scope(cc, true, x->object))
 			continue;
-		bool first = true;
-		size_t count = 0;
+		/* One finding per object, naming a torch-facing symbol first when there is one
+		 * (the usual cause), else the first. */
+		size_t count = 0, pick = SIZE_MAX, first = SIZE_MAX;
 		for (size_t k = 0; k < cc->ld_issues.len; k++) {
 			const wg_ld_issue *y = wg_vec_at(&cc->ld_issues, k);
-			if (y->kind == WG_LD_UNRESOLVED && !strcmp(y->object, x->object)) {
-				first = first && k >= i;
-				count++;
-			}
+			if (y->kind != WG_LD_UNRESOLVED || strcmp(y->object, x->object))
+				continue;
+			count++;
+			if (first == SIZE_MAX)
+				first = k;
+			if (pick == SIZE_MAX && y->torch)
+				pick = k;
 		}
-		if (!first)
+		if (first != i)
 			continue;
+		x = wg_vec_at(&cc->ld_issues, pick != SIZE_MAX ? pick : first);
 		char *dem = wg_demangle(x->symbol);
 		const char *why = "";
 		int abi = cc->target->cxx11abi;
