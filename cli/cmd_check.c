@@ -30,7 +30,8 @@ static void help(FILE *f)
 		"                     (torch's +cuXYZ implies cuda; rules needing an unknown fact\n"
 		"                     do not apply)\n"
 		"  --gpu GPU          a target GPU: sm_89, 8.9 or a name (L4, H100...; see\n"
-		"                     'wheelgate gpus'); repeatable\n"
+		"                     'wheelgate gpus'); repeatable; 'auto' asks NVML for the\n"
+		"                     local GPUs (none: no GPU rule applies)\n"
 		"  --env PATH         a Python environment (venv, prefix, site-packages or python\n"
 		"                     executable): its python, torch, CUDA and C++ ABI become the\n"
 		"                     target, and every object is resolved as the loader would\n"
@@ -237,12 +238,16 @@ int cmd_check(int argc, char **argv)
 			status = EXIT_USAGE;
 			goto out;
 		}
-	for (size_t i = 0; i < cfg.ngpus; i++)
+	for (size_t i = 0; i < cfg.ngpus; i++) {
 		if (wg_target_add_gpu(&target, ctx, cfg.gpus[i]) < 0) {
 			fprintf(stderr, "wheelgate check: --gpu: %s\n", wg_error_last());
 			status = EXIT_USAGE;
 			goto out;
 		}
+		if (!strcmp(cfg.gpus[i], "auto") && *wg_error_last())
+			fprintf(stderr, "wheelgate check: --gpu auto: %s: GPU rules do not apply\n",
+				wg_error_last());
+	}
 	if (list) {
 		list_rules(rs);
 		goto out;

@@ -456,6 +456,9 @@ typedef struct wg_target {
 WG_API int wg_target_init(wg_target *t, unsigned int version);
 /** Adds the facts of spec to t; WG_EINVAL with the reason in wg_error_last(). */
 WG_API int wg_target_parse(wg_target *t, const char *spec);
+/** Adds a GPU (as wg_gpu_parse reads it), or with "auto" the local GPUs found through NVML
+ * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
+ * then says "no local GPU (...)". */
 WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
 
 /* ---------------------------------------------------------------------------------------- */

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,4 +358,65 @@ WG_API size_t wg_object_arch_set(const wg_object *o, wg_fatbin_kind kind, int wh
 	}
 	free(keys);
 	return distinct;
+}
+
+/*
+ * The local GPUs, from NVML loaded at run time (no build dependency on the driver). No NVML,
+ * no driver or no GPU is "no local GPU": *n is 0 and why says which.
+ */
+int wg_gpu_detect(const wg_context *ctx, wg_gpu *out, size_t max, size_t *n, char *why,
+		  size_t whylen)
+{
+	*n = 0;
+	void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(why, whylen, "no local GPU (libnvidia-ml.so.1 cannot be loaded: no NVIDIA "
+			 "driver here)");
+		return WG_OK;
+	}
+	typedef int (*init_fn)(void);
+	typedef int (*count_fn)(unsigned *);
+	typedef int (*handle_fn)(unsigned, void **);
+	typedef int (*cc_fn)(void *, int *, int *);
+	typedef int (*name_fn)(void *, char *, unsigned);
+	init_fn init = (init_fn)dlsym(h, "nvmlInit_v2");
+	init_fn shutdown = (init_fn)dlsym(h, "nvmlShutdown");
+	count_fn count = (count_fn)dlsym(h, "nvmlDeviceGetCount_v2");
+	handle_fn handle = (handle_fn)dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+	cc_fn cap = (cc_fn)dlsym(h, "nvmlDeviceGetCudaComputeCapability");
+	name_fn name = (name_fn)dlsym(h, "nvmlDeviceGetName");
+	unsigned devices = 0;
+	if (!init || !count || !handle || !cap || init() != 0) {
+		snprintf(why, whylen, "no local GPU (NVML did not initialise)");
+		dlclose(h);
+		return WG_OK;
+	}
+	if (count(&devices) != 0 || devices == 0)
+		snprintf(why, whylen, "no local GPU (NVML sees no device)");
+	for (unsigned i = 0; i < devices && *n < max; i++) {
+		void *dev = NULL;
+		int ma = 0, mi = 0;
+		char nm[96] = "";
+		if (handle(i, &dev) != 0 || cap(dev, &ma, &mi) != 0 || ma <= 0)
+			continue;
+		if (name)
+			name(dev, nm, sizeof(nm));
+		wg_gpu g = WG_GPU_INIT;
+		g.cc_major = (unsigned)ma;
+		g.cc_minor = (unsigned)mi;
+		/* "NVIDIA H100 80GB HBM3": the known name it contains, with the same capability. */
+		for (size_t k = 0; k < ctx->cuda->ngpus; k++) {
+			const struct gpu_row *r = &ctx->cuda->gpus[k];
+			char key[96];
+			name_key(key, sizeof(key), nm);
+			if (r->major == g.cc_major && r->minor == g.cc_minor && strstr(key, r->key) &&
+			    (!g.name || strlen(r->key) > strlen(g.name)))
+				g.name = r->name;
+		}
+		out[(*n)++] = g;
+	}
+	if (shutdown)
+		shutdown();
+	dlclose(h);
+	return WG_OK;
 }

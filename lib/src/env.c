@@ -264,6 +264,19 @@ static void survey(wg_env *e)
 	free_list(top);
 }
 
+/* site-packages, dist-packages, or a directory with installed distributions in it. */
+static bool looks_like_site(const char *dir)
+{
+	if (wg_has_suffix(dir, "/site-packages") || wg_has_suffix(dir, "/dist-packages"))
+		return true;
+	char **v = list_dir(dir);
+	bool yes = false;
+	for (size_t i = 0; v && v[i] && !yes; i++)
+		yes = wg_has_suffix(v[i], ".dist-info") || !strcmp(v[i], "torch");
+	free_list(v);
+	return yes;
+}
+
 WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_env_options *o)
 {
 	wg_env_options def = WG_ENV_OPTIONS_INIT;
@@ -317,6 +330,8 @@ WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_
 			}
 		}
 	}
+	if (e->site && !prefix && !looks_like_site(e->site))
+		e->site = NULL;
 	if (!e->site || !is_dir(e->site)) {
 		free(e);
 		return wg_seterr(&sc->err, WG_ENOTFOUND, "%s: not a Python environment (expected a "

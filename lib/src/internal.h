@@ -250,6 +250,9 @@ void wg_cuda_data_free(wg_cuda_data *d);
 wg_run_how wg_image_runs_on(int kind, unsigned arch, char variant, unsigned cc_major,
 			    unsigned cc_minor);
 
+int wg_gpu_detect(const wg_context *ctx, wg_gpu *out, size_t max, size_t *n, char *why,
+		  size_t whylen);
+
 struct wg_context {
 	wg_options opts;
 	wg_classifier *classifier;

@@ -105,6 +105,23 @@ WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *sp
 		wg_set_last_error(WG_ELIMIT, "at most %d GPUs", WG_MAX_GPUS);
 		return WG_ELIMIT;
 	}
+	if (!strcmp(spec, "auto")) {
+		/* The GPUs of this machine (NVML); none is not an error: no GPU rule applies. */
+		char why[256] = "";
+		size_t n = 0;
+		wg_gpu found[WG_MAX_GPUS];
+		wg_gpu_detect(ctx, found, WG_MAX_GPUS, &n, why, sizeof(why));
+		for (size_t i = 0; i < n && t->ngpus < WG_MAX_GPUS; i++) {
+			bool dup = false;
+			for (size_t k = 0; k < t->ngpus; k++)
+				dup = dup || (t->gpus[k].cc_major == found[i].cc_major &&
+					      t->gpus[k].cc_minor == found[i].cc_minor);
+			if (!dup)
+				t->gpus[t->ngpus++] = found[i];
+		}
+		wg_set_last_error(WG_OK, "%s", n ? "" : why);
+		return WG_OK;
+	}
 	wg_gpu g = WG_GPU_INIT;
 	int rc = wg_gpu_parse(&g, ctx, spec);
 	if (rc < 0)

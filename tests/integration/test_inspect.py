@@ -203,7 +203,7 @@ def directory_and_usage():
     rc, doc, err = inspect_json(ABI)
     assert rc == 0
     validate(doc)
-    assert doc["inputs"][0]["kind"] == "directory" and len(doc["inputs"][0]["objects"]) == 10
+    assert doc["inputs"][0]["kind"] == "directory" and len(doc["inputs"][0]["objects"]) == 11
     rc, out, err = run("inspect", "--help")
     assert rc == 0 and "usage: wheelgate inspect" in out and "exit status" in out
     rc, out, err = run("--help")

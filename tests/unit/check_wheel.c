@@ -242,8 +242,8 @@ START_TEST(test_directory)
 {
 	wg_scan *s = t_scan(FIX_ABI);
 	ck_assert_int_eq(wg_scan_get_kind(s), WG_SCAN_DIRECTORY);
-	/* 6 extensions, 2 flash-attn builds and 2 stand-in libraries, in name order. */
-	ck_assert_uint_eq(wg_scan_object_count(s), 10);
+	/* 7 extensions, 2 flash-attn builds and 2 stand-in libraries, in name order. */
+	ck_assert_uint_eq(wg_scan_object_count(s), 11);
 	wg_object_info oi = WG_OBJECT_INFO_INIT;
 	wg_object_get_info(&oi, wg_scan_object(s, 0));
 	ck_assert_str_eq(oi.path, FIX_ABI "/ext_charptr_abi0" EXT_SFX);

@@ -46,5 +46,6 @@ Suite *suite_corpus(void);
 Suite *suite_api(void);
 Suite *suite_fatbin(void);
 Suite *suite_rules(void);
+Suite *suite_env(void);
 
 #endif
