@@ -28,7 +28,7 @@ measure() { # label command...
   /usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" >/dev/null 2>"$out/stderr.txt" || {
     local rc=$?; [ $rc -le 1 ] || { echo "bench: $label failed ($rc)"; cat "$out/stderr.txt"; exit 1; }
   }
-  read -r secs kb < "$out/time.txt"
+  read -r secs kb < <(tail -n 1 "$out/time.txt")
   printf "%-44s %8.2f s %10.1f MiB peak RSS\n" "$label" "$secs" "$(echo "$kb/1024" | bc -l)"
 }
 
@@ -42,3 +42,21 @@ measure "wheelgate inspect LIB (no decompression)" "$wg" inspect --symbols=none 
 echo
 echo "fatbin listing vs reading the file (best of 3, file in the page cache):"
 "$build/bench_fatbin" "$lib" 3
+
+# check --env: the environment's exported-symbol index, built cold and reused warm.
+envdir="$build/tests/fixtures/envs/torch211"
+if [ -d "$envdir" ] && [ -d ../shared/corpus/wheels ]; then
+  cache=$(mktemp -d)
+  echo
+  echo "check --env (the faithful torch 2.11 stand-in, 78k-symbol libtorch_cpu) on the 6 corpus wheels:"
+  for run in cold warm; do
+    /usr/bin/time -f "%e %M" -o "$out/time.txt" env XDG_CACHE_HOME="$cache" "$wg" check --no-config \
+      --env "$envdir" ../shared/corpus/wheels/*.whl >/dev/null 2>&1 || true
+    read -r secs kb < <(tail -n 1 "$out/time.txt")
+    printf "  %-42s %8.2f s %10.1f MiB peak RSS\n" "$run (index $( [ $run = cold ] && echo built || echo cached))" "$secs" "$(echo "$kb/1024" | bc -l)"
+  done
+  /usr/bin/time -f "%e %M" -o "$out/time.txt" "$wg" check --no-config ../shared/corpus/wheels/*.whl >/dev/null 2>&1 || true
+  read -r secs kb < <(tail -n 1 "$out/time.txt")
+  printf "  %-42s %8.2f s %10.1f MiB peak RSS\n" "without --env (reading the wheels alone)" "$secs" "$(echo "$kb/1024" | bc -l)"
+  rm -rf "$cache"
+fi

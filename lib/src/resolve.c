@@ -39,7 +39,11 @@ const wg_lib *wg_env_load(wg_env *e, const char *path)
 		e->cache_hits++;
 	} else {
 		wg_scan *scan = NULL;
-		if (wg_scan_path(&scan, e->sc, real) < 0)
+		bool nf = e->sc->no_fatbin;
+		e->sc->no_fatbin = true;
+		int rc = wg_scan_path(&scan, e->sc, real);
+		e->sc->no_fatbin = nf;
+		if (rc < 0)
 			return NULL;
 		const wg_object *o = scan->kind == WG_SCAN_OBJECT ? wg_scan_object(scan, 0) : NULL;
 		if (o && !o->error)

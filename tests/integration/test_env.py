@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""End-to-end tests of environments: `wheelgate env`, `wheelgate check --env` on the faithful
+torch 2.11 stand-in against the corpus README, the index cache (cold, warm, corrupt,
+concurrent), and --gpu auto without a GPU.
+
+Usage: test_env.py WHEELGATE FIXTURES CORPUS
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import Skip, main, test  # noqa: E402
+
+WG, FIX, CORPUS = [os.path.abspath(a) for a in sys.argv[1:4]]
+ENV = os.path.join(FIX, "envs", "torch211")
+CW = os.path.join(CORPUS, "wheels")
+SUF = "-0.1.0-cp312-cp312-linux_x86_64.whl"
+NAMES = ["wgdemo_good_sm90" + SUF, "wgcpu_cpu_good" + SUF, "wgdemo_oldabi_sm90" + SUF,
+         "wgdemo_sm80_only" + SUF, "wgdemo_mixed" + SUF]
+
+
+def run(*args, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([WG, *args], capture_output=True, timeout=600, env=e)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def need_env():
+    if not os.path.isdir(ENV) or not os.path.isdir(CW):
+        raise Skip("no faithful torch stand-in (it needs ../shared/corpus)")
+    if not os.path.exists(os.path.join(ENV, "lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13")):
+        raise Skip("no CUDA toolkit: libcudart.so.13 was not copied into the stand-in")
+
+
+def check_env(cache, *args):
+    rc, out, err = run("check", "--no-config", "--format", "json", "--env", ENV, *args,
+                       *[os.path.join(CW, n) for n in NAMES], env={"XDG_CACHE_HOME": cache})
+    assert rc in (0, 1), (rc, err)
+    doc = json.loads(out)
+    return {os.path.basename(i["path"]): i["findings"] for i in doc["inputs"]}, doc
+
+
+@test
+def env_reads_the_stand_in():
+    need_env()
+    for path in (ENV, os.path.join(ENV, "lib/python3.12/site-packages"),
+                 os.path.join(ENV, "bin/python3.12")):
+        rc, out, err = run("env", "--json", "--no-cache", path)
+        assert rc == 0, err
+        d = json.loads(out)
+        assert d["python_version"] == "3.12" and d["ext_suffix"] == ".cpython-312-x86_64-linux-gnu.so"
+        assert d["torch"] == {"dir": os.path.join(ENV, "lib/python3.12/site-packages/torch"),
+                              "version": "2.11.0+cu130", "cuda": "13.0", "cxx11abi": True}, d["torch"]
+        assert any(p.endswith("nvidia/cu13/lib/libcudart.so.13") for p in d["cuda_libraries"])
+        assert d["library_dirs"][0].endswith("site-packages/torch/lib")
+    rc, out, err = run("env", os.path.join(FIX, "envs", "oldabi"))
+    assert rc == 0 and "old (cxx11abi=0)" in out and "2.4.0+cpu" in out, out
+    rc, out, err = run("env", "/nonexistent")
+    assert rc == 2 and "/nonexistent" in err
+
+
+@test
+def corpus_judged_in_the_stand_in_as_on_debian_12():
+    need_env()
+    with tempfile.TemporaryDirectory() as cache:
+        got, doc = check_env(cache, "--gpu", "sm_90")
+    t = doc["target"]
+    assert (t["python"], t["torch"], t["cuda"], t["cxx11abi"]) == ("3.12", "2.11.0+cu130", "13.0", True), t
+    for name, findings in got.items():
+        ld = [f for f in findings if f["rule"].startswith("WG-LD-")]
+        rules = {f["rule"] for f in ld}
+        # glibc 2.36 here: every corpus extension needs GLIBC_2.38 (README: "Mind the system").
+        v = [f for f in ld if f["rule"] == "WG-LD-003"]
+        assert v and all("GLIBC_2.38" in f["message"] and "libc.so.6" in f["message"] for f in v), (name, ld)
+        assert "WG-LD-002" not in rules, (name, ld)  # libc10, libtorch_*, libcudart all found
+        if name.startswith("wgdemo_oldabi"):
+            u = [f for f in ld if f["rule"] == "WG-LD-001"]
+            assert len(u) == 1 and u[0]["symbol"] == "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs", u
+            assert "libc10.so" in u[0]["message"] and "_GLIBCXX_USE_CXX11_ABI=1" in u[0]["message"]
+        else:
+            assert "WG-LD-001" not in rules, (name, ld)
+    # --target overrides the environment's facts.
+    with tempfile.TemporaryDirectory() as cache:
+        got, doc = check_env(cache, "--target", "cxx11abi=0,python=3.11")
+    assert doc["target"]["cxx11abi"] is False and doc["target"]["python"] == "3.11"
+    assert any(f["rule"] == "WG-TAG-007" for f in got["wgcpu_cpu_good" + SUF])
+
+
+@test
+def the_index_cache():
+    need_env()
+    with tempfile.TemporaryDirectory() as cache:
+        t0 = time.time()
+        cold, _ = check_env(cache)
+        t1 = time.time()
+        files = glob.glob(os.path.join(cache, "wheelgate", "libs", "*.json"))
+        assert len(files) >= 10, files  # torch's 12 libraries, libcudart, the system's
+        warm, _ = check_env(cache)
+        t2 = time.time()
+        assert warm == cold
+        print("  cold %.2f s, warm %.2f s, %d entries" % (t1 - t0, t2 - t1, len(files)))
+        # Corrupt entries are ignored and rewritten; the verdicts do not change.
+        for i, f in enumerate(files):
+            with open(f, "w") as fh:
+                fh.write(["{not json", "", '{"format": "wheelgate.libindex/1", "path": 1}'][i % 3])
+        again, _ = check_env(cache)
+        assert again == cold
+        for f in files:
+            with open(f) as fh:
+                assert json.load(fh)["format"] == "wheelgate.libindex/1"
+        # Two runs at once on an empty cache: both right, the cache whole.
+        for f in files:
+            os.unlink(f)
+        procs = [subprocess.Popen([WG, "check", "--no-config", "--format", "json", "--env", ENV,
+                                   *[os.path.join(CW, n) for n in NAMES]],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=dict(os.environ, XDG_CACHE_HOME=cache)) for _ in range(3)]
+        for p in procs:
+            out, err = p.communicate(timeout=600)
+            doc = json.loads(out)
+            assert {os.path.basename(i["path"]): i["findings"] for i in doc["inputs"]} == cold
+        for f in glob.glob(os.path.join(cache, "wheelgate", "libs", "*")):
+            assert f.endswith(".json"), f  # no temporary file left behind
+            with open(f) as fh:
+                json.load(fh)
+
+
+@test
+def gpu_auto_without_a_gpu():
+    if os.path.exists("/dev/nvidia0"):
+        raise Skip("this machine has a GPU")
+    rc, out, err = run("check", "--no-config", "--gpu", "auto",
+                       os.path.join(FIX, "wheels", "purepkg-0.1-py3-none-any.whl"))
+    assert rc == 0 and "no local GPU" in err, (rc, err)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
