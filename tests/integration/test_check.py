@@ -22,6 +22,7 @@ SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
 W = os.path.join(FIX, "wheels")
 CW = os.path.join(CORPUS, "wheels")
 SUF = "-0.1.0-cp312-cp312-linux_x86_64.whl"
+EXT = ".cpython-312-x86_64-linux-gnu.so"
 TARGET = ["--target", "python=3.12,torch=2.11.0+cu130,cxx11abi=1,cuda=13.0", "--gpu", "sm_90"]
 
 
@@ -157,6 +158,13 @@ def every_rule_triggers_and_stays_quiet():
         ("WG-WHL-001", os.path.join(W, "escape-1.0-py3-none-any.whl"),
          os.path.join(W, "base-1.0-py3-none-any.whl"), []),
         ("WG-WHL-002", os.path.join(W, "badelf-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
+        ("WG-LD-001", os.path.join(FIX, "abi", "ext_string_abi1" + EXT),
+         os.path.join(FIX, "abi", "ext_charptr_abi0" + EXT),
+         ["--env", os.path.join(FIX, "envs", "oldabi")]),
+        ("WG-LD-002", os.path.join(FIX, "abi-ld", "ext_missing" + EXT),
+         os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
+        ("WG-LD-003", os.path.join(FIX, "abi-ld", "vers", "ext_newver" + EXT),
+         os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
     ]
     covered = set()
     for rule, bad, ok, extra in cases:

@@ -19,7 +19,8 @@
 #define SITE "/lib/python3.12/site-packages"
 
 static const char *const exts[] = {"seed", "string_abi1", "string_abi0", "charptr_abi0",
-				   "charptr_abi1", "plain", "mixed"};
+				   "charptr_abi1", "plain", "mixed", "-ld/ext_missing",
+				   "-ld/vers/ext_newver"};
 static const char *const envs[] = {"oldabi", "newabi"};
 #define N_EXTS (int)(sizeof(exts) / sizeof(exts[0]))
 
@@ -60,7 +61,10 @@ START_TEST(test_loader_agrees_with_dlopen)
 {
 	const char *name = exts[_i % N_EXTS], *env = envs[_i / N_EXTS];
 	char ext[512], envpath[512], err[2048];
-	snprintf(ext, sizeof(ext), FIX_ABI "/ext_%s" EXT_SFX, name);
+	if (name[0] == '-')
+		snprintf(ext, sizeof(ext), FIX_ABI "%s" EXT_SFX, name);
+	else
+		snprintf(ext, sizeof(ext), FIX_ABI "/ext_%s" EXT_SFX, name);
 	snprintf(envpath, sizeof(envpath), ENVS "/%s", env);
 	wg_env *e = NULL;
 	wg_env_options eo = no_cache();
@@ -74,7 +78,33 @@ START_TEST(test_loader_agrees_with_dlopen)
 	bool loads = load_for_real(env, ext, err, sizeof(err));
 	ck_assert_msg((issues.len == 0) == loads, "%s in %s: predicted %zu issue(s), dlopen %s",
 		      name, env, issues.len, loads ? "loaded" : err);
-	if (!loads) {
+	const char *ver = loads ? NULL : strstr(err, "version `");
+	const char *lib = loads ? NULL : strstr(err, ": cannot open shared object file");
+	if (ver) {
+		/* "version `WG_2.0' not found (required by ...)" */
+		char v[128];
+		snprintf(v, sizeof(v), "%s", ver + 9);
+		v[strcspn(v, "'")] = '\0';
+		bool listed = false;
+		for (size_t i = 0; i < issues.len; i++) {
+			const wg_ld_issue *x = wg_vec_at(&issues, i);
+			listed = listed || (x->kind == WG_LD_MISSING_VERSION && !strcmp(x->version, v));
+		}
+		ck_assert_msg(listed, "%s: dlopen: %s; not predicted", name, err);
+	} else if (lib) {
+		/* "libwgmissing.so: cannot open shared object file" */
+		const char *start = lib;
+		while (start > err && start[-1] != ' ')
+			start--;
+		char l[256];
+		snprintf(l, sizeof(l), "%.*s", (int)(lib - start), start);
+		bool listed = false;
+		for (size_t i = 0; i < issues.len; i++) {
+			const wg_ld_issue *x = wg_vec_at(&issues, i);
+			listed = listed || (x->kind == WG_LD_MISSING_LIBRARY && !strcmp(x->library, l));
+		}
+		ck_assert_msg(listed, "%s: dlopen: %s; not predicted", name, err);
+	} else if (!loads) {
 		/* The symbol the loader names is one the prediction lists as unresolved. */
 		const char *u = strstr(err, "undefined symbol: ");
 		ck_assert_ptr_nonnull(u);
