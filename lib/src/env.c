@@ -296,7 +296,7 @@ WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_
 	if (!realpath(path, real)) {
 		int rc = wg_seterr(&sc->err, errno == ENOENT ? WG_ENOTFOUND : WG_EIO, "%s: %s", path,
 				   strerror(errno));
-		free(e);
+		wg_env_free(e);
 		return rc;
 	}
 	const char *prefix = NULL;
@@ -333,7 +333,7 @@ WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_
 	if (e->site && !prefix && !looks_like_site(e->site))
 		e->site = NULL;
 	if (!e->site || !is_dir(e->site)) {
-		free(e);
+		wg_env_free(e);
 		return wg_seterr(&sc->err, WG_ENOTFOUND, "%s: not a Python environment (expected a "
 				 "venv or prefix with lib/python3.X/site-packages, a site-packages "
 				 "directory, or a python executable)", path);
