@@ -165,6 +165,9 @@ def every_rule_triggers_and_stays_quiet():
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
         ("WG-LD-003", os.path.join(FIX, "abi-ld", "vers", "ext_newver" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
+        # No interpreter in the g++ environment: PyLong_FromLong is taken as provided, and said.
+        ("WG-LD-004", os.path.join(FIX, "abi-ld", "ext_pyapi" + EXT),
+         os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
     ]
     covered = set()
     for rule, bad, ok, extra in cases:

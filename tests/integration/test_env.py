@@ -131,6 +131,21 @@ def the_index_cache():
 
 
 @test
+def python_api_resolved_against_the_interpreter():
+    need_env()
+    pyapi = os.path.join(FIX, "abi-ld", "ext_pyapi.cpython-312-x86_64-linux-gnu.so")
+    # The stand-in's bin/python3.12 exports PyLong_FromLong: resolved, nothing to say.
+    rc, out, err = run("check", "--no-config", "--format", "json", "--env", ENV, pyapi)
+    f = json.loads(out)["inputs"][0]["findings"]
+    assert rc == 0 and not [x for x in f if x["rule"].startswith("WG-LD")], f
+    # An environment without an interpreter (the g++ one): taken as provided, and said.
+    rc, out, err = run("check", "--no-config", "--format", "json", "--env",
+                       os.path.join(FIX, "envs", "oldabi"), pyapi)
+    f = json.loads(out)["inputs"][0]["findings"]
+    assert rc == 0 and [x["rule"] for x in f] == ["WG-LD-004"], f
+
+
+@test
 def gpu_auto_without_a_gpu():
     if os.path.exists("/dev/nvidia0"):
         raise Skip("this machine has a GPU")
