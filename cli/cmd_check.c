@@ -86,27 +86,17 @@ static void list_rules(const wg_ruleset *rs)
 	}
 }
 
-static const char *sev_color(wg_severity s)
+/* One input's block, as the library formats it (the pip gate prints the same). */
+static void print_report(const wg_ruleset *rs, const char *path, const wg_report *r,
+			 wg_severity fail_on, bool quiet)
 {
-	return s == WG_SEV_ERROR ? c_red() : s == WG_SEV_WARNING ? c_yellow() : c_dim();
-}
-
-static void print_report(const char *path, const wg_report *r, wg_severity fail_on, bool quiet)
-{
-	size_t n = wg_report_count(r);
-	int worst = wg_report_worst(r);
-	bool fails = worst >= (int)fail_on;
-	if (quiet && !fails)
+	if (quiet && wg_report_worst(r) < (int)fail_on)
 		return;
-	printf("%s%s%s %s\n", fails ? c_red() : c_green(), fails ? "FAIL" : "PASS", c_off(), path);
-	for (size_t i = 0; i < n; i++) {
-		wg_finding_info f = WG_FINDING_INFO_INIT;
-		wg_report_finding(&f, r, i);
-		printf("  %s%s%s[%s] %s%s%s\n", sev_color(f.severity), wg_severity_name(f.severity),
-		       c_off(), f.rule, c_bold(), f.title, c_off());
-		printf("      %s\n", f.message);
-		printf("      %sfix:%s %s\n", c_dim(), c_off(), f.fix);
-	}
+	char *doc = NULL;
+	if (wg_reports_format(&doc, use_color ? WG_FORMAT_TEXT_COLOR : WG_FORMAT_TEXT, rs, NULL,
+			      &path, &r, NULL, 1, fail_on) == WG_OK)
+		fputs(doc, stdout);
+	wg_free(doc);
 }
 
 int cmd_check(int argc, char **argv)
@@ -333,7 +323,7 @@ int cmd_check(int argc, char **argv)
 		else
 			passed++;
 		if (!strcmp(format, "text"))
-			print_report(path, rep, (wg_severity)fail_on, quiet);
+			print_report(rs, path, rep, (wg_severity)fail_on, quiet);
 	}
 	FILE *out = stdout;
 	if (output && !(out = fopen(output, "w"))) {

@@ -593,8 +593,11 @@ WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
 /** The highest severity among the findings, or -1 when there are none. */
 WG_API int wg_report_worst(const wg_report *r);
 
-/** Formats of wg_reports_format(). */
-typedef enum { WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2 } wg_format;
+/** Formats of wg_reports_format(): JSON, SARIF, and the text `wheelgate check` prints (with
+ * or without terminal colours; one block per input, no summary line). */
+typedef enum {
+	WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2, WG_FORMAT_TEXT = 3, WG_FORMAT_TEXT_COLOR = 4
+} wg_format;
 
 /**
  * Several inputs' reports as one document: JSON ("wheelgate.check/1", docs/check-json.md) or

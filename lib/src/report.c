@@ -185,6 +185,43 @@ static json_t *sarif(const wg_ruleset *rs, const char *const *paths,
 			 "version", "2.1.0", "runs", run);
 }
 
+/* The text of `wheelgate check`: PASS/FAIL/ERROR per input, each finding with its fix. */
+static char *text(const char *const *paths, const wg_report *const *reports,
+		  const char *const *errors, size_t n, wg_severity fail_on, bool color)
+{
+	const char *red = color ? "\033[31m" : "", *green = color ? "\033[32m" : "",
+		   *yellow = color ? "\033[33m" : "", *dim = color ? "\033[2m" : "",
+		   *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
+	wg_buf b = {0};
+	char line[8192];
+	for (size_t i = 0; i < n; i++) {
+		const wg_report *r = reports[i];
+		int len;
+		if (!r) {
+			len = snprintf(line, sizeof(line), "%sERROR%s %s\n      %s\n", red, off, paths[i],
+				       errors && errors[i] ? errors[i] : "unreadable");
+			wg_buf_append(&b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+			continue;
+		}
+		bool fails = wg_report_worst(r) >= (int)fail_on;
+		len = snprintf(line, sizeof(line), "%s%s%s %s\n", fails ? red : green,
+			       fails ? "FAIL" : "PASS", off, paths[i]);
+		wg_buf_append(&b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+		for (size_t k = 0; k < r->findings.len; k++) {
+			const wg_finding *f = wg_vec_at(&r->findings, k);
+			const char *c = f->severity == WG_SEV_ERROR ? red
+					: f->severity == WG_SEV_WARNING ? yellow : dim;
+			len = snprintf(line, sizeof(line), "  %s%s%s[%s] %s%s%s\n      %s\n      %sfix:%s %s\n",
+				       c, wg_severity_name(f->severity), off, f->rule, bold, f->title, off,
+				       f->message, dim, off, f->fix);
+			wg_buf_append(&b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+		}
+	}
+	if (!b.s)
+		wg_buf_append(&b, "", 0);
+	return b.s;
+}
+
 WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 			     const wg_target *target, const char *const *paths,
 			     const wg_report *const *reports, const char *const *errors, size_t n,
@@ -193,6 +230,10 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 	if (!out || (n && (!paths || !reports)))
 		return WG_EINVAL;
 	*out = NULL;
+	if (format == WG_FORMAT_TEXT || format == WG_FORMAT_TEXT_COLOR) {
+		*out = text(paths, reports, errors, n, fail_on, format == WG_FORMAT_TEXT_COLOR);
+		return *out ? WG_OK : WG_ENOMEM;
+	}
 	json_t *doc = format == WG_FORMAT_SARIF ? sarif(rs, paths, reports, errors, n)
 		      : format == WG_FORMAT_JSON ? check_json(target, paths, reports, errors, n, fail_on)
 						 : NULL;
