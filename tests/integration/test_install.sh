@@ -54,4 +54,10 @@ cmake -S "$tmp/cm" -B "$tmp/cm/build" -DCMAKE_PREFIX_PATH="$pfx" -DCMAKE_C_FLAGS
 cmake --build "$tmp/cm/build" >/dev/null
 out=$("$tmp/cm/build/consumer" "$wheel")
 case "$out" in *"flash_attn_2_cuda new") ;; *) echo "cmake consumer: $out"; exit 1 ;; esac
-echo "install: CLI, pkg-config and find_package consumers work"
+# The Python binding, installed, finds the installed library without WHEELGATE_LIB.
+site=$(find "$pfx" -type d -name wheelgate -path "*packages/wheelgate" | head -n 1)
+[ -n "$site" ] || { echo "the Python binding was not installed"; find "$pfx" -maxdepth 5 -type d; exit 1; }
+libpath=$(env -u WHEELGATE_LIB PYTHONPATH="$(dirname "$site")" python3 -c \
+  'import wheelgate; print(wheelgate.library_path())')
+[ "$libpath" = "$pfx/lib/libwheelgate.so.0" ] || { echo "binding found: $libpath"; exit 1; }
+echo "install: CLI, pkg-config and find_package consumers, and the Python binding work"

@@ -1,0 +1,272 @@
+"""wheelgate for Python: the C library through ctypes, for scanners written in Python.
+
+    import wheelgate
+    report = wheelgate.check("flash_attn-2.8.3-cp312-cp312-linux_x86_64.whl",
+                             env="/path/to/venv", gpus=["H100"])
+    for f in report.findings:
+        print(f.severity, f.rule, f.message)
+
+libwheelgate is found through $WHEELGATE_LIB, then the path recorded at installation, then
+the system's library path. All verdicts come from the library: this module only moves data.
+"""
+import ctypes
+import ctypes.util
+import json
+import os
+
+__all__ = ["check", "Checker", "Finding", "Report", "WheelgateError", "library_path"]
+
+
+class WheelgateError(Exception):
+    """libwheelgate could not be loaded, or refused an argument (the message says why)."""
+
+
+def library_path():
+    """Where libwheelgate is taken from, or raises WheelgateError saying what was tried."""
+    tried = []
+    env = os.environ.get("WHEELGATE_LIB")
+    if env:
+        if os.path.exists(env):
+            return env
+        tried.append("$WHEELGATE_LIB=%s (no such file)" % env)
+    try:
+        from . import _installed  # written by `cmake --install`
+        if os.path.exists(_installed.LIBRARY):
+            return _installed.LIBRARY
+        tried.append("%s (recorded at installation; gone)" % _installed.LIBRARY)
+    except ImportError:
+        tried.append("no installation record")
+    found = ctypes.util.find_library("wheelgate")
+    if found:
+        return found
+    tried.append("no libwheelgate on the system's library path")
+    raise WheelgateError("cannot find libwheelgate: " + "; ".join(tried) +
+                         ". Set WHEELGATE_LIB to the path of libwheelgate.so.0 (in a build "
+                         "tree: build/libwheelgate.so.0) or install wheelgate.")
+
+
+class _Gpu(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint), ("cc_major", ctypes.c_uint),
+                ("cc_minor", ctypes.c_uint), ("name", ctypes.c_char_p)]
+
+
+class _Target(ctypes.Structure):  # wg_target, WG_TARGET_VERSION 1
+    _fields_ = [("version", ctypes.c_uint), ("python_major", ctypes.c_uint),
+                ("python_minor", ctypes.c_uint), ("torch", ctypes.c_char * 64),
+                ("torch_major", ctypes.c_uint), ("torch_minor", ctypes.c_uint),
+                ("cxx11abi", ctypes.c_int), ("cuda_major", ctypes.c_uint),
+                ("cuda_minor", ctypes.c_uint), ("ngpus", ctypes.c_size_t),
+                ("gpus", _Gpu * 16), ("env", ctypes.c_void_p)]
+
+
+class _RulesetOptions(ctypes.Structure):  # wg_ruleset_options, version 1
+    _fields_ = [("version", ctypes.c_uint),
+                ("rule_paths", ctypes.POINTER(ctypes.c_char_p)), ("nrule_paths", ctypes.c_size_t),
+                ("disable", ctypes.POINTER(ctypes.c_char_p)), ("ndisable", ctypes.c_size_t),
+                ("enable", ctypes.POINTER(ctypes.c_char_p)), ("nenable", ctypes.c_size_t),
+                ("no_default_rules", ctypes.c_int)]
+
+
+_lib = None
+
+
+def _load():
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = library_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise WheelgateError("cannot load %s: %s" % (path, e))
+    P = ctypes.c_void_p
+    PP = ctypes.POINTER(ctypes.c_void_p)
+    sigs = {
+        "wg_version_string": ([], ctypes.c_char_p), "wg_error_last": ([], ctypes.c_char_p),
+        "wg_free": ([P], None),
+        "wg_context_new": ([PP, P], ctypes.c_int), "wg_context_free": ([P], None),
+        "wg_scanner_new": ([PP, P], ctypes.c_int), "wg_scanner_free": ([P], None),
+        "wg_scanner_error": ([P], ctypes.c_char_p),
+        "wg_ruleset_new": ([PP, P, ctypes.POINTER(_RulesetOptions)], ctypes.c_int),
+        "wg_ruleset_free": ([P], None),
+        "wg_target_init": ([ctypes.POINTER(_Target), ctypes.c_uint], ctypes.c_int),
+        "wg_target_parse": ([ctypes.POINTER(_Target), ctypes.c_char_p], ctypes.c_int),
+        "wg_target_add_gpu": ([ctypes.POINTER(_Target), P, ctypes.c_char_p], ctypes.c_int),
+        "wg_env_open": ([PP, P, ctypes.c_char_p, P], ctypes.c_int), "wg_env_free": ([P], None),
+        "wg_env_fill_target": ([P, ctypes.POINTER(_Target)], ctypes.c_int),
+        "wg_scan_path": ([PP, P, ctypes.c_char_p], ctypes.c_int), "wg_scan_free": ([P], None),
+        "wg_check": ([PP, P, P, P, ctypes.POINTER(_Target)], ctypes.c_int),
+        "wg_report_free": ([P], None), "wg_report_worst": ([P], ctypes.c_int),
+        "wg_reports_format": ([PP, ctypes.c_int, P, ctypes.POINTER(_Target),
+                               ctypes.POINTER(ctypes.c_char_p), PP,
+                               ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_int],
+                              ctypes.c_int),
+    }
+    for name, (args, res) in sigs.items():
+        fn = getattr(lib, name)
+        fn.argtypes = args
+        fn.restype = res
+    _lib = lib
+    return lib
+
+
+def _b(s):
+    return s.encode() if isinstance(s, str) else s
+
+
+def _strv(items):
+    items = [_b(os.fspath(i)) for i in items]
+    return (ctypes.c_char_p * max(1, len(items)))(*items), len(items)
+
+
+class Finding:
+    """One finding: a rule that says something about an input."""
+    __slots__ = ("rule", "severity", "title", "message", "fix", "member", "symbol", "file", "line")
+
+    def __init__(self, d):
+        for k in self.__slots__:
+            setattr(self, k, d.get(k))
+
+    def __repr__(self):
+        return "Finding(%s %s: %s)" % (self.severity, self.rule, self.message)
+
+
+class Report:
+    """The verdict on one input: pass, fail, or error (unreadable)."""
+
+    def __init__(self, d):
+        self.path = d["path"]
+        self.verdict = d["verdict"]
+        self.error = d["error"]
+        self.findings = [Finding(f) for f in d["findings"]]
+
+    @property
+    def blocking(self):
+        return self.verdict != "pass"
+
+    def __repr__(self):
+        return "Report(%s: %s, %d findings)" % (self.path, self.verdict, len(self.findings))
+
+
+class Result:
+    """Reports of several inputs, with the text `wheelgate check` prints for them."""
+
+    def __init__(self, doc, text):
+        self.document = doc
+        self.reports = [Report(i) for i in doc["inputs"]]
+        self.target = doc["target"]
+        self.text = text
+
+    @property
+    def blocking(self):
+        return any(r.blocking for r in self.reports)
+
+
+class Checker:
+    """A loaded rule set and target, for checking any number of inputs (one thread)."""
+
+    def __init__(self, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
+                 fail_on="error"):
+        self._lib = lib = _load()
+        self._ctx = ctypes.c_void_p()
+        self._rs = ctypes.c_void_p()
+        self._sc = ctypes.c_void_p()
+        self._env = ctypes.c_void_p()
+        self.fail_on = {"info": 0, "warning": 1, "error": 2}.get(fail_on)
+        if self.fail_on is None:
+            raise WheelgateError("fail_on must be error, warning or info, not %r" % fail_on)
+        if lib.wg_context_new(ctypes.byref(self._ctx), None) < 0:
+            raise WheelgateError(lib.wg_error_last().decode())
+        opts = _RulesetOptions()
+        opts.version = 1
+        self._keep = [_strv(rules), _strv(disable), _strv(enable)]
+        opts.rule_paths, opts.nrule_paths = self._keep[0]
+        opts.disable, opts.ndisable = self._keep[1]
+        opts.enable, opts.nenable = self._keep[2]
+        if lib.wg_ruleset_new(ctypes.byref(self._rs), self._ctx, ctypes.byref(opts)) < 0:
+            raise WheelgateError(lib.wg_error_last().decode())
+        if lib.wg_scanner_new(ctypes.byref(self._sc), self._ctx) < 0:
+            raise WheelgateError(lib.wg_error_last().decode())
+        self._target = _Target()
+        lib.wg_target_init(ctypes.byref(self._target), 1)
+        if env is not None:
+            if lib.wg_env_open(ctypes.byref(self._env), self._sc, _b(os.fspath(env)), None) < 0:
+                raise WheelgateError(lib.wg_scanner_error(self._sc).decode())
+            lib.wg_env_fill_target(self._env, ctypes.byref(self._target))
+        for spec in ([target] if isinstance(target, str) else list(target or [])):
+            if lib.wg_target_parse(ctypes.byref(self._target), _b(spec)) < 0:
+                raise WheelgateError(lib.wg_error_last().decode())
+        for g in gpus:
+            if lib.wg_target_add_gpu(ctypes.byref(self._target), self._ctx, _b(g)) < 0:
+                raise WheelgateError(lib.wg_error_last().decode())
+
+    def check(self, paths):
+        """Checks every path (wheel, .so, directory); returns a Result."""
+        lib = self._lib
+        paths = [os.fspath(p) for p in paths]
+        n = len(paths)
+        reports = (ctypes.c_void_p * max(1, n))()
+        errors = (ctypes.c_char_p * max(1, n))()
+        cpaths = (ctypes.c_char_p * max(1, n))(*[_b(p) for p in paths])
+        try:
+            for i, p in enumerate(paths):
+                scan = ctypes.c_void_p()
+                rep = ctypes.c_void_p()
+                rc = lib.wg_scan_path(ctypes.byref(scan), self._sc, _b(p))
+                if rc == 0:
+                    rc = lib.wg_check(ctypes.byref(rep), self._sc, self._rs, scan,
+                                      ctypes.byref(self._target))
+                    lib.wg_scan_free(scan)
+                if rc < 0:
+                    errors[i] = lib.wg_scanner_error(self._sc)
+                else:
+                    reports[i] = rep
+            docs = []
+            for fmt in (1, 3):  # JSON, then the text of `wheelgate check`
+                out = ctypes.c_void_p()
+                if lib.wg_reports_format(ctypes.byref(out), fmt, self._rs,
+                                         ctypes.byref(self._target), cpaths, reports, errors, n,
+                                         self.fail_on) < 0:
+                    raise WheelgateError("cannot format the report")
+                docs.append(ctypes.string_at(out.value).decode())
+                lib.wg_free(out)
+        finally:
+            for i in range(n):
+                if reports[i]:
+                    lib.wg_report_free(reports[i])
+        return Result(json.loads(docs[0]), docs[1])
+
+    def close(self):
+        lib = self._lib
+        for name, h in (("wg_env_free", "_env"), ("wg_scanner_free", "_sc"),
+                        ("wg_ruleset_free", "_rs"), ("wg_context_free", "_ctx")):
+            handle = getattr(self, h, None)
+            if handle:
+                getattr(lib, name)(handle)
+                setattr(self, h, ctypes.c_void_p())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def check(path, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
+          fail_on="error"):
+    """Checks one path (a Report) or a list of paths (a list of Reports)."""
+    with Checker(env=env, target=target, gpus=gpus, rules=rules, disable=disable, enable=enable,
+                 fail_on=fail_on) as c:
+        if isinstance(path, (list, tuple)):
+            return c.check(path).reports
+        return c.check([path]).reports[0]
+
+
+def version():
+    return _load().wg_version_string().decode()

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""The pip gate end to end with real pip (Debian 12's pip 23 in a fresh `python3 -m venv`,
+offline): good wheels install; a hollow wheel, an ABI-mismatched extension (against a
+stand-in torch installed in the venv), a GPU-mismatched wheel and an sdist whose build makes
+a bad wheel are blocked with nothing of them left installed; one bad wheel among several
+installs none; bypass and warn-only; enable/disable of plain `pip install`; a pip the gate
+cannot hook is refused loudly; the Python binding on its own.
+
+Usage: test_pip.py HOOKS_DIR LIBWHEELGATE FIXTURES [PYTHON]
+"""
+import base64
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+
+from harness import Skip, main, test  # noqa: E402
+
+HOOKS, LIB, FIX = [os.path.abspath(a) for a in sys.argv[1:4]]
+PY = sys.argv[4] if len(sys.argv) > 4 else "/usr/bin/python3"
+W = os.path.join(FIX, "wheels")
+SFX = ".cpython-312-x86_64-linux-gnu.so"
+TMP = tempfile.mkdtemp(prefix="wg-pip-")
+STATE = {}
+
+
+def make_wheel(dirpath, name, version, tag, files, purelib=False):
+    di = "%s-%s.dist-info" % (name, version)
+    files = dict(files)
+    files[di + "/METADATA"] = ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version)).encode()
+    files[di + "/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: %s\nTag: %s\n"
+                            % ("true" if purelib else "false", tag)).encode()
+    rows = ["%s,sha256=%s,%d" % (n, base64.urlsafe_b64encode(hashlib.sha256(d).digest())
+                                 .rstrip(b"=").decode(), len(d)) for n, d in files.items()]
+    rows.append(di + "/RECORD,,")
+    path = os.path.join(dirpath, "%s-%s-%s.whl" % (name, version, tag))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, d in files.items():
+            z.writestr(n, d)
+        z.writestr(di + "/RECORD", "\n".join(rows) + "\n")
+    return path
+
+
+def fixtures():
+    if "dir" in STATE:
+        return STATE["dir"]
+    d = os.path.join(TMP, "wheels")
+    os.makedirs(d)
+    read = lambda p: open(p, "rb").read()
+    abi = os.path.join(FIX, "abi")
+    make_wheel(d, "torch", "2.4.0", "py3-none-linux_x86_64",
+               {"torch/__init__.py": b"", "torch/version.py": b"__version__ = '2.4.0'\ncuda = None\n",
+                "torch/lib/libc10.so": read(os.path.join(abi, "torch_new", "libc10.so"))})
+    make_wheel(d, "abiold", "1.0", "py3-none-linux_x86_64",
+               {"abiold/_C.so": read(os.path.join(abi, "ext_string_abi0" + SFX)),
+                "abiold/__init__.py": b""})
+    make_wheel(d, "abinew", "1.0", "py3-none-linux_x86_64",
+               {"abinew/_C.so": read(os.path.join(abi, "ext_string_abi1" + SFX)),
+                "abinew/__init__.py": b""})
+    make_wheel(d, "gpuext", "1.0", "py3-none-linux_x86_64",
+               {"gpuext/_k.so": read(os.path.join(os.path.dirname(os.path.dirname(__file__)),
+                                                  "fixtures", "cuda", "prebuilt", "sm80.so")),
+                "gpuext/__init__.py": b""})
+    for n in ("purepkg-0.1-py3-none-any.whl", "hollow-1.0-py3-none-any.whl", "base-1.0-py3-none-any.whl"):
+        shutil.copy(os.path.join(W, n), d)
+    # An sdist whose build produces a hollow wheel.
+    src = io.BytesIO()
+    with tarfile.open(fileobj=src, mode="w:gz") as t:
+        for n, data in {"hollowsrc-1.0/setup.py": b"from setuptools import setup\n"
+                        b"setup(name='hollowsrc', version='1.0', packages=['hollowsrc'])\n",
+                        "hollowsrc-1.0/hollowsrc/__init__.py": b"import hollowsrc_cuda\n",
+                        "hollowsrc-1.0/PKG-INFO": b"Metadata-Version: 2.1\nName: hollowsrc\nVersion: 1.0\n"}.items():
+            info = tarfile.TarInfo(n)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    with open(os.path.join(d, "hollowsrc-1.0.tar.gz"), "wb") as f:
+        f.write(src.getvalue())
+    STATE["dir"] = d
+    return d
+
+
+def venv(name):
+    if not os.path.exists(PY):
+        raise Skip("no %s" % PY)
+    path = os.path.join(TMP, name)
+    p = subprocess.run([PY, "-m", "venv", "--system-site-packages", path], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise Skip("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+    return path
+
+
+def env(extra=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    e.update({"PYTHONPATH": HOOKS, "WHEELGATE_LIB": LIB, "PIP_CONFIG_FILE": os.devnull,
+              "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+              "XDG_CACHE_HOME": os.path.join(TMP, "cache"), "PYTHONDONTWRITEBYTECODE": "1"})
+    e.update(extra or {})
+    return e
+
+
+def gated(v, *args, extra=None):
+    return subprocess.run([os.path.join(v, "bin", "python"), "-m", "wheelgate_pip", *args],
+                          capture_output=True, text=True, env=env(extra), timeout=600)
+
+
+def pip(v, *args, extra=None):
+    return subprocess.run([os.path.join(v, "bin", "python"), "-m", "pip", *args],
+                          capture_output=True, text=True, env=env(extra), timeout=600)
+
+
+def installed(v, name):
+    site = subprocess.run([os.path.join(v, "bin", "python"), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True).stdout.strip()
+    return any(e == name or e.startswith(name + "-") for e in os.listdir(site))
+
+
+def w(name):
+    return os.path.join(fixtures(), name)
+
+
+@test
+def good_wheels_install_and_bad_ones_do_not():
+    v = venv("v1")
+    p = gated(v, "install", "--no-deps", w("purepkg-0.1-py3-none-any.whl"))
+    assert p.returncode == 0 and installed(v, "purepkg"), p.stderr
+    assert "nothing blocks" in p.stderr
+    p = gated(v, "install", "--no-deps", w("hollow-1.0-py3-none-any.whl"))
+    assert p.returncode != 0 and not installed(v, "hollow"), (p.returncode, p.stderr)
+    assert "WG-HOL-001" in p.stderr and "flash_attn_2_cuda" in p.stderr
+    assert "wheelgate blocked the install" in p.stderr
+
+
+@test
+def abi_mismatch_against_the_installed_torch():
+    v = venv("v2")
+    p = gated(v, "install", "--no-deps", w("torch-2.4.0-py3-none-linux_x86_64.whl"))
+    assert p.returncode == 0 and installed(v, "torch"), p.stderr
+    p = gated(v, "install", "--no-deps", w("abiold-1.0-py3-none-linux_x86_64.whl"))
+    assert p.returncode != 0 and not installed(v, "abiold"), p.stderr
+    assert "WG-ABI-001" in p.stderr and "WG-LD-001" in p.stderr, p.stderr
+    p = gated(v, "install", "--no-deps", w("abinew-1.0-py3-none-linux_x86_64.whl"))
+    assert p.returncode == 0 and installed(v, "abinew"), p.stderr
+
+
+@test
+def gpu_mismatch_with_a_target_gpu():
+    v = venv("v3")
+    p = gated(v, "install", "--wheelgate-gpu", "sm_90", "--no-deps",
+              w("gpuext-1.0-py3-none-linux_x86_64.whl"))
+    assert p.returncode != 0 and not installed(v, "gpuext"), p.stderr
+    assert "WG-GPU-002" in p.stderr and "sm_90" in p.stderr
+
+
+@test
+def an_sdist_built_into_a_bad_wheel_is_blocked():
+    v = venv("v4")
+    p = gated(v, "install", "--no-deps", "--no-build-isolation", w("hollowsrc-1.0.tar.gz"))
+    if "invalid command 'bdist_wheel'" in p.stderr or "No module named 'setuptools'" in p.stderr:
+        raise Skip("no setuptools/wheel to build the sdist (install python3-setuptools python3-wheel)")
+    assert p.returncode != 0 and not installed(v, "hollowsrc"), p.stderr[-2000:]
+    assert "WG-HOL-001" in p.stderr and "hollowsrc_cuda" in p.stderr
+
+
+@test
+def one_bad_wheel_installs_none():
+    v = venv("v5")
+    p = gated(v, "install", "--no-deps", w("purepkg-0.1-py3-none-any.whl"),
+              w("base-1.0-py3-none-any.whl"), w("hollow-1.0-py3-none-any.whl"))
+    assert p.returncode != 0, p.stderr
+    for n in ("purepkg", "base", "hollow"):
+        assert not installed(v, n), n
+
+
+@test
+def bypass_and_warn_only():
+    v = venv("v6")
+    p = gated(v, "install", "--no-deps", w("hollow-1.0-py3-none-any.whl"),
+              extra={"WHEELGATE_PIP": "off"})
+    assert p.returncode == 0 and installed(v, "hollow") and "not checking" in p.stderr, p.stderr
+    v = venv("v6b")
+    p = gated(v, "install", "--wheelgate-warn-only", "--no-deps", w("hollow-1.0-py3-none-any.whl"))
+    assert p.returncode == 0 and installed(v, "hollow"), p.stderr
+    assert "WG-HOL-001" in p.stderr and "warn-only" in p.stderr
+    # Rule options pass through: the rule off, the wheel installs.
+    v = venv("v6c")
+    p = gated(v, "install", "--wheelgate-disable", "WG-HOL-001", "--no-deps",
+              w("hollow-1.0-py3-none-any.whl"))
+    assert p.returncode == 0 and installed(v, "hollow"), p.stderr
+
+
+@test
+def enable_gates_plain_pip_and_disable_undoes_it():
+    v = venv("v7")
+    p = gated(v, "enable")
+    assert p.returncode == 0, p.stderr
+    p = gated(v, "status")
+    assert "gated: yes" in p.stdout, p.stdout
+    # No PYTHONPATH and no WHEELGATE_LIB: the .pth file carries both.
+    bare = {"PYTHONPATH": "", "WHEELGATE_LIB": ""}
+    p = pip(v, "install", "--no-deps", w("hollow-1.0-py3-none-any.whl"), extra=bare)
+    assert p.returncode != 0 and not installed(v, "hollow"), p.stderr
+    assert "WG-HOL-001" in p.stderr
+    p = pip(v, "install", "--no-deps", w("purepkg-0.1-py3-none-any.whl"), extra=bare)
+    assert p.returncode == 0 and installed(v, "purepkg"), p.stderr
+    p = pip(v, "install", "--no-deps", w("hollow-1.0-py3-none-any.whl"),
+            extra=dict(bare, WHEELGATE_PIP_ARGS="--wheelgate-warn-only"))
+    assert p.returncode == 0 and installed(v, "hollow") and "warn-only" in p.stderr, p.stderr
+    p = pip(v, "uninstall", "-y", "hollow", extra=bare)
+    p = gated(v, "disable")
+    assert p.returncode == 0
+    p = gated(v, "status")
+    assert "gated: no" in p.stdout
+    p = pip(v, "install", "--no-deps", w("hollow-1.0-py3-none-any.whl"), extra=bare)
+    assert p.returncode == 0 and installed(v, "hollow") and "WG-HOL" not in p.stderr, p.stderr
+
+
+@test
+def a_pip_that_cannot_be_hooked_is_refused():
+    fake = os.path.join(TMP, "fakepip")
+    os.makedirs(os.path.join(fake, "pip", "_internal", "req"), exist_ok=True)
+    with open(os.path.join(fake, "pip", "__init__.py"), "w") as f:
+        f.write("__version__ = '99.0'\n")
+    for d in ("pip/_internal", "pip/_internal/req"):
+        open(os.path.join(fake, d, "__init__.py"), "w").close()
+    p = subprocess.run([sys.executable, "-m", "wheelgate_pip", "install", "x.whl"],
+                       capture_output=True, text=True,
+                       env=env({"PYTHONPATH": fake + os.pathsep + HOOKS}))
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "pip 99.0 has no pip._internal.req.install_given_reqs" in p.stderr, p.stderr
+    assert "refusing to run pip ungated" in p.stderr
+
+
+@test
+def the_binding_on_its_own():
+    code = ("import wheelgate, json, sys\n"
+            "r = wheelgate.check(sys.argv[1])\n"
+            "print(json.dumps([r.verdict, [(f.rule, f.severity, f.file, f.line) for f in r.findings]]))\n"
+            "rs = wheelgate.check([sys.argv[2], sys.argv[1]], gpus=['H100'])\n"
+            "print(json.dumps([x.verdict for x in rs]))\n")
+    p = subprocess.run([sys.executable, "-c", code, w("hollow-1.0-py3-none-any.whl"),
+                        w("purepkg-0.1-py3-none-any.whl")], capture_output=True, text=True,
+                       env=env())
+    assert p.returncode == 0, p.stderr
+    first, second = [json.loads(l) for l in p.stdout.splitlines()]
+    assert first[0] == "fail" and ["WG-HOL-001", "error", "hollow/__init__.py", 4] in first[1], first
+    assert second == ["pass", "fail"], second
+    p = subprocess.run([sys.executable, "-c", "import wheelgate; wheelgate.check('x')"],
+                       capture_output=True, text=True,
+                       env=env({"WHEELGATE_LIB": "/nonexistent/libwheelgate.so.0",
+                                "LD_LIBRARY_PATH": ""}))
+    assert p.returncode != 0 and "cannot find libwheelgate" in p.stderr, p.stderr
+    assert "$WHEELGATE_LIB=/nonexistent/libwheelgate.so.0 (no such file)" in p.stderr
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
