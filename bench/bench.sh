@@ -60,3 +60,29 @@ if [ -d "$envdir" ] && [ -d ../shared/corpus/wheels ]; then
   printf "  %-42s %8.2f s %10.1f MiB peak RSS\n" "without --env (reading the wheels alone)" "$secs" "$(echo "$kb/1024" | bc -l)"
   rm -rf "$cache"
 fi
+
+# The pip gate's overhead: the corpus wheels installed into a target directory with plain pip
+# and through the gate (warn-only: the corpus has wheels the gate would block, and this
+# measures the checking, not the refusing). Needs python3-venv.
+if [ -d ../shared/corpus/wheels ] && /usr/bin/python3 -m venv --help >/dev/null 2>&1; then
+  v=$(mktemp -d)
+  /usr/bin/python3 -m venv "$v/venv" >/dev/null
+  echo
+  echo "pip install of the 6 corpus wheels (--target, --python-version 3.12, offline):"
+  for mode in plain gated; do
+    rm -rf "$v/target"
+    if [ $mode = plain ]; then
+      cmd=("$v/venv/bin/python" -m pip install)
+    else
+      cmd=("$v/venv/bin/python" -m wheelgate_pip install --wheelgate-warn-only)
+    fi
+    /usr/bin/time -f "%e %M" -o "$out/time.txt" env PYTHONPATH=hooks/pip \
+      WHEELGATE_LIB="$build/libwheelgate.so.0" PIP_CONFIG_FILE=/dev/null PIP_NO_INDEX=1 \
+      PIP_DISABLE_PIP_VERSION_CHECK=1 XDG_CACHE_HOME="$v/cache" "${cmd[@]}" --no-deps \
+      --target "$v/target" --python-version 3.12 --only-binary=:all: \
+      ../shared/corpus/wheels/*.whl >/dev/null 2>&1 || true
+    read -r secs kb < <(tail -n 1 "$out/time.txt")
+    printf "  %-42s %8.2f s %10.1f MiB peak RSS\n" "$mode pip install" "$secs" "$(echo "$kb/1024" | bc -l)"
+  done
+  rm -rf "$v"
+fi
