@@ -295,6 +295,13 @@ typedef struct wg_symbol_info {
 	{ WG_SYMBOL_INFO_VERSION, NULL, NULL, NULL, 0, 0, WG_BIND_GLOBAL, WG_SYMTYPE_NOTYPE, 0, 0, 0, 0 }
 
 WG_API int wg_object_symbol(wg_symbol_info *out, const wg_object *obj, size_t i);
+/** The symbol versions obj needs: (library, version) pairs ("libc.so.6", "GLIBC_2.38"). */
+WG_API size_t wg_object_version_count(const wg_object *obj);
+WG_API int wg_object_version(const wg_object *obj, size_t i, const char **library,
+			     const char **version);
+/** The highest version of each family obj needs ("GLIBC_2.38 GLIBCXX_3.4.21 ..."); returns
+ * how many families. */
+WG_API size_t wg_object_highest_versions(const wg_object *obj, char *buf, size_t len);
 WG_API const char *wg_binding_name(wg_binding b);
 WG_API const char *wg_symbol_type_name(wg_symbol_type t);
 WG_API const char *wg_record_status_name(wg_record_status s);
@@ -434,6 +441,13 @@ WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int fl
 
 #define WG_MAX_GPUS 16
 
+/** A symbol version family's level: GLIBC 2.38 is {"GLIBC", {2, 38}, 2}. */
+typedef struct wg_sysver {
+	char family[16];
+	unsigned v[4];
+	int n;
+} wg_sysver;
+
 /**
  * Where a wheel is to be installed. Unknown facts stay 0 / NULL / -1 and the rules that need
  * them do not apply. wg_target_parse() reads "python=3.12,torch=2.9.1+cu128,cxx11abi=0,
@@ -450,11 +464,20 @@ typedef struct wg_target {
 	wg_gpu gpus[WG_MAX_GPUS];
 	/** The environment read by wg_env_open(), for loader-exact checks; NULL for none. */
 	struct wg_env *env;
+	/** The target system: a declared platform tag ("manylinux_2_28_x86_64", or ""), musl,
+	 * and the highest GLIBC/GLIBCXX/CXXABI/GCC versions it provides (glibc=, glibcxx=, or
+	 * the platform's policy). Families not declared are those of the running system. */
+	char platform[64];
+	int musl;
+	size_t nsysvers;
+	wg_sysver sysvers[8];
 } wg_target;
 #define WG_TARGET_VERSION 1
 
 WG_API int wg_target_init(wg_target *t, unsigned int version);
-/** Adds the facts of spec to t; WG_EINVAL with the reason in wg_error_last(). */
+/** Adds the facts of spec to t ("python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8,
+ * glibc=2.39,glibcxx=3.4.33,platform=manylinux_2_28_x86_64"); WG_EINVAL with the reason in
+ * wg_error_last(). */
 WG_API int wg_target_parse(wg_target *t, const char *spec);
 /** Adds a GPU (as wg_gpu_parse reads it), or with "auto" the local GPUs found through NVML
  * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()

@@ -405,11 +405,36 @@ typedef struct {
 	const char *symbol, *version;
 	unsigned string_abi;
 	bool torch;
+	bool system; /* a C/C++ runtime version a wheel object needs: WG-SYS-001 reports it */
 } wg_ld_issue;
 
 /** Resolves obj (of scan) as the loader would after `import torch` in env. */
 int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a, wg_vec *issues,
 	       bool *python_assumed);
+
+/* ---- the target system's runtime versions (sysver.c) ---- */
+
+bool wg_ver_parse(const char *v, char *family, size_t n, unsigned num[4], int *nn);
+int wg_ver_cmp(const unsigned *a, int na, const unsigned *b, int nb);
+/** Whether version, needed from lib, is a system runtime family (GLIBC from libc...). */
+bool wg_sysver_family(const char *lib, const char *version, char *family, size_t n);
+const void *wg_platform_policy(const char *tag, void *tmp);
+size_t wg_policy_size(void);
+const char *wg_policy_name(const void *p);
+const wg_sysver *wg_policy_limit(const void *p, const char *family);
+size_t wg_policy_count(void);
+const void *wg_policy_at(size_t i);
+const wg_sysver *wg_target_sysver(const wg_target *t, const char *family, bool *declared);
+void wg_sysver_format(char *buf, size_t n, const wg_sysver *s);
+#define WG_SYS_FAMILIES 4
+typedef struct {
+	wg_sysver need;         /* the highest version needed */
+	const char *library;    /* "libc.so.6" */
+	const char *version;    /* "GLIBC_2.38" */
+} wg_sysneed;
+size_t wg_object_sysneeds(const wg_object *o, wg_sysneed out[WG_SYS_FAMILIES]);
+const char *wg_object_symbol_at(const wg_object *o, const char *version, size_t *count);
+size_t wg_object_needs_beyond(const wg_object *o, const wg_sysver *have, char *buf, size_t len);
 
 /* ---- rules and checks (rules.c, check.c, checks/) ---- */
 

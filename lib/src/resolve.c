@@ -354,6 +354,13 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 				wg_libsym s = {"", v->version, 0, 0, 0, 0};
 				rc = add_issue(issues, a, WG_LD_MISSING_VERSION, display(scan, l, obj, root),
 					       v->file, &s);
+				/* The wheel's own objects' C/C++ runtime needs are judged against the
+				 * target system by WG-SYS-001; the loader still stops there. */
+				char fam[16];
+				wg_ld_issue *x = rc == WG_OK ? wg_vec_at(issues, issues->len - 1) : NULL;
+				if (x && in_vec(&vlibs, l) &&
+				    wg_sysver_family(v->file, v->version, fam, sizeof(fam)))
+					x->system = true;
 			}
 		}
 		for (size_t k = 0; k < l->nundefs && rc == WG_OK; k++) {

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -36,6 +37,17 @@ static bool two_numbers(const char *v, unsigned *major, unsigned *minor)
 {
 	char tail;
 	return sscanf(v, "%u.%u%c", major, minor, &tail) == 2;
+}
+
+static void set_sysver(wg_target *t, const wg_sysver *sv)
+{
+	for (size_t i = 0; i < t->nsysvers; i++)
+		if (!strcmp(t->sysvers[i].family, sv->family)) {
+			t->sysvers[i] = *sv;
+			return;
+		}
+	if (t->nsysvers < WG_ARRAY_LEN(t->sysvers))
+		t->sysvers[t->nsysvers++] = *sv;
 }
 
 WG_API int wg_target_parse(wg_target *t, const char *spec)
@@ -84,14 +96,45 @@ WG_API int wg_target_parse(wg_target *t, const char *spec)
 				t->cxx11abi = 0;
 			else
 				return bad("--target: cxx11abi=%s: expected 1 or 0 (true/false)", v);
+		} else if (!strcmp(k, "glibc") || !strcmp(k, "glibcxx") || !strcmp(k, "cxxabi") ||
+			   !strcmp(k, "gcc")) {
+			char full[80], fam[16];
+			wg_sysver sv;
+			snprintf(full, sizeof(full), "%s_%s", !strcmp(k, "glibc") ? "GLIBC"
+				 : !strcmp(k, "glibcxx") ? "GLIBCXX" : !strcmp(k, "cxxabi") ? "CXXABI" : "GCC", v);
+			if (!wg_ver_parse(full, fam, sizeof(fam), sv.v, &sv.n))
+				return bad("--target: %s=%s: expected a version like 2.39", k, v);
+			snprintf(sv.family, sizeof(sv.family), "%s", fam);
+			set_sysver(t, &sv);
+		} else if (!strcmp(k, "platform")) {
+			char *tmp = malloc(wg_policy_size());
+			const void *pol = tmp ? wg_platform_policy(v, tmp) : NULL;
+			bool musl = wg_has_prefix(v, "musllinux_");
+			if (!pol && !musl) {
+				free(tmp);
+				return bad("--target: platform=%s: expected a manylinux or musllinux tag "
+					   "(manylinux_2_28_x86_64, manylinux2014_x86_64, musllinux_1_2_x86_64)", v);
+			}
+			snprintf(t->platform, sizeof(t->platform), "%s", v);
+			t->musl = musl;
+			static const char *const fams[] = {"GLIBC", "GLIBCXX", "CXXABI", "GCC"};
+			for (size_t i = 0; pol && i < 4; i++) {
+				const wg_sysver *l = wg_policy_limit(pol, fams[i]);
+				bool have = false;
+				for (size_t j = 0; j < t->nsysvers; j++)
+					have = have || !strcmp(t->sysvers[j].family, fams[i]);
+				if (l && !have) /* an explicit glibc= given before wins */
+					set_sysver(t, l);
+			}
+			free(tmp);
 		} else if (!strcmp(k, "cuda")) {
 			if (!two_numbers(v, &a, &b) || a < 7 || a > 99)
 				return bad("--target: cuda=%s: expected a version like 12.8", v);
 			t->cuda_major = a;
 			t->cuda_minor = b;
 		} else {
-			return bad("--target: unknown key '%s' (python, torch, cxx11abi, cuda; GPUs go in "
-				   "--gpu)", k);
+			return bad("--target: unknown key '%s' (python, torch, cxx11abi, cuda, glibc, "
+				   "glibcxx, platform; GPUs go in --gpu)", k);
 		}
 	}
 	return WG_OK;

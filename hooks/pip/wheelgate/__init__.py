@@ -50,13 +50,19 @@ class _Gpu(ctypes.Structure):
                 ("cc_minor", ctypes.c_uint), ("name", ctypes.c_char_p)]
 
 
+class _Sysver(ctypes.Structure):
+    _fields_ = [("family", ctypes.c_char * 16), ("v", ctypes.c_uint * 4), ("n", ctypes.c_int)]
+
+
 class _Target(ctypes.Structure):  # wg_target, WG_TARGET_VERSION 1
     _fields_ = [("version", ctypes.c_uint), ("python_major", ctypes.c_uint),
                 ("python_minor", ctypes.c_uint), ("torch", ctypes.c_char * 64),
                 ("torch_major", ctypes.c_uint), ("torch_minor", ctypes.c_uint),
                 ("cxx11abi", ctypes.c_int), ("cuda_major", ctypes.c_uint),
                 ("cuda_minor", ctypes.c_uint), ("ngpus", ctypes.c_size_t),
-                ("gpus", _Gpu * 16), ("env", ctypes.c_void_p)]
+                ("gpus", _Gpu * 16), ("env", ctypes.c_void_p),
+                ("platform", ctypes.c_char * 64), ("musl", ctypes.c_int),
+                ("nsysvers", ctypes.c_size_t), ("sysvers", _Sysver * 8)]
 
 
 class _RulesetOptions(ctypes.Structure):  # wg_ruleset_options, version 1

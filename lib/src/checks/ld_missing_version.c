@@ -11,7 +11,7 @@ static int run(wg_check_ctx *cc)
 	int rc = wg_check_ld(cc);
 	for (size_t i = 0; i < cc->ld_issues.len && rc == WG_OK; i++) {
 		const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
-		if (x->kind != WG_LD_MISSING_VERSION || !wg_rule_in_scope(cc, true, x->object))
+		if (x->kind != WG_LD_MISSING_VERSION || x->system || !wg_rule_in_scope(cc, true, x->object))
 			continue;
 		wg_vars v = {0};
 		wg_vars_set(&v, "object", x->object);
