@@ -156,6 +156,27 @@ static void print_object(const wg_object *o, int syms, const wg_gpu *gpus, size_
 	if (oi.rpath || oi.runpath)
 		printf("    %-11s rpath %s, runpath %s\n", "paths", or_dash(oi.rpath),
 		       or_dash(oi.runpath));
+	char highest[512];
+	if (wg_object_highest_versions(o, highest, sizeof(highest))) {
+		printf("    %-11s %s (the highest of each family)\n", "versions", highest);
+		/* Every version needed, per library, in the order the object lists them. */
+		size_t nv = wg_object_version_count(o);
+		for (size_t i = 0; i < nv; i++) {
+			const char *lib, *ver, *l2, *v2;
+			bool seen = false;
+			wg_object_version(o, i, &lib, &ver);
+			for (size_t k = 0; k < i && !seen; k++)
+				seen = wg_object_version(o, k, &l2, &v2) == WG_OK && !strcmp(l2, lib);
+			if (seen)
+				continue; /* this library's line is printed */
+			printf("      %-20s", lib);
+			for (size_t k = i; k < nv; k++) {
+				if (wg_object_version(o, k, &l2, &v2) == WG_OK && !strcmp(l2, lib))
+					printf(" %s", v2);
+			}
+			printf("\n");
+		}
+	}
 	printf("    %-11s %zu (%zu defined, %zu undefined)\n", "symbols", oi.symbol_count,
 	       oi.defined_count, oi.undefined_count);
 	print_abi_line(&oi);

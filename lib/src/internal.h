@@ -432,6 +432,11 @@ typedef struct {
 	const char *library;    /* "libc.so.6" */
 	const char *version;    /* "GLIBC_2.38" */
 } wg_sysneed;
+typedef struct {
+	wg_sysver v;
+	const char *version, *library;
+} wg_highest;
+size_t wg_object_highest(const wg_object *o, wg_highest *out, size_t max);
 size_t wg_object_sysneeds(const wg_object *o, wg_sysneed out[WG_SYS_FAMILIES]);
 const char *wg_object_symbol_at(const wg_object *o, const char *version, size_t *count);
 size_t wg_object_needs_beyond(const wg_object *o, const wg_sysver *have, char *buf, size_t len);

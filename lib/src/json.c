@@ -222,6 +222,20 @@ static json_t *object_json(const wg_scan *scan, const wg_object *o, unsigned fla
 		"symbol_counts", "total", (json_int_t)o->nsyms, "defined", (json_int_t)o->ndefined,
 		"undefined", (json_int_t)o->nundefined,
 		"symbols", syms));
+	json_t *needed = json_array(), *highest = json_array();
+	for (size_t i = 0; needed && i < o->verneeds.len; i++) {
+		const wg_verneed *x = wg_vec_at(&o->verneeds, i);
+		json_array_append_new(needed, json_pack("{s:s, s:s, s:b}", "library", x->file,
+							"version", x->version, "weak", x->weak));
+	}
+	wg_highest best[16];
+	size_t nb = wg_object_highest(o, best, WG_ARRAY_LEN(best));
+	for (size_t k = 0; highest && k < nb; k++)
+		json_array_append_new(highest, json_pack("{s:s, s:s, s:s}", "family", best[k].v.family,
+							 "version", best[k].version, "library",
+							 best[k].library));
+	json_object_set_new(j, "versions", json_pack("{s:o, s:o}", "needed", needed ? needed : json_array(),
+						     "highest", highest ? highest : json_array()));
 	json_object_set_new(j, "cuda", cuda_json(scan, o, flags, gpus, ngpus));
 	return j;
 }

@@ -319,14 +319,11 @@ void wg_sysver_format(char *buf, size_t n, const wg_sysver *s)
 		snprintf(buf + o, n - (size_t)o, "none");
 }
 
-/* "GLIBC_2.38 GLIBCXX_3.4.21 CXXABI_1.3.9 GCC_3.0": the highest of each family an object
- * needs, in that order, then any other family. */
-WG_API size_t wg_object_highest_versions(const wg_object *o, char *buf, size_t len)
+/* The highest version of each family an object needs (weak needs included), the C and C++
+ * runtime's families first (GLIBC, GLIBCXX, CXXABI, GCC), then others in the order met. */
+size_t wg_object_highest(const wg_object *o, wg_highest *out, size_t max)
 {
-	wg_sysver best[16];
 	size_t nb = 0;
-	if (buf && len)
-		buf[0] = '\0';
 	for (size_t i = 0; o && i < o->verneeds.len; i++) {
 		const wg_verneed *x = wg_vec_at(&o->verneeds, i);
 		char fam[16];
@@ -335,37 +332,46 @@ WG_API size_t wg_object_highest_versions(const wg_object *o, char *buf, size_t l
 		if (!wg_ver_parse(x->version, fam, sizeof(fam), v, &nv))
 			continue;
 		size_t k = 0;
-		while (k < nb && strcmp(best[k].family, fam))
+		while (k < nb && strcmp(out[k].v.family, fam))
 			k++;
 		if (k == nb) {
-			if (nb == 16)
+			if (nb == max)
 				continue;
 			nb++;
-			snprintf(best[k].family, sizeof(best[k].family), "%s", fam);
-			best[k].n = 0;
+			memset(&out[k], 0, sizeof(out[k]));
+			snprintf(out[k].v.family, sizeof(out[k].v.family), "%s", fam);
 		}
-		if (!best[k].n || wg_ver_cmp(v, nv, best[k].v, best[k].n) > 0) {
-			memcpy(best[k].v, v, sizeof(v));
-			best[k].n = nv;
+		if (!out[k].v.n || wg_ver_cmp(v, nv, out[k].v.v, out[k].v.n) > 0) {
+			memcpy(out[k].v.v, v, sizeof(v));
+			out[k].v.n = nv;
+			out[k].version = x->version;
+			out[k].library = x->file;
 		}
 	}
 	static const char *const order[] = {"GLIBC", "GLIBCXX", "CXXABI", "GCC"};
-	size_t used = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t k = 0; k < nb; k++) {
-			bool known = false;
-			for (size_t j = 0; j < 4; j++)
-				known = known || !strcmp(best[k].family, order[j]);
-			if (pass == 0 && !known)
-				continue;
-			if (pass == 1 && known)
-				continue;
-			(void)order;
-			char one[64];
-			wg_sysver_format(one, sizeof(one), &best[k]);
-			if (buf && used + strlen(one) + 2 < len)
-				used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", one);
-		}
+	size_t placed = 0;
+	for (size_t j = 0; j < WG_ARRAY_LEN(order); j++)
+		for (size_t k = placed; k < nb; k++)
+			if (!strcmp(out[k].v.family, order[j])) {
+				wg_highest t = out[k];
+				memmove(&out[placed + 1], &out[placed], (k - placed) * sizeof(*out));
+				out[placed++] = t;
+				break;
+			}
+	return nb;
+}
+
+/* "GLIBC_2.38 GLIBCXX_3.4.21 CXXABI_1.3.9 GCC_3.0": the highest of each family. */
+WG_API size_t wg_object_highest_versions(const wg_object *o, char *buf, size_t len)
+{
+	wg_highest best[16];
+	size_t nb = wg_object_highest(o, best, WG_ARRAY_LEN(best)), used = 0;
+	if (buf && len)
+		buf[0] = '\0';
+	for (size_t k = 0; buf && k < nb; k++)
+		if (used + strlen(best[k].version) + 2 < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "",
+						 best[k].version);
 	return nb;
 }
 

@@ -23,7 +23,11 @@ W = os.path.join(FIX, "wheels")
 CW = os.path.join(CORPUS, "wheels")
 SUF = "-0.1.0-cp312-cp312-linux_x86_64.whl"
 EXT = ".cpython-312-x86_64-linux-gnu.so"
-TARGET = ["--target", "python=3.12,torch=2.11.0+cu130,cxx11abi=1,cuda=13.0", "--gpu", "sm_90"]
+# The GPU machine of ../shared/corpus/README.md: Ubuntu 24.04 (glibc 2.39, GLIBCXX up to
+# 3.4.33), torch 2.11.0+cu130, an H100 (sm_90).
+GPU_MACHINE = "glibc=2.39,glibcxx=3.4.33"
+TARGET = ["--target", "python=3.12,torch=2.11.0+cu130,cxx11abi=1,cuda=13.0," + GPU_MACHINE,
+          "--gpu", "sm_90"]
 
 
 
@@ -88,6 +92,77 @@ def corpus_verdicts_match_the_readme():
     rc, out, err = run(*TARGET, "--no-config", *[os.path.join(CW, n) for n in expect])
     assert rc == 1
     assert "6 inputs: 2 passed, 4 failed, 0 unreadable" in out, out[-300:]
+
+
+def local_glibc():
+    name, ver = os.confstr("CS_GNU_LIBC_VERSION").split()
+    assert name == "glibc"
+    return tuple(int(x) for x in ver.split("."))
+
+
+@test
+def corpus_on_this_system_and_on_a_declared_platform():
+    """Without the GPU machine's declaration the target system is this one: on glibc < 2.38
+    (Debian 12: 2.36) every corpus extension needs GLIBC_2.38 it lacks, as the README says."""
+    need_corpus()
+    binaries = ["wgdemo_good_sm90", "wgcpu_cpu_good", "wgdemo_oldabi_sm90", "wgdemo_sm80_only",
+                "wgdemo_mixed"]
+    old = local_glibc() < (2, 38)
+    for name in binaries:
+        rc, doc, err = check_json("--target", "python=3.12,torch=2.11.0+cu130,cxx11abi=1",
+                                  "--gpu", "sm_90", os.path.join(CW, name + SUF))
+        sys_ = [f for f in doc["inputs"][0]["findings"] if f["rule"] == "WG-SYS-001"]
+        if old:
+            assert rc == 1 and sys_, (name, doc["inputs"][0]["findings"])
+            for f in sys_:
+                assert "GLIBC_2.38" in f["message"] and "libc.so.6" in f["message"], f
+                assert f["symbol"] == "__isoc23_strtoul" and "this system" in f["message"], f
+                assert "GLIBC_%d.%d" % local_glibc()[:2] in f["message"], f
+        else:
+            assert not sys_, (name, sys_)
+        # A declared manylinux_2_28 system: glibc 2.28, named with the version.
+        rc, doc, err = check_json("--target", "platform=manylinux_2_28_x86_64",
+                                  os.path.join(CW, name + SUF))
+        sys_ = [f for f in doc["inputs"][0]["findings"] if f["rule"] == "WG-SYS-001"]
+        assert rc == 1 and sys_, (name, doc["inputs"][0]["findings"])
+        assert all("manylinux_2_28_x86_64" in f["message"] and "GLIBC_2.38" in f["message"]
+                   and "GLIBC_2.28" in f["message"] for f in sys_), sys_
+        # linux_x86_64: the tightest manylinux tag they meet, as information.
+        info = [f for f in doc["inputs"][0]["findings"] if f["rule"] == "WG-SYS-003"]
+        assert len(info) == 1 and info[0]["severity"] == "info", info
+        assert "manylinux_2_39_x86_64" in info[0]["message"], info
+    rc, out, err = run("--no-config", "--target", "platform=manylinux_2_28_x86_64",
+                       os.path.join(CW, "wgdemo_good_sm90" + SUF))
+    assert rc == 1 and "manylinux_2_28_x86_64" in out and "GLIBC_2.38" in out, out
+    rc, out, err = run("--no-config", "--target", "platform=manylinux_9_x86_64", "x.whl")
+    assert rc == 2 and "platform=manylinux_9_x86_64" in err, err
+
+
+@test
+def platform_tags_against_what_objects_need():
+    """WG-SYS-002: a manylinux/musllinux tag promising less than the objects need."""
+    def findings(name, *extra):
+        rc, doc, err = check_json(*(extra or ("--target", "glibc=2.99")), os.path.join(W, name))
+        return rc, {f["rule"]: f for f in doc["inputs"][0]["findings"]}
+    rc, f = findings("ml228new-1.0-cp312-cp312-manylinux_2_28_x86_64.whl")
+    m = f["WG-SYS-002"]["message"]
+    assert rc == 1 and "GLIBC_2.38" in m and "manylinux_2_28_x86_64" in m and "GLIBC_2.28" in m, m
+    assert f["WG-SYS-002"]["symbol"] == "__isoc23_strtoul"
+    rc, f = findings("ml2014new-1.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl")
+    m = f["WG-SYS-002"]["message"]
+    assert "manylinux_2_17_x86_64, manylinux2014_x86_64" in m and "GLIBC_2.17" in m, m
+    rc, f = findings("muslglibc-1.0-cp312-cp312-musllinux_1_2_x86_64.whl")
+    assert "musllinux_1_2_x86_64" in f["WG-SYS-002"]["message"], f
+    rc, f = findings("ml228old-1.0-cp312-cp312-manylinux_2_28_x86_64.whl")
+    assert rc == 0 and not f, f
+    # A linux_* wheel of old needs meets the oldest policy.
+    rc, f = findings("linuxold-1.0-cp312-cp312-linux_x86_64.whl")
+    assert rc == 0 and "manylinux_2_5_x86_64" in f["WG-SYS-003"]["message"], f
+    # --target platform= judges the wheel against that system, naming it and the version
+    # (an explicit glibc= would win over the platform's).
+    rc, f = findings("ml228new-1.0-cp312-cp312-manylinux_2_28_x86_64.whl", "--target",
+                     "platform=manylinux_2_28_x86_64")
+    assert rc == 1 and "WG-SYS-001" in f, f
 
 
 def nocode_object(tmp):
@@ -165,6 +240,12 @@ def every_rule_triggers_and_stays_quiet():
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
         ("WG-LD-003", os.path.join(FIX, "abi-ld", "vers", "ext_newver" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
+        ("WG-SYS-001", os.path.join(FIX, "abi-ld", "sys", "ext_glibc299" + EXT),
+         os.path.join(FIX, "abi-ld", "sys", "ext_glibcold" + EXT), []),
+        ("WG-SYS-002", os.path.join(W, "ml228new-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"),
+         os.path.join(W, "ml228old-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"), []),
+        ("WG-SYS-003", os.path.join(W, "linuxold-1.0-cp312-cp312-linux_x86_64.whl"),
+         os.path.join(W, "ml228old-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"), []),
         # No interpreter in the g++ environment: PyLong_FromLong is taken as provided, and said.
         ("WG-LD-004", os.path.join(FIX, "abi-ld", "ext_pyapi" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
@@ -214,9 +295,10 @@ def sarif_validates_and_carries_the_findings():
     run0 = doc["runs"][0]
     rules = [r["id"] for r in run0["tool"]["driver"]["rules"]]
     results = run0["results"]
-    assert {r["ruleId"] for r in results} == {"WG-ABI-001", "WG-HOL-001"}, results
+    assert {r["ruleId"] for r in results} == {"WG-ABI-001", "WG-HOL-001", "WG-SYS-003"}, results
     for r in results:
-        assert rules[r["ruleIndex"]] == r["ruleId"] and r["level"] == "error"
+        assert rules[r["ruleIndex"]] == r["ruleId"]
+        assert r["level"] == ("note" if r["ruleId"] == "WG-SYS-003" else "error"), r
     hol = [r for r in results if r["ruleId"] == "WG-HOL-001"][0]
     assert hol["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
     notes = run0["invocations"][0]["toolExecutionNotifications"]
@@ -243,8 +325,8 @@ def rule_files_override_extend_and_fail_clearly():
                        "--fail-on", "warning", sm80)
     assert rc == 1
     # --disable switches a rule off; unknown ids are usage errors.
-    rc, doc, err = check_json(*TARGET, "--disable", "WG-GPU-002", sm80)
-    assert rc == 0 and doc["inputs"][0]["findings"] == []
+    rc, doc, err = check_json(*TARGET, "--disable", "WG-GPU-002", "--disable", "WG-SYS-003", sm80)
+    assert rc == 0 and doc["inputs"][0]["findings"] == [], doc["inputs"][0]["findings"]
     for opt in ("--disable", "--enable"):
         rc, out, err = run(opt, "WG-NOPE-999", "--no-config", sm80)
         assert rc == 2 and "no rule 'WG-NOPE-999'" in err, (rc, err)
@@ -307,7 +389,7 @@ def configuration_files():
     tmp = tempfile.mkdtemp()
     sm80 = os.path.join(CW, "wgdemo_sm80_only" + SUF)
     with open(os.path.join(tmp, "wheelgate.yaml"), "w") as f:
-        f.write("target: python=3.12,cuda=13.0\ngpu: [H100]\nformat: json\n")
+        f.write("target: python=3.12,cuda=13.0,glibc=2.39,glibcxx=3.4.33\ngpu: [H100]\nformat: json\n")
     rc, out, err = run(sm80, cwd=tmp)
     doc = json.loads(out)
     assert rc == 1 and doc["target"]["gpus"][0]["name"] == "H100", (rc, err)
@@ -316,6 +398,7 @@ def configuration_files():
     os.unlink(os.path.join(tmp, "wheelgate.yaml"))
     with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
         f.write('[project]\nname = "x"\n\n[tool.wheelgate]\ngpu = ["sm_90"]\n'
+                'target = "glibc=2.39,glibcxx=3.4.33"\n'
                 'disable = ["WG-GPU-002"]\nfail-on = "warning"\n')
     rc, out, err = run(sm80, cwd=tmp)
     assert rc == 0 and "fail-on: warning" in out, (rc, out, err)
@@ -329,7 +412,7 @@ def configuration_files():
         f.write('[tool.wheelgate]\ncolour = "red"\n')
     rc, out, err = run(sm80, cwd=tmp)
     assert rc == 2 and "pyproject.toml:2:" in err and "'colour'" in err, (rc, err)
-    rc, out, err = run("--no-config", sm80, cwd=tmp)
+    rc, out, err = run("--no-config", "--target", GPU_MACHINE, sm80, cwd=tmp)
     assert rc == 0, (rc, err)
     shutil.rmtree(tmp)
 

@@ -137,6 +137,81 @@ def facts_agree_with_nm_and_readelf():
         assert o["symbol_counts"]["total"] == len(theirs)
 
 
+def readelf_versions(path):
+    """[(library, version, weak)] from readelf -V's version needs section, in its order."""
+    out = subprocess.run(["readelf", "-V", "-W", path], capture_output=True, text=True,
+                         check=True).stdout
+    got, lib, inside = [], None, False
+    for line in out.splitlines():
+        if line.startswith("Version needs section"):
+            inside = True
+        elif line.startswith("Version") and "section" in line:
+            inside = False
+        elif inside and "File:" in line:
+            lib = line.split("File:")[1].split()[0]
+        elif inside and "Name:" in line:
+            got.append((lib, line.split("Name:")[1].split()[0], "WEAK" in line.split("Flags:")[1]))
+    return got
+
+
+def version_tuple(v):
+    return tuple(int(x) for x in v.rsplit("_", 1)[1].split("."))
+
+
+@test
+def versions_needed_agree_with_readelf():
+    """Issue 7: every version needed per library, and the highest of each family, against
+    readelf -V on the glibc fixtures, the corpus and the CUDA toolkit's libraries."""
+    if not shutil.which("readelf"):
+        raise Skip("binutils readelf not found")
+    sysd = os.path.join(FIX, "abi-ld", "sys")
+    paths = [os.path.join(sysd, f) for f in sorted(os.listdir(sysd))]
+    cuda = "/usr/local/cuda/lib64"
+    for lib in ("libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13", "libnvrtc.so.13",
+                "libcufft.so.12", "libnvJitLink.so.13"):
+        if os.path.exists(os.path.join(cuda, lib)):
+            paths.append(os.path.realpath(os.path.join(cuda, lib)))
+    if os.path.isdir(CW):
+        tmp = tempfile.mkdtemp()
+        subprocess.run(["unzip", "-q", "-o", os.path.join(CW, "wgdemo_good_sm90" + SUF),
+                        "-d", tmp], check=True)
+        paths.append(os.path.join(tmp, "wgdemo_cuda.cpython-312-x86_64-linux-gnu.so"))
+    rc, doc, err = inspect_json(*paths)
+    assert rc == 0, err
+    validate(doc)
+    checked = 0
+    for item in doc["inputs"]:
+        o = item["objects"][0]
+        theirs = readelf_versions(item["path"])
+        ours = [(v["library"], v["version"], v["weak"]) for v in o["versions"]["needed"]]
+        assert sorted(ours) == sorted(theirs), (item["path"], set(ours) ^ set(theirs))
+        families = {}
+        for lib, ver, weak in theirs:
+            fam = ver.rsplit("_", 1)[0]
+            try:
+                t = version_tuple(ver)
+            except ValueError:
+                continue  # "libcudart.so.13": not a family with numbers
+            if fam not in families or t > version_tuple(families[fam]):
+                families[fam] = ver
+        highest = {h["family"]: h["version"] for h in o["versions"]["highest"]}
+        assert highest == families, (item["path"], highest, families)
+        checked += 1
+    name = lambda p: os.path.basename(p)
+    by = {name(i["path"]): i["objects"][0]["versions"] for i in doc["inputs"]}
+    h = {x["family"]: x["version"] for x in by["ext_glibc299.cpython-312-x86_64-linux-gnu.so"]["highest"]}
+    assert h == {"GLIBC": "GLIBC_2.99"}, h
+    if os.path.isdir(CW):
+        h = {x["family"]: x["version"] for x in by["wgdemo_cuda.cpython-312-x86_64-linux-gnu.so"]["highest"]}
+        assert h["GLIBC"] == "GLIBC_2.38", h  # the corpus README: __isoc23_strtoul@GLIBC_2.38
+    # The text output: the highest line and one line per library.
+    rc, out, err = run("inspect", os.path.join(sysd, "ext_glibc238.cpython-312-x86_64-linux-gnu.so"))
+    assert rc == 0 and "versions    GLIBC_2.38 (the highest of each family)" in out, out
+    assert [l.split() for l in out.splitlines() if l.strip().startswith("libc.so.6")] == \
+        [["libc.so.6", "GLIBC_2.38"]], out
+    print("  %d objects' version needs agree with readelf -V" % checked)
+
+
 @test
 def broken_inputs_exit_codes_and_json():
     good = os.path.join(WHEELS, "purepkg-0.1-py3-none-any.whl")

@@ -18,6 +18,7 @@ int main(void)
 	srunner_add_suite(sr, suite_fatbin());
 	srunner_add_suite(sr, suite_rules());
 	srunner_add_suite(sr, suite_env());
+	srunner_add_suite(sr, suite_sysver());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

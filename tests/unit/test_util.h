@@ -47,5 +47,6 @@ Suite *suite_api(void);
 Suite *suite_fatbin(void);
 Suite *suite_rules(void);
 Suite *suite_env(void);
+Suite *suite_sysver(void);
 
 #endif

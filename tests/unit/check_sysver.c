@@ -1,0 +1,157 @@
+/*
+ * The target system's C runtime (issue 7): versions parsed and compared, the manylinux
+ * policies read from rules/platform, the running system read from its own libc, and
+ * WG-SYS-001's prediction on the glibc fixtures compared with what dlopen(RTLD_NOW) does here.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "test_util.h"
+
+#define SYSDIR WG_FIXTURES "/abi-ld/sys"
+
+START_TEST(test_versions_compare)
+{
+	char fam[16];
+	unsigned a[4], b[4];
+	int na, nb;
+	ck_assert(wg_ver_parse("GLIBC_2.38", fam, sizeof(fam), a, &na));
+	ck_assert_str_eq(fam, "GLIBC");
+	ck_assert(wg_ver_parse("GLIBC_2.4", fam, sizeof(fam), b, &nb));
+	ck_assert_int_gt(wg_ver_cmp(a, na, b, nb), 0); /* numeric, not 2.38 < 2.4 as text */
+	ck_assert(wg_ver_parse("GLIBCXX_3.4.9", fam, sizeof(fam), a, &na));
+	ck_assert(wg_ver_parse("GLIBCXX_3.4", fam, sizeof(fam), b, &nb));
+	ck_assert_int_gt(wg_ver_cmp(a, na, b, nb), 0);
+	ck_assert(wg_ver_parse("GLIBCXX_3.4.0", fam, sizeof(fam), a, &na));
+	ck_assert_int_eq(wg_ver_cmp(a, na, b, nb), 0);
+	ck_assert(!wg_ver_parse("GLIBC_PRIVATE", fam, sizeof(fam), a, &na));
+	ck_assert(!wg_ver_parse("libcudart.so.13", fam, sizeof(fam), a, &na));
+	ck_assert(!wg_ver_parse("GLIBC_2.x", fam, sizeof(fam), a, &na));
+	ck_assert(wg_sysver_family("libc.so.6", "GLIBC_2.38", fam, sizeof(fam)));
+	ck_assert(wg_sysver_family("libstdc++.so.6", "CXXABI_1.3.15", fam, sizeof(fam)));
+	ck_assert(!wg_sysver_family("libwgver.so", "WG_2.0", fam, sizeof(fam)));
+	ck_assert(!wg_sysver_family("libfoo.so", "GLIBC_2.38", fam, sizeof(fam)));
+}
+END_TEST
+
+START_TEST(test_platform_policies)
+{
+	wg_target t;
+	wg_target_init(&t, WG_TARGET_VERSION);
+	ck_assert_int_eq(wg_target_parse(&t, "platform=manylinux2014_x86_64"), WG_OK);
+	bool declared = false;
+	const wg_sysver *g = wg_target_sysver(&t, "GLIBC", &declared);
+	char buf[64];
+	ck_assert(declared && g);
+	wg_sysver_format(buf, sizeof(buf), g);
+	ck_assert_str_eq(buf, "GLIBC_2.17");
+	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(&t, "GLIBCXX", &declared));
+	ck_assert_str_eq(buf, "GLIBCXX_3.4.19");
+	/* A PEP 600 tag not in the data: its glibc alone; the C++ runtime stays unknown. */
+	wg_target_init(&t, WG_TARGET_VERSION);
+	ck_assert_int_eq(wg_target_parse(&t, "platform=manylinux_2_41_aarch64"), WG_OK);
+	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(&t, "GLIBC", &declared));
+	ck_assert_str_eq(buf, "GLIBC_2.41");
+	ck_assert_ptr_null(wg_target_sysver(&t, "GLIBCXX", &declared));
+	/* An explicit version wins over the platform's. */
+	wg_target_init(&t, WG_TARGET_VERSION);
+	ck_assert_int_eq(wg_target_parse(&t, "glibc=2.31,platform=manylinux_2_28_x86_64"), WG_OK);
+	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(&t, "GLIBC", &declared));
+	ck_assert_str_eq(buf, "GLIBC_2.31");
+	wg_target_init(&t, WG_TARGET_VERSION);
+	ck_assert_int_eq(wg_target_parse(&t, "platform=musllinux_1_2_x86_64"), WG_OK);
+	ck_assert_int_eq(wg_target_sysver(&t, "GLIBC", &declared)->n, 0);
+	ck_assert_int_eq(wg_target_parse(&t, "platform=macosx_11_0_arm64"), WG_EINVAL);
+	ck_assert_int_eq(wg_target_parse(&t, "glibc=two"), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "glibc=two"));
+}
+END_TEST
+
+/* The running system, read from its own libc.so.6, is the glibc this process runs on. */
+START_TEST(test_running_system)
+{
+	bool declared = true;
+	const wg_sysver *g = wg_target_sysver(NULL, "GLIBC", &declared);
+	ck_assert_ptr_nonnull(g);
+	ck_assert(!declared);
+	char want[64], got[64];
+	snprintf(want, sizeof(want), "GLIBC_%s", gnu_get_libc_version());
+	wg_sysver_format(got, sizeof(got), g);
+	ck_assert_str_eq(got, want);
+	ck_assert_ptr_nonnull(wg_target_sysver(NULL, "GLIBCXX", &declared));
+}
+END_TEST
+
+static const char *const sys_exts[] = {"ext_glibc238", "ext_glibc299", "ext_glibcold"};
+
+/* WG-SYS-001 predicted for the running system == dlopen's "version `GLIBC_x' not found". */
+START_TEST(test_sys001_agrees_with_dlopen)
+{
+	char path[512];
+	snprintf(path, sizeof(path), SYSDIR "/%s" EXT_SFX, sys_exts[_i]);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	char err[1024] = "";
+	if (!h)
+		snprintf(err, sizeof(err), "%s", dlerror());
+	else
+		dlclose(h);
+	wg_ruleset *rs;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	wg_scan *s = t_scan(path);
+	wg_report *r = NULL;
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, NULL), WG_OK);
+	wg_finding_info f = WG_FINDING_INFO_INIT;
+	const char *predicted = NULL;
+	for (size_t i = 0; i < wg_report_count(r); i++) {
+		ck_assert_int_eq(wg_report_finding(&f, r, i), WG_OK);
+		if (!strcmp(f.rule, "WG-SYS-001"))
+			predicted = f.message;
+	}
+	ck_assert_msg((predicted == NULL) == (h != NULL), "%s: predicted %s, dlopen %s", path,
+		      predicted ? predicted : "loads", h ? "loaded" : err);
+	if (predicted) {
+		/* the same version as the loader names */
+		const char *v = strstr(err, "version `");
+		ck_assert_ptr_nonnull(v);
+		char ver[64];
+		snprintf(ver, sizeof(ver), "%s", v + 9);
+		ver[strcspn(ver, "'")] = '\0';
+		ck_assert_msg(strstr(predicted, ver), "%s vs %s", predicted, err);
+		ck_assert_ptr_nonnull(strstr(predicted, "libc.so.6"));
+	}
+	if (_i == 1)
+		ck_assert_ptr_nonnull(predicted); /* GLIBC_2.99 fails on every system */
+	if (_i == 2)
+		ck_assert_ptr_null(predicted);
+	wg_report_free(r);
+	/* A declared newer system: nothing missing. */
+	wg_target t;
+	wg_target_init(&t, WG_TARGET_VERSION);
+	ck_assert_int_eq(wg_target_parse(&t, "glibc=2.99"), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	for (size_t i = 0; i < wg_report_count(r); i++) {
+		ck_assert_int_eq(wg_report_finding(&f, r, i), WG_OK);
+		ck_assert_str_ne(f.rule, "WG-SYS-001");
+	}
+	wg_report_free(r);
+	wg_ruleset_free(rs);
+}
+END_TEST
+
+Suite *suite_sysver(void)
+{
+	Suite *s = suite_create("sysver");
+	TCase *tc = tcase_create("sysver");
+	tcase_add_checked_fixture(tc, t_setup, t_teardown);
+	tcase_add_test(tc, test_versions_compare);
+	tcase_add_test(tc, test_platform_policies);
+	tcase_add_test(tc, test_running_system);
+	tcase_add_loop_test(tc, test_sys001_agrees_with_dlopen, 0, 3);
+	suite_add_tcase(s, tc);
+	return s;
+}
