@@ -190,8 +190,8 @@ def versions_needed_agree_with_readelf():
             fam = ver.rsplit("_", 1)[0]
             try:
                 t = version_tuple(ver)
-            except ValueError:
-                continue  # "libcudart.so.13": not a family with numbers
+            except (ValueError, IndexError):
+                continue  # "libcudart.so.13", "GLIBC_PRIVATE": not a family with numbers
             if fam not in families or t > version_tuple(families[fam]):
                 families[fam] = ver
         highest = {h["family"]: h["version"] for h in o["versions"]["highest"]}

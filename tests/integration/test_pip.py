@@ -67,6 +67,9 @@ def fixtures():
                {"gpuext/_k.so": read(os.path.join(os.path.dirname(os.path.dirname(__file__)),
                                                   "fixtures", "cuda", "prebuilt", "sm80.so")),
                 "gpuext/__init__.py": b""})
+    make_wheel(d, "newglibc", "1.0", "py3-none-linux_x86_64",
+               {"newglibc/_C.so": read(os.path.join(FIX, "abi-ld", "sys", "ext_glibc299" + SFX)),
+                "newglibc/__init__.py": b""})
     for n in ("purepkg-0.1-py3-none-any.whl", "hollow-1.0-py3-none-any.whl", "base-1.0-py3-none-any.whl"):
         shutil.copy(os.path.join(W, n), d)
     # An sdist whose build produces a hollow wheel.
@@ -157,6 +160,18 @@ def gpu_mismatch_with_a_target_gpu():
               w("gpuext-1.0-py3-none-linux_x86_64.whl"))
     assert p.returncode != 0 and not installed(v, "gpuext"), p.stderr
     assert "WG-GPU-002" in p.stderr and "sm_90" in p.stderr
+
+
+@test
+def the_gate_judges_for_this_system():
+    """The running system's glibc is the target's unless one is declared (issue 7)."""
+    v = venv("v7")
+    p = gated(v, "install", "--no-deps", w("newglibc-1.0-py3-none-linux_x86_64.whl"))
+    assert p.returncode != 0 and not installed(v, "newglibc"), p.stderr
+    assert "WG-SYS-001" in p.stderr and "GLIBC_2.99" in p.stderr and "this system" in p.stderr
+    p = gated(v, "install", "--wheelgate-target", "glibc=2.99", "--no-deps",
+              w("newglibc-1.0-py3-none-linux_x86_64.whl"))
+    assert p.returncode == 0 and installed(v, "newglibc"), p.stderr
 
 
 @test
