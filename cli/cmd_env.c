@@ -95,6 +95,10 @@ int cmd_env(int argc, char **argv)
 		       ei.python ? "  " : "  (no interpreter found: Py* symbols taken as provided)",
 		       ei.python ? ei.python : "");
 		printf("%-16s%s\n", "ext suffix", ei.ext_suffix ? ei.ext_suffix : "-");
+		char sys[256];
+		const char *source = NULL;
+		if (wg_target_system(NULL, sys, sizeof(sys), &source))
+			printf("%-16s%s  (%s)\n", "system", sys, source);
 		if (ei.torch_dir)
 			printf("%-16s%s (CUDA %s, C++ ABI %s)  %s\n", "torch",
 			       ei.torch_version ? ei.torch_version : "?",

@@ -482,6 +482,11 @@ WG_API int wg_target_parse(wg_target *t, const char *spec);
 /** Adds a GPU (as wg_gpu_parse reads it), or with "auto" the local GPUs found through NVML
  * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
  * then says "no local GPU (...)". */
+/** The target system's C/C++ runtime as the rules see it: "GLIBC_2.36 GLIBCXX_3.4.30
+ * CXXABI_1.3.13 GCC_12.0.0" into buf, the number of families known returned, and *source set
+ * to "this system" (read from the running system's libc, libstdc++ and libgcc_s), "declared"
+ * (glibc=, glibcxx=...) or the platform tag declared. t may be NULL (this system). */
+WG_API size_t wg_target_system(const wg_target *t, char *buf, size_t len, const char **source);
 WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
 
 /* ---------------------------------------------------------------------------------------- */

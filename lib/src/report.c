@@ -27,7 +27,19 @@ static json_t *target_json(const wg_target *t)
 	}
 	json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o}", "python", json_null(), "torch",
 			      json_null(), "cxx11abi", json_null(), "cuda", json_null(), "gpus", gpus);
-	if (!t || !j)
+	if (!j)
+		return j;
+	/* The C/C++ runtime the system rules judged against, and where it comes from. */
+	char sys[256];
+	const char *source = NULL;
+	wg_target_system(t, sys, sizeof(sys), &source);
+	json_t *vers = json_array();
+	for (char *save = NULL, *tok = strtok_r(sys, " ", &save); vers && tok;
+	     tok = strtok_r(NULL, " ", &save))
+		json_array_append_new(vers, json_string(tok));
+	json_object_set_new(j, "system", json_pack("{s:s, s:o}", "source", source, "versions",
+						   vers ? vers : json_array()));
+	if (!t)
 		return j;
 	if (t->python_major) {
 		snprintf(buf, sizeof(buf), "%u.%u", t->python_major, t->python_minor);

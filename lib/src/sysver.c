@@ -53,7 +53,7 @@ int wg_ver_cmp(const unsigned *a, int na, const unsigned *b, int nb)
 /* ---- the platform data ---- */
 
 typedef struct {
-	char name[32], aliases[2][32];
+	char name[64], aliases[2][64];
 	wg_sysver limits[4];
 	int nlimits;
 } policy;
@@ -460,5 +460,31 @@ size_t wg_object_needs_beyond(const wg_object *o, const wg_sysver *have, char *b
 			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 						 x->version);
 	}
+	return n;
+}
+
+/* The target system's runtime versions as rules see them, "GLIBC_2.36 GLIBCXX_3.4.30 ...",
+ * and where they come from. */
+WG_API size_t wg_target_system(const wg_target *t, char *buf, size_t len, const char **source)
+{
+	static const char *const fams[] = {"GLIBC", "GLIBCXX", "CXXABI", "GCC"};
+	size_t n = 0, used = 0;
+	bool any_declared = false;
+	if (buf && len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < WG_ARRAY_LEN(fams); i++) {
+		bool declared = false;
+		const wg_sysver *v = wg_target_sysver(t, fams[i], &declared);
+		if (!v)
+			continue;
+		any_declared = any_declared || declared;
+		char one[64];
+		wg_sysver_format(one, sizeof(one), v);
+		if (buf && used + strlen(one) + 2 < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", one);
+		n++;
+	}
+	if (source)
+		*source = t && t->platform[0] ? t->platform : any_declared ? "declared" : "this system";
 	return n;
 }

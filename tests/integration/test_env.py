@@ -65,6 +65,32 @@ def env_reads_the_stand_in():
 
 
 @test
+def the_system_line_is_what_readelf_reads():
+    """`wheelgate env`'s system: the highest version each runtime library defines."""
+    import shutil
+    import subprocess
+    if not shutil.which("readelf"):
+        raise Skip("no readelf")
+    rc, out, err = run("env", os.path.join(FIX, "envs", "oldabi"))
+    line = [l for l in out.splitlines() if l.startswith("system")]
+    assert rc == 0 and len(line) == 1 and line[0].endswith("(this system)"), out
+    ours = dict(v.split("_", 1) for v in line[0].split()[1:-2])
+    want = {}
+    for lib in ("libc.so.6", "libstdc++.so.6", "libgcc_s.so.1"):
+        path = next(os.path.join(d, lib) for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64")
+                    if os.path.exists(os.path.join(d, lib)))
+        defs = subprocess.run(["readelf", "-V", "-W", path], capture_output=True, text=True).stdout
+        for tok in defs.split():
+            fam, _, ver = tok.partition("_")
+            if fam in ("GLIBC", "GLIBCXX", "CXXABI", "GCC") and ver[:1].isdigit():
+                t = tuple(int(x) for x in ver.split("."))
+                if fam not in want or t > tuple(int(x) for x in want[fam].split(".")):
+                    want[fam] = ver
+    assert ours == want, (ours, want)
+    assert ours["GLIBC"] == os.confstr("CS_GNU_LIBC_VERSION").split()[1]
+
+
+@test
 def corpus_judged_in_the_stand_in_as_on_debian_12():
     need_env()
     with tempfile.TemporaryDirectory() as cache:
