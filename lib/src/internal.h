@@ -428,14 +428,10 @@ const wg_sysver *wg_target_sysver(const wg_target *t, const char *family, bool *
 void wg_sysver_format(char *buf, size_t n, const wg_sysver *s);
 #define WG_SYS_FAMILIES 4
 typedef struct {
-	wg_sysver need;         /* the highest version needed */
-	const char *library;    /* "libc.so.6" */
-	const char *version;    /* "GLIBC_2.38" */
-} wg_sysneed;
-typedef struct {
-	wg_sysver v;
-	const char *version, *library;
+	wg_sysver v;                  /* the highest version needed, parsed */
+	const char *version, *library; /* "GLIBC_2.38", "libc.so.6" */
 } wg_highest;
+typedef wg_highest wg_sysneed;
 size_t wg_object_highest(const wg_object *o, wg_highest *out, size_t max);
 size_t wg_object_sysneeds(const wg_object *o, wg_sysneed out[WG_SYS_FAMILIES]);
 const char *wg_object_symbol_at(const wg_object *o, const char *version, size_t *count);

@@ -319,9 +319,10 @@ void wg_sysver_format(char *buf, size_t n, const wg_sysver *s)
 		snprintf(buf + o, n - (size_t)o, "none");
 }
 
-/* The highest version of each family an object needs (weak needs included), the C and C++
- * runtime's families first (GLIBC, GLIBCXX, CXXABI, GCC), then others in the order met. */
-size_t wg_object_highest(const wg_object *o, wg_highest *out, size_t max)
+/* The highest version of each family an object needs, the C and C++ runtime's families first
+ * (GLIBC, GLIBCXX, CXXABI, GCC), then others in the order met; system_only: only those
+ * families, from the libraries that carry them, strong needs only. */
+static size_t highest(const wg_object *o, wg_highest *out, size_t max, bool system_only)
 {
 	size_t nb = 0;
 	for (size_t i = 0; o && i < o->verneeds.len; i++) {
@@ -329,7 +330,8 @@ size_t wg_object_highest(const wg_object *o, wg_highest *out, size_t max)
 		char fam[16];
 		unsigned v[4];
 		int nv;
-		if (!wg_ver_parse(x->version, fam, sizeof(fam), v, &nv))
+		if (!wg_ver_parse(x->version, fam, sizeof(fam), v, &nv) ||
+		    (system_only && (x->weak || !wg_sysver_family(x->file, x->version, fam, sizeof(fam)))))
 			continue;
 		size_t k = 0;
 		while (k < nb && strcmp(out[k].v.family, fam))
@@ -359,6 +361,11 @@ size_t wg_object_highest(const wg_object *o, wg_highest *out, size_t max)
 				break;
 			}
 	return nb;
+}
+
+size_t wg_object_highest(const wg_object *o, wg_highest *out, size_t max)
+{
+	return highest(o, out, max, false);
 }
 
 /* "GLIBC_2.38 GLIBCXX_3.4.21 CXXABI_1.3.9 GCC_3.0": the highest of each family. */
@@ -395,33 +402,7 @@ WG_API int wg_object_version(const wg_object *o, size_t i, const char **library,
  * with the library it needs it from; weak needs are left out (the loader only warns). */
 size_t wg_object_sysneeds(const wg_object *o, wg_sysneed out[WG_SYS_FAMILIES])
 {
-	size_t n = 0;
-	for (size_t i = 0; o && i < o->verneeds.len; i++) {
-		const wg_verneed *x = wg_vec_at(&o->verneeds, i);
-		char fam[16];
-		unsigned v[4];
-		int nv;
-		if (x->weak || !wg_sysver_family(x->file, x->version, fam, sizeof(fam)) ||
-		    !wg_ver_parse(x->version, fam, sizeof(fam), v, &nv))
-			continue;
-		size_t k = 0;
-		while (k < n && strcmp(out[k].need.family, fam))
-			k++;
-		if (k == n) {
-			if (n == WG_SYS_FAMILIES)
-				continue;
-			n++;
-			memset(&out[k], 0, sizeof(out[k]));
-			snprintf(out[k].need.family, sizeof(out[k].need.family), "%s", fam);
-		}
-		if (!out[k].need.n || wg_ver_cmp(v, nv, out[k].need.v, out[k].need.n) > 0) {
-			memcpy(out[k].need.v, v, sizeof(v));
-			out[k].need.n = nv;
-			out[k].library = x->file;
-			out[k].version = x->version;
-		}
-	}
-	return n;
+	return highest(o, out, WG_SYS_FAMILIES, true);
 }
 
 /* An undefined symbol an object imports at exactly this version, to name in a finding. */

@@ -33,15 +33,15 @@ static int run(wg_check_ctx *cc)
 				const wg_sysver *lim = NULL;
 				wg_sysver none = {"", {0, 0, 0, 0}, 0};
 				if (wg_has_prefix(tag, "musllinux_")) {
-					if (strcmp(need[k].need.family, "GLIBC"))
+					if (strcmp(need[k].v.family, "GLIBC"))
 						continue; /* musl systems may well carry libstdc++ */
 					snprintf(none.family, sizeof(none.family), "GLIBC");
 					lim = &none;
 				} else {
 					const void *pol = wg_platform_policy(tag, tmp);
-					lim = pol ? wg_policy_limit(pol, need[k].need.family) : NULL;
+					lim = pol ? wg_policy_limit(pol, need[k].v.family) : NULL;
 				}
-				if (!lim || (lim->n && wg_ver_cmp(need[k].need.v, need[k].need.n, lim->v,
+				if (!lim || (lim->n && wg_ver_cmp(need[k].v.v, need[k].v.n, lim->v,
 								 lim->n) <= 0))
 					continue;
 				size_t o2 = strlen(tags);

@@ -24,8 +24,8 @@ static int run(wg_check_ctx *cc)
 		size_t n = wg_object_sysneeds(o, need);
 		for (size_t k = 0; k < n; k++) {
 			bool declared = false;
-			const wg_sysver *have = wg_target_sysver(t, need[k].need.family, &declared);
-			if (!have || wg_ver_cmp(need[k].need.v, need[k].need.n, have->v, have->n) <= 0)
+			const wg_sysver *have = wg_target_sysver(t, need[k].v.family, &declared);
+			if (!have || wg_ver_cmp(need[k].v.v, need[k].v.n, have->v, have->n) <= 0)
 				continue;
 			char hv[64], system[160], beyond[256], symbol[512], count[32];
 			wg_sysver_format(hv, sizeof(hv), have);
@@ -35,7 +35,7 @@ static int run(wg_check_ctx *cc)
 				snprintf(system, sizeof(system), "the declared target system");
 			else
 				snprintf(system, sizeof(system), "this system");
-			size_t nb = wg_object_needs_beyond(o, have, beyond, sizeof(beyond));
+			wg_object_needs_beyond(o, have, beyond, sizeof(beyond));
 			size_t nsym = 0;
 			const char *sym = wg_object_symbol_at(o, need[k].version, &nsym);
 			char *dem = sym && sym[0] == '_' && sym[1] == 'Z' ? wg_demangle(sym) : NULL;
@@ -46,13 +46,12 @@ static int run(wg_check_ctx *cc)
 			wg_vars_set(&v, "object", o->path);
 			wg_vars_set(&v, "library", need[k].library);
 			wg_vars_set(&v, "version", need[k].version);
-			wg_vars_set(&v, "family", need[k].need.family);
+			wg_vars_set(&v, "family", need[k].v.family);
 			wg_vars_set(&v, "provided", hv);
 			wg_vars_set(&v, "system", system);
 			wg_vars_set(&v, "symbol", symbol);
 			wg_vars_set(&v, "symbols", count);
 			wg_vars_set(&v, "beyond", beyond);
-			wg_vars_set(&v, "nbeyond", nb > 1 ? " and more" : "");
 			int rc = wg_emit(cc, &v, o->path, sym, NULL, 0);
 			free(dem);
 			if (rc < 0)
@@ -63,5 +62,5 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"object", "library", "version", "family", "provided", "system",
-				   "symbol", "symbols", "beyond", "nbeyond", NULL};
+				   "symbol", "symbols", "beyond", NULL};
 const wg_check_kind wg_check_system_versions = {"system-versions", run, NULL, vars};

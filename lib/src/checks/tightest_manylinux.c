@@ -40,12 +40,12 @@ static int run(wg_check_ctx *cc)
 		size_t n = wg_object_sysneeds(o, need);
 		for (size_t k = 0; k < n; k++) {
 			size_t j = 0;
-			while (j < nall && strcmp(all[j].need.family, need[k].need.family))
+			while (j < nall && strcmp(all[j].v.family, need[k].v.family))
 				j++;
 			if (j == nall)
 				all[nall++] = need[k], worst_object[j] = o->path;
-			else if (wg_ver_cmp(need[k].need.v, need[k].need.n, all[j].need.v,
-					    all[j].need.n) > 0)
+			else if (wg_ver_cmp(need[k].v.v, need[k].v.n, all[j].v.v,
+					    all[j].v.n) > 0)
 				all[j] = need[k], worst_object[j] = o->path;
 		}
 	}
@@ -60,8 +60,8 @@ static int run(wg_check_ctx *cc)
 		const void *pol = wg_policy_at(p);
 		bool ok = true;
 		for (size_t j = 0; j < nall && ok; j++) {
-			const wg_sysver *lim = wg_policy_limit(pol, all[j].need.family);
-			ok = lim && wg_ver_cmp(all[j].need.v, all[j].need.n, lim->v, lim->n) <= 0;
+			const wg_sysver *lim = wg_policy_limit(pol, all[j].v.family);
+			ok = lim && wg_ver_cmp(all[j].v.v, all[j].v.n, lim->v, lim->n) <= 0;
 		}
 		if (ok)
 			snprintf(policy, sizeof(policy), "%s_%s", wg_policy_name(pol), arch);
