@@ -139,6 +139,7 @@ START_TEST(test_sys001_agrees_with_dlopen)
 		ck_assert_str_ne(f.rule, "WG-SYS-001");
 	}
 	wg_report_free(r);
+	wg_scan_free(s);
 	wg_ruleset_free(rs);
 }
 END_TEST
