@@ -127,6 +127,11 @@ static void print_cuda(const wg_object *o, const wg_gpu *gpus, size_t ngpus)
 	}
 }
 
+
+static int by_version(const void *a, const void *b)
+{
+	return wg_version_compare(*(const char *const *)a, *(const char *const *)b);
+}
 static void print_object(const wg_object *o, int syms, const wg_gpu *gpus, size_t ngpus)
 {
 	wg_object_info oi = WG_OBJECT_INFO_INIT;
@@ -170,11 +175,17 @@ static void print_object(const wg_object *o, int syms, const wg_gpu *gpus, size_
 			if (seen)
 				continue; /* this library's line is printed */
 			printf("      %-20s", lib);
-			for (size_t k = i; k < nv; k++) {
+			const char **vs = calloc(nv, sizeof(*vs));
+			size_t n = 0;
+			for (size_t k = i; vs && k < nv; k++)
 				if (wg_object_version(o, k, &l2, &v2) == WG_OK && !strcmp(l2, lib))
-					printf(" %s", v2);
-			}
+					vs[n++] = v2;
+			if (vs)
+				qsort(vs, n, sizeof(*vs), by_version);
+			for (size_t k = 0; k < n; k++)
+				printf(" %s", vs[k]);
 			printf("\n");
+			free(vs);
 		}
 	}
 	printf("    %-11s %zu (%zu defined, %zu undefined)\n", "symbols", oi.symbol_count,

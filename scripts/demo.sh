@@ -16,8 +16,10 @@ status=0
 build/wheelgate inspect --symbols=none --gpu H100 "${wheels[@]}" || status=$?
 echo "wheelgate inspect exited with $status (0: all read, nothing wrong; 1: problems; 2: unreadable)"
 echo
-echo "== wheelgate check, for the GPU machine the corpus ran on (torch 2.11.0+cu130, C++11 ABI, H200):"
+echo "== wheelgate check, for the GPU machine the corpus ran on (Ubuntu 24.04: glibc 2.39,"
+echo "   GLIBCXX 3.4.33; torch 2.11.0+cu130, C++11 ABI, H200):"
 status=0
-build/wheelgate check --no-config --target python=3.12,torch=2.11.0+cu130,cxx11abi=1,cuda=13.0 \
+build/wheelgate check --no-config \
+  --target python=3.12,torch=2.11.0+cu130,cxx11abi=1,cuda=13.0,glibc=2.39,glibcxx=3.4.33 \
   --gpu H200 "${wheels[@]}" || status=$?
 echo "wheelgate check exited with $status (0: nothing blocks; 1: a blocking finding; 2: unreadable)"

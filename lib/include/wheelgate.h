@@ -301,6 +301,9 @@ WG_API int wg_object_version(const wg_object *obj, size_t i, const char **librar
 			     const char **version);
 /** The highest version of each family obj needs ("GLIBC_2.38 GLIBCXX_3.4.21 ..."); returns
  * how many families. */
+/** Orders two symbol versions: "GLIBC_2.4" < "GLIBC_2.38" (numerically within a family);
+ * versions of different families, or not of the FAMILY_N.N form, by strcmp. */
+WG_API int wg_version_compare(const char *a, const char *b);
 WG_API size_t wg_object_highest_versions(const wg_object *obj, char *buf, size_t len);
 WG_API const char *wg_binding_name(wg_binding b);
 WG_API const char *wg_symbol_type_name(wg_symbol_type t);

@@ -469,3 +469,15 @@ WG_API size_t wg_target_system(const wg_target *t, char *buf, size_t len, const 
 		*source = t && t->platform[0] ? t->platform : any_declared ? "declared" : "this system";
 	return n;
 }
+
+/* Orders "GLIBC_2.4" < "GLIBC_2.38" (numerically, within a family); other strings by strcmp. */
+WG_API int wg_version_compare(const char *a, const char *b)
+{
+	char fa[16], fb[16];
+	unsigned va[4], vb[4];
+	int na, nb;
+	if (!wg_ver_parse(a, fa, sizeof(fa), va, &na) || !wg_ver_parse(b, fb, sizeof(fb), vb, &nb) ||
+	    strcmp(fa, fb))
+		return strcmp(a, b);
+	return wg_ver_cmp(va, na, vb, nb);
+}

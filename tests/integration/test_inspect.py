@@ -209,6 +209,10 @@ def versions_needed_agree_with_readelf():
     assert rc == 0 and "versions    GLIBC_2.38 (the highest of each family)" in out, out
     assert [l.split() for l in out.splitlines() if l.strip().startswith("libc.so.6")] == \
         [["libc.so.6", "GLIBC_2.38"]], out
+    if os.path.isdir(CW):  # numerically sorted: 2.4 before 2.14 before 2.38
+        rc, out, err = run("inspect", "--symbols=none", os.path.join(CW, "wgdemo_good_sm90" + SUF))
+        line = [l.split()[1:] for l in out.splitlines() if l.strip().startswith("libc.so.6")][0]
+        assert line == sorted(line, key=version_tuple) and line[-1] == "GLIBC_2.38", line
     print("  %d objects' version needs agree with readelf -V" % checked)
 
 

@@ -32,6 +32,10 @@ START_TEST(test_versions_compare)
 	ck_assert(!wg_ver_parse("GLIBC_PRIVATE", fam, sizeof(fam), a, &na));
 	ck_assert(!wg_ver_parse("libcudart.so.13", fam, sizeof(fam), a, &na));
 	ck_assert(!wg_ver_parse("GLIBC_2.x", fam, sizeof(fam), a, &na));
+	ck_assert_int_lt(wg_version_compare("GLIBC_2.4", "GLIBC_2.38"), 0);
+	ck_assert_int_gt(wg_version_compare("GLIBC_2.3.4", "GLIBC_2.3"), 0);
+	ck_assert_int_eq(wg_version_compare("GCC_7.0.0", "GCC_7"), 0);
+	ck_assert_int_ne(wg_version_compare("GLIBC_2.4", "GLIBCXX_2.4"), 0);
 	ck_assert(wg_sysver_family("libc.so.6", "GLIBC_2.38", fam, sizeof(fam)));
 	ck_assert(wg_sysver_family("libstdc++.so.6", "CXXABI_1.3.15", fam, sizeof(fam)));
 	ck_assert(!wg_sysver_family("libwgver.so", "WG_2.0", fam, sizeof(fam)));
