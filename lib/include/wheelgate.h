@@ -469,7 +469,8 @@ typedef struct wg_target {
 	struct wg_env *env;
 	/** The target system: a declared platform tag ("manylinux_2_28_x86_64", or ""), musl,
 	 * and the highest GLIBC/GLIBCXX/CXXABI/GCC versions it provides (glibc=, glibcxx=, or
-	 * the platform's policy). Families not declared are those of the running system. */
+	 * the platform's policy). Nothing declared: the running system's (wg_target_system());
+	 * once anything is declared, the families left out are unknown. */
 	char platform[64];
 	int musl;
 	size_t nsysvers;
