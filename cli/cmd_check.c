@@ -38,6 +38,12 @@ static void help(FILE *f)
 		"                     executable): its python, torch, CUDA and C++ ABI become the\n"
 		"                     target, and every object is resolved as the loader would\n"
 		"                     after `import torch` there (see 'wheelgate env')\n"
+		"  --profile P        the question asked: 'install' (will it work here? the\n"
+		"                     environment, system and GPUs; the default with --env or\n"
+		"                     any target fact) or 'publish' (is the wheel what it\n"
+		"                     claims? tags, manylinux claims, labels, RECORD,\n"
+		"                     portability; the default without a target). Each rule\n"
+		"                     has a severity per profile (--list-rules)\n"
 		"rules:\n"
 		"  --rules PATH       a rule file or a directory of them, added to the shipped\n"
 		"                     rules (same id: replaces); repeatable\n"
@@ -80,10 +86,13 @@ static int severity_of(const char *s)
 
 static void list_rules(const wg_ruleset *rs)
 {
+	printf("%-12s %-8s %-8s %-3s %-26s %s\n", "ID", "INSTALL", "PUBLISH", "ON", "CHECK", "TITLE");
 	for (size_t i = 0; i < wg_ruleset_count(rs); i++) {
 		wg_rule_info ri = WG_RULE_INFO_INIT;
 		wg_ruleset_rule(&ri, rs, i);
-		printf("%-12s %-8s %-3s %-26s %s\n", ri.id, wg_severity_name(ri.severity),
+		printf("%-12s %-8s %-8s %-3s %-26s %s\n", ri.id,
+		       ri.install < 0 ? "-" : wg_severity_name((wg_severity)ri.install),
+		       ri.publish < 0 ? "-" : wg_severity_name((wg_severity)ri.publish),
 		       ri.enabled ? "on" : "off", ri.check, ri.title);
 	}
 }
@@ -104,7 +113,7 @@ static void print_report(const wg_ruleset *rs, const char *path, const wg_report
 int cmd_check(int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
-	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV };
+	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -113,7 +122,8 @@ int cmd_check(int argc, char **argv)
 		{"self-test", no_argument, NULL, O_SELFTEST}, {"format", required_argument, NULL, O_FORMAT},
 		{"fail-on", required_argument, NULL, O_FAILON}, {"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
-		{"env", required_argument, NULL, O_ENV}, {NULL, 0, NULL, 0}};
+		{"env", required_argument, NULL, O_ENV}, {"profile", required_argument, NULL, O_PROFILE},
+		{NULL, 0, NULL, 0}};
 	cli_config cli = {0}, cfg = {0};
 	const char *config = NULL, *output = NULL, *env_path = NULL;
 	bool no_config = false, list = false, self_test = false, quiet = false;
@@ -133,6 +143,7 @@ int cmd_check(int argc, char **argv)
 		case O_SELFTEST: self_test = true; break;
 		case O_FORMAT: bad = cfg_add(&cli, "format", optarg); break;
 		case O_FAILON: bad = cfg_add(&cli, "fail-on", optarg); break;
+		case O_PROFILE: bad = cfg_add(&cli, "profile", optarg); break;
 		case 'o': output = optarg; break;
 		case O_ENV: env_path = optarg; break;
 		case 'q': quiet = true; break;
@@ -176,6 +187,7 @@ int cmd_check(int argc, char **argv)
 	for (size_t i = 0; i < cli.ngpus; i++) cfg_add(&cfg, "gpu", cli.gpus[i]);
 	for (size_t i = 0; i < cli.ntargets; i++) cfg_add(&cfg, "target", cli.targets[i]);
 	if (cli.fail_on) cfg_add(&cfg, "fail-on", cli.fail_on);
+	if (cli.profile) cfg_add(&cfg, "profile", cli.profile);
 	if (cli.format) cfg_add(&cfg, "format", cli.format);
 	cfg_free(&cli);
 
@@ -183,6 +195,13 @@ int cmd_check(int argc, char **argv)
 	int fail_on = severity_of(cfg.fail_on ? cfg.fail_on : "error");
 	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "sarif")) {
 		fprintf(stderr, "wheelgate check: --format takes text, json or sarif, not '%s'\n", format);
+		cfg_free(&cfg);
+		return EXIT_USAGE;
+	}
+	int profile = wg_profile_parse(cfg.profile ? cfg.profile : "auto");
+	if (profile < 0) {
+		fprintf(stderr, "wheelgate check: --profile takes install, publish or auto, not '%s'\n",
+			cfg.profile);
 		cfg_free(&cfg);
 		return EXIT_USAGE;
 	}
@@ -214,6 +233,7 @@ int cmd_check(int argc, char **argv)
 	}
 	wg_target target;
 	wg_target_init(&target, WG_TARGET_VERSION);
+	target.profile = profile;
 	if (env_path) {
 		/* The environment first: --target values override what it says. */
 		wg_env_options eo = WG_ENV_OPTIONS_INIT;
@@ -347,8 +367,9 @@ int cmd_check(int argc, char **argv)
 	/* The summary line goes to stdout for text, to stderr otherwise (the document stays pure). */
 	FILE *sum = strcmp(format, "text") ? stderr : stdout;
 	fprintf(sum, "%d input%s: %zu passed, %zu failed, %zu unreadable; %zu error%s, %zu warning%s, "
-		"%zu info (fail-on: %s)\n", ninputs, ninputs == 1 ? "" : "s", passed, failed,
-		unreadable, sev[2], sev[2] == 1 ? "" : "s", sev[1], sev[1] == 1 ? "" : "s", sev[0],
+		"%zu info (profile: %s, fail-on: %s)\n", ninputs, ninputs == 1 ? "" : "s", passed,
+		failed, unreadable, sev[2], sev[2] == 1 ? "" : "s", sev[1], sev[1] == 1 ? "" : "s",
+		sev[0], wg_profile_name(wg_target_profile(&target)),
 		wg_severity_name((wg_severity)fail_on));
 	if (status == EXIT_CLEAN)
 		status = unreadable ? EXIT_USAGE : failed ? EXIT_FINDINGS : EXIT_CLEAN;

@@ -36,6 +36,11 @@ int cfg_add(cli_config *cfg, const char *key, const char *value)
 		cfg->fail_on = strdup(value);
 		return 0;
 	}
+	if (!strcmp(key, "profile")) {
+		free(cfg->profile);
+		cfg->profile = strdup(value);
+		return 0;
+	}
 	if (!strcmp(key, "format")) {
 		free(cfg->format);
 		cfg->format = strdup(value);
@@ -52,6 +57,7 @@ void cfg_free(cli_config *cfg)
 		for (size_t i = 0; i < ns[l]; i++)
 			free(lists[l][i]);
 	free(cfg->fail_on);
+	free(cfg->profile);
 	free(cfg->format);
 	free(cfg->source);
 	memset(cfg, 0, sizeof(*cfg));

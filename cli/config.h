@@ -26,6 +26,7 @@ typedef struct {
 	char *targets[CFG_MAX]; /* --target specs, applied in order */
 	size_t ntargets;
 	char *fail_on;
+	char *profile;
 	char *format;
 	char *source; /* the file it came from, for messages */
 } cli_config;

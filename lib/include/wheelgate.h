@@ -475,8 +475,28 @@ typedef struct wg_target {
 	int musl;
 	size_t nsysvers;
 	wg_sysver sysvers[8];
+	/** The question asked (wg_profile): WG_PROFILE_AUTO lets wg_target_profile() choose. */
+	int profile;
 } wg_target;
-#define WG_TARGET_VERSION 1
+#define WG_TARGET_VERSION 2
+
+/**
+ * The two questions wheelgate answers, never mixed: "will it work here?" (install: the
+ * environment, the system and the GPUs the wheel meets) and "is this wheel what it claims?"
+ * (publish: tags, manylinux claims, labels, RECORD, portability). Each rule says in its YAML
+ * the profiles it applies to and its severity in each.
+ */
+typedef enum { WG_PROFILE_AUTO = 0, WG_PROFILE_INSTALL = 1, WG_PROFILE_PUBLISH = 2 } wg_profile;
+/** "install", "publish" ("auto" for WG_PROFILE_AUTO). */
+WG_API const char *wg_profile_name(wg_profile p);
+/** "install" | "publish" | "auto" -> the profile; -1 for anything else. */
+WG_API int wg_profile_parse(const char *name);
+/**
+ * The profile a check for t uses: t->profile when set; otherwise install when an environment
+ * (--env) or anything of the target machine is declared (python, torch, C++ ABI, CUDA, GPUs,
+ * the system), else publish. t may be NULL (publish).
+ */
+WG_API wg_profile wg_target_profile(const wg_target *t);
 
 WG_API int wg_target_init(wg_target *t, unsigned int version);
 /** Adds the facts of spec to t ("python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8,
@@ -584,11 +604,15 @@ WG_API const char *wg_severity_name(wg_severity s); /* "info", "warning", "error
 typedef struct wg_rule_info {
 	unsigned int version;
 	const char *id, *check, *title, *fix, *source; /**< source: "file:line" of its definition */
-	wg_severity severity;
+	wg_severity severity;         /**< the one shown where no profile is named */
 	int enabled;
+	/** (version 2) the severity in the install and the publish profile, -1 where the rule
+	 * does not apply in that profile. */
+	int install, publish;
 } wg_rule_info;
-#define WG_RULE_INFO_VERSION 1
-#define WG_RULE_INFO_INIT { WG_RULE_INFO_VERSION, NULL, NULL, NULL, NULL, NULL, WG_SEV_INFO, 0 }
+#define WG_RULE_INFO_VERSION 2
+#define WG_RULE_INFO_INIT \
+	{ WG_RULE_INFO_VERSION, NULL, NULL, NULL, NULL, NULL, WG_SEV_INFO, 0, -1, -1 }
 
 WG_API size_t wg_ruleset_count(const wg_ruleset *rs);
 WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i);
@@ -624,6 +648,8 @@ WG_API size_t wg_report_count(const wg_report *r);
 WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i);
 /** The highest severity among the findings, or -1 when there are none. */
 WG_API int wg_report_worst(const wg_report *r);
+/** The profile the report was made in (install or publish). */
+WG_API wg_profile wg_report_profile(const wg_report *r);
 
 /** Formats of wg_reports_format(): JSON, SARIF, and the text `wheelgate check` prints (with
  * or without terminal colours; one block per input, no summary line). */

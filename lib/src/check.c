@@ -154,7 +154,7 @@ int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const cha
 		return WG_ENOMEM;
 	wg_arena *a = &cc->report->arena;
 	f->rule = cc->rule->id;
-	f->severity = cc->rule->severity;
+	f->severity = cc->severity;
 	f->title = expand(cc, cc->rule->title, vars);
 	f->message = expand(cc, cc->rule->message, vars);
 	f->fix = expand(cc, cc->rule->fix, vars);
@@ -220,14 +220,23 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	}
 	wg_vec_init(&r->findings, sizeof(wg_finding));
 	r->path = wg_arena_strdup(&r->arena, scan->path);
-	wg_check_ctx cc = {scan, target, NULL, md, r, false, false, {0}};
+	r->profile = wg_target_profile(target);
+	wg_check_ctx cc;
+	memset(&cc, 0, sizeof(cc));
+	cc.scan = scan;
+	cc.target = target;
+	cc.md = md;
+	cc.report = r;
+	cc.profile = r->profile;
 	wg_vec_init(&cc.ld_issues, sizeof(wg_ld_issue));
 	int rc = WG_OK;
 	for (size_t i = 0; i < rs->rules.len && rc == WG_OK; i++) {
 		const wg_rule *rule = wg_vec_at(&rs->rules, i);
-		if (!rule->enabled || !applies(rule, target))
+		/* Rules outside this profile are not part of the question asked. */
+		if (!rule->enabled || rule->sev[r->profile] < 0 || !applies(rule, target))
 			continue;
 		cc.rule = rule;
+		cc.severity = (wg_severity)rule->sev[r->profile];
 		rc = rule->kind->run(&cc);
 	}
 	wg_rmatch_free(md);
@@ -272,6 +281,11 @@ WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
 	out->file = f->file;
 	out->line = f->line;
 	return WG_OK;
+}
+
+WG_API wg_profile wg_report_profile(const wg_report *r)
+{
+	return r ? r->profile : WG_PROFILE_PUBLISH;
 }
 
 WG_API int wg_report_worst(const wg_report *r)

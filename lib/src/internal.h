@@ -463,6 +463,7 @@ typedef struct wg_check_kind {
 typedef struct {
 	const char *id, *check, *title, *message, *fix, *source;
 	wg_severity severity;
+	int sev[3];       /* per wg_profile (install, publish): a wg_severity, or -1 for off */
 	bool enabled;
 	const wg_check_kind *kind;
 	wg_pattern_list *lists;
@@ -498,6 +499,7 @@ typedef struct {
 struct wg_report {
 	wg_arena arena;
 	const char *path;
+	wg_profile profile;
 	wg_vec findings; /* wg_finding */
 };
 
@@ -505,6 +507,8 @@ struct wg_check_ctx {
 	const wg_scan *scan;
 	const wg_target *target;
 	const wg_rule *rule;
+	wg_severity severity; /* the rule's severity in this profile */
+	wg_profile profile;
 	wg_rmatch *md;
 	wg_report *report;
 	/* The loader's verdict on every object, computed once for the ld-* kinds. */

@@ -98,8 +98,9 @@ static json_t *check_json(const wg_target *target, const char *const *paths,
 			"counts", "error", (json_int_t)c[2], "warning", (json_int_t)c[1], "info",
 			(json_int_t)c[0], "findings", fs));
 	}
-	return json_pack("{s:s, s:s, s:o, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 			 "schema", "wheelgate.check/1", "wheelgate_version", wg_version_string(),
+			 "profile", wg_profile_name(wg_target_profile(target)),
 			 "target", target_json(target), "fail_on", wg_severity_name(fail_on),
 			 "inputs", inputs, "summary", "inputs", (json_int_t)n, "passed",
 			 (json_int_t)passed, "failed", (json_int_t)failed, "unreadable",
@@ -153,9 +154,10 @@ static json_t *sarif_location(const char *path, const wg_finding *f)
 	return loc;
 }
 
-static json_t *sarif(const wg_ruleset *rs, const char *const *paths,
+static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *const *paths,
 		     const wg_report *const *reports, const char *const *errors, size_t n)
 {
+	wg_profile profile = wg_target_profile(target);
 	json_t *rules = json_array(), *results = json_array(), *notes = json_array();
 	for (size_t i = 0; rs && i < rs->rules.len; i++) {
 		const wg_rule *r = wg_vec_at(&rs->rules, i);
@@ -163,8 +165,10 @@ static json_t *sarif(const wg_ruleset *rs, const char *const *paths,
 			"{s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s, s:b}, s:{s:[s], s:s}}",
 			"id", r->id, "name", r->check, "shortDescription", "text", r->title,
 			"fullDescription", "text", r->title, "help", "text", r->fix,
-			"defaultConfiguration", "level", sarif_level(r->severity), "enabled",
-			r->enabled, "properties", "tags", r->check, "source", r->source));
+			"defaultConfiguration", "level",
+			sarif_level(r->sev[profile] >= 0 ? (wg_severity)r->sev[profile] : r->severity),
+			"enabled", r->enabled && r->sev[profile] >= 0, "properties", "tags", r->check,
+			"source", r->source));
 	}
 	for (size_t i = 0; i < n; i++) {
 		const wg_report *r = reports[i];
@@ -193,6 +197,7 @@ static json_t *sarif(const wg_ruleset *rs, const char *const *paths,
 		"semanticVersion", wg_version_string(), "rules", rules, "results", results,
 		"invocations", "executionSuccessful", json_array_size(notes) == 0,
 		"toolExecutionNotifications", notes);
+	json_object_set_new(run, "properties", json_pack("{s:s}", "profile", wg_profile_name(profile)));
 	return json_pack("{s:s, s:s, s:[o]}", "$schema", "https://json.schemastore.org/sarif-2.1.0.json",
 			 "version", "2.1.0", "runs", run);
 }
@@ -246,7 +251,7 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 		*out = text(paths, reports, errors, n, fail_on, format == WG_FORMAT_TEXT_COLOR);
 		return *out ? WG_OK : WG_ENOMEM;
 	}
-	json_t *doc = format == WG_FORMAT_SARIF ? sarif(rs, paths, reports, errors, n)
+	json_t *doc = format == WG_FORMAT_SARIF ? sarif(rs, target, paths, reports, errors, n)
 		      : format == WG_FORMAT_JSON ? check_json(target, paths, reports, errors, n, fail_on)
 						 : NULL;
 	if (!doc)

@@ -183,6 +183,70 @@ static int load_patterns(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *rule, w
 	return WG_OK;
 }
 
+/* "error" | "warning" | "info" (and "off" where allowed) -> severity, -1 for off. */
+static int parse_severity(const char *s, bool off_ok)
+{
+	if (!s)
+		return -2;
+	if (!strcmp(s, "error"))
+		return WG_SEV_ERROR;
+	if (!strcmp(s, "warning"))
+		return WG_SEV_WARNING;
+	if (!strcmp(s, "info"))
+		return WG_SEV_INFO;
+	if (off_ok && !strcmp(s, "off"))
+		return -1;
+	return -2;
+}
+
+/*
+ * The rule's severity in each profile: `severity: S` applies in both; `profiles: {install: S,
+ * publish: S|off}` says it per profile (a profile left out is off); both given: profiles win
+ * and severity is the one shown where no profile is named.
+ */
+static int load_severity(wg_rule *r, const wg_yaml_node *n, const char *id, const char *sev,
+			 const wg_yaml_node *profiles, wg_err *err)
+{
+	char where[512];
+	int def = sev ? parse_severity(sev, false) : -1;
+	if (sev && def < 0)
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: severity must be error, warning or "
+				 "info, not '%s'", wg_yaml_where(wg_yaml_get(n, "severity"), where,
+								  sizeof(where)), id, sev);
+	r->sev[WG_PROFILE_INSTALL] = r->sev[WG_PROFILE_PUBLISH] = def;
+	if (profiles) {
+		if (!wg_yaml_is_map(profiles) || !wg_yaml_len(profiles))
+			return wg_seterr(err, WG_EDATA, "%s: rule %s: 'profiles' must map install and/or "
+					 "publish to error, warning, info or off",
+					 wg_yaml_where(profiles, where, sizeof(where)), id);
+		r->sev[WG_PROFILE_INSTALL] = r->sev[WG_PROFILE_PUBLISH] = -1;
+		for (size_t i = 0; i < wg_yaml_len(profiles); i++) {
+			const char *k = wg_yaml_key(profiles, i);
+			const char *v = wg_yaml_scalar(wg_yaml_value(profiles, i));
+			int p = !k ? -1 : !strcmp(k, "install") ? WG_PROFILE_INSTALL
+				  : !strcmp(k, "publish") ? WG_PROFILE_PUBLISH : -1;
+			if (p < 0)
+				return wg_seterr(err, WG_EDATA, "%s: rule %s: unknown profile '%s' (known: "
+						 "install, publish)", wg_yaml_where(wg_yaml_value(profiles, i),
+						 where, sizeof(where)), id, k ? k : "?");
+			int s = parse_severity(v, true);
+			if (s < -1)
+				return wg_seterr(err, WG_EDATA, "%s: rule %s: profile %s: severity must be "
+						 "error, warning, info or off, not '%s'",
+						 wg_yaml_where(wg_yaml_value(profiles, i), where, sizeof(where)),
+						 id, k, v ? v : "(not a scalar)");
+			r->sev[p] = s;
+		}
+	}
+	/* What is shown where no profile is named: the given severity, else install's, else
+	 * publish's. */
+	r->severity = (wg_severity)(def >= 0 ? def
+				    : r->sev[WG_PROFILE_INSTALL] >= 0 ? r->sev[WG_PROFILE_INSTALL]
+				    : r->sev[WG_PROFILE_PUBLISH] >= 0 ? r->sev[WG_PROFILE_PUBLISH]
+				    : WG_SEV_INFO);
+	return WG_OK;
+}
+
 static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg_err *err)
 {
 	char where[512];
@@ -190,21 +254,27 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 	if (!wg_yaml_is_map(n))
 		return wg_seterr(err, WG_EDATA, "%s: a rule must be a mapping",
 				 wg_yaml_where(n, where, sizeof(where)));
-	static const char *const known[] = {"id", "check", "severity", "title", "message", "fix",
-					    "patterns", "examples", "scope", "when", "enabled", NULL};
+	static const char *const known[] = {"id", "check", "severity", "profiles", "title",
+					    "message", "fix", "patterns", "examples", "scope", "when",
+					    "enabled", NULL};
 	for (size_t i = 0; i < wg_yaml_len(n); i++) {
 		const char *k = wg_yaml_key(n, i);
 		if (!k || !in_list(known, k, strlen(k)))
 			return wg_seterr(err, WG_EDATA, "%s: unknown rule field '%s' (known: id, check, "
-					 "severity, title, message, fix, patterns, examples, scope, when, "
-					 "enabled)", wg_yaml_where(wg_yaml_value(n, i), where, sizeof(where)),
+					 "severity, profiles, title, message, fix, patterns, examples, "
+					 "scope, when, enabled)", wg_yaml_where(wg_yaml_value(n, i), where, sizeof(where)),
 					 k ? k : "?");
 	}
 	wg_rule r;
 	memset(&r, 0, sizeof(r));
 	const char *id = req_str(n, "id", err, &rc), *check = id ? req_str(n, "check", err, &rc) : NULL;
-	const char *sev = check ? req_str(n, "severity", err, &rc) : NULL;
-	const char *title = sev ? req_str(n, "title", err, &rc) : NULL;
+	/* The severity: one for every profile (severity:), or per profile (profiles:). */
+	const wg_yaml_node *profiles = check ? wg_yaml_get(n, "profiles") : NULL;
+	const char *sev = check && !profiles ? req_str(n, "severity", err, &rc)
+			  : wg_yaml_scalar(wg_yaml_get(n, "severity"));
+	if (check && !profiles && !sev)
+		return rc;
+	const char *title = check ? req_str(n, "title", err, &rc) : NULL;
 	const char *msg = title ? req_str(n, "message", err, &rc) : NULL;
 	const char *fix = msg ? req_str(n, "fix", err, &rc) : NULL;
 	if (!fix)
@@ -217,16 +287,8 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 	if (!(r.kind = wg_check_kind_find(check)))
 		return wg_seterr(err, WG_EDATA, "%s: rule %s: unknown check '%s'",
 				 wg_yaml_where(wg_yaml_get(n, "check"), where, sizeof(where)), id, check);
-	if (!strcmp(sev, "error"))
-		r.severity = WG_SEV_ERROR;
-	else if (!strcmp(sev, "warning"))
-		r.severity = WG_SEV_WARNING;
-	else if (!strcmp(sev, "info"))
-		r.severity = WG_SEV_INFO;
-	else
-		return wg_seterr(err, WG_EDATA, "%s: rule %s: severity must be error, warning or "
-				 "info, not '%s'", wg_yaml_where(wg_yaml_get(n, "severity"), where,
-								  sizeof(where)), id, sev);
+	if ((rc = load_severity(&r, n, id, sev, profiles, err)) < 0)
+		return rc;
 	const char *en = wg_yaml_scalar(wg_yaml_get(n, "enabled"));
 	r.enabled = !en || !strcmp(en, "true");
 	if (en && strcmp(en, "true") && strcmp(en, "false"))
@@ -465,7 +527,7 @@ WG_API const char *wg_severity_name(wg_severity s)
 
 WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i)
 {
-	if (!out || !rs || out->version != WG_RULE_INFO_VERSION)
+	if (!out || !rs || out->version < 1 || out->version > WG_RULE_INFO_VERSION)
 		return WG_EINVAL;
 	const wg_rule *r = wg_vec_at(&rs->rules, i);
 	if (!r)
@@ -477,6 +539,10 @@ WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i)
 	out->source = r->source;
 	out->severity = r->severity;
 	out->enabled = r->enabled;
+	if (out->version >= 2) {
+		out->install = r->sev[WG_PROFILE_INSTALL];
+		out->publish = r->sev[WG_PROFILE_PUBLISH];
+	}
 	return WG_OK;
 }
 

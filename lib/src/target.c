@@ -172,3 +172,32 @@ WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *sp
 	t->gpus[t->ngpus++] = g;
 	return WG_OK;
 }
+
+WG_API const char *wg_profile_name(wg_profile p)
+{
+	return p == WG_PROFILE_INSTALL ? "install" : p == WG_PROFILE_PUBLISH ? "publish" : "auto";
+}
+
+WG_API int wg_profile_parse(const char *name)
+{
+	if (!name)
+		return -1;
+	if (!strcmp(name, "install"))
+		return WG_PROFILE_INSTALL;
+	if (!strcmp(name, "publish"))
+		return WG_PROFILE_PUBLISH;
+	if (!strcmp(name, "auto"))
+		return WG_PROFILE_AUTO;
+	return -1;
+}
+
+WG_API wg_profile wg_target_profile(const wg_target *t)
+{
+	if (!t)
+		return WG_PROFILE_PUBLISH;
+	if (t->profile == WG_PROFILE_INSTALL || t->profile == WG_PROFILE_PUBLISH)
+		return (wg_profile)t->profile;
+	bool machine = t->env || t->python_major || t->torch[0] || t->cxx11abi >= 0 ||
+		       t->cuda_major || t->ngpus || t->platform[0] || t->musl || t->nsysvers;
+	return machine ? WG_PROFILE_INSTALL : WG_PROFILE_PUBLISH;
+}

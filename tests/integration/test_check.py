@@ -127,7 +127,10 @@ def corpus_on_this_system_and_on_a_declared_platform():
         assert rc == 1 and sys_, (name, doc["inputs"][0]["findings"])
         assert all("manylinux_2_28_x86_64" in f["message"] and "GLIBC_2.38" in f["message"]
                    and "GLIBC_2.28" in f["message"] for f in sys_), sys_
-        # linux_x86_64: the tightest manylinux tag they meet, as information.
+        # linux_x86_64: the tightest manylinux tag they meet, as information to a publisher
+        # (the install question does not ask it).
+        assert not [f for f in doc["inputs"][0]["findings"] if f["rule"] == "WG-SYS-003"]
+        rc, doc, err = check_json("--profile", "publish", os.path.join(CW, name + SUF))
         info = [f for f in doc["inputs"][0]["findings"] if f["rule"] == "WG-SYS-003"]
         assert len(info) == 1 and info[0]["severity"] == "info", info
         assert "manylinux_2_39_x86_64" in info[0]["message"], info
@@ -142,7 +145,8 @@ def corpus_on_this_system_and_on_a_declared_platform():
 def platform_tags_against_what_objects_need():
     """WG-SYS-002: a manylinux/musllinux tag promising less than the objects need."""
     def findings(name, *extra):
-        rc, doc, err = check_json(*(extra or ("--target", "glibc=2.99")), os.path.join(W, name))
+        rc, doc, err = check_json("--profile", "publish", *(extra or ("--target", "glibc=2.99")),
+                                  os.path.join(W, name))
         return rc, {f["rule"]: f for f in doc["inputs"][0]["findings"]}
     rc, f = findings("ml228new-1.0-cp312-cp312-manylinux_2_28_x86_64.whl")
     m = f["WG-SYS-002"]["message"]
@@ -161,7 +165,7 @@ def platform_tags_against_what_objects_need():
     # --target platform= judges the wheel against that system, naming it and the version
     # (an explicit glibc= would win over the platform's).
     rc, f = findings("ml228new-1.0-cp312-cp312-manylinux_2_28_x86_64.whl", "--target",
-                     "platform=manylinux_2_28_x86_64")
+                     "platform=manylinux_2_28_x86_64", "--profile", "install")
     assert rc == 1 and "WG-SYS-001" in f, f
 
 
@@ -207,6 +211,9 @@ def every_rule_triggers_and_stays_quiet():
          os.path.join(W, "optional-1.0-py3-none-any.whl"), []),
         ("WG-TAG-001", os.path.join(W, "purebin-1.0-py3-none-any.whl"),
          os.path.join(W, "purepkg-0.1-py3-none-any.whl"), []),
+        # Root-Is-Purelib: true on a manylinux wheel of libraries (the nvidia-* wheels).
+        ("WG-TAG-001", os.path.join(W, "purebin-1.0-py3-none-any.whl"),
+         os.path.join(W, "nvstyle-1.0-py3-none-manylinux_2_28_x86_64.whl"), []),
         ("WG-TAG-002", os.path.join(W, "nobin-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
         ("WG-TAG-003", os.path.join(W, "wrongpy-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
         ("WG-TAG-004", os.path.join(W, "wrongarch-1.0-cp312-cp312-manylinux_2_28_aarch64.whl"),
@@ -250,16 +257,26 @@ def every_rule_triggers_and_stays_quiet():
         ("WG-LD-004", os.path.join(FIX, "abi-ld", "ext_pyapi" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
     ]
+    # Each rule's severity per profile, as --list-rules shows it ("-": not in that profile).
+    rc, out, err = run("--list-rules", "--no-config")
+    sev = {l.split()[0]: {"install": l.split()[1], "publish": l.split()[2]}
+           for l in out.splitlines()[1:] if l.strip()}
     covered = set()
     for rule, bad, ok, extra in cases:
-        rc, doc, err = check_json(*extra, bad, ok)
-        got_bad = [f["rule"] for f in doc["inputs"][0]["findings"]]
-        got_ok = [f["rule"] for f in doc["inputs"][1]["findings"]]
-        assert rule in got_bad, (rule, bad, got_bad)
-        assert rule not in got_ok, (rule, ok, got_ok)
+        # The rule fires (with its severity) in each profile it belongs to, never in the other.
+        for profile in ("install", "publish"):
+            rc, doc, err = check_json(*extra, "--profile", profile, bad, ok)
+            assert doc["profile"] == profile, doc["profile"]
+            got_bad = {f["rule"]: f["severity"] for f in doc["inputs"][0]["findings"]}
+            got_ok = [f["rule"] for f in doc["inputs"][1]["findings"]]
+            if sev[rule][profile] == "-":
+                assert rule not in got_bad, (rule, profile, bad, got_bad)
+                continue
+            assert got_bad.get(rule) == sev[rule][profile], (rule, profile, bad, got_bad)
+            assert rule not in got_ok, (rule, profile, ok, got_ok)
         covered.add(rule)
-    rc, out, err = run("--list-rules", "--no-config")
-    shipped = {l.split()[0] for l in out.splitlines() if l.strip()}
+    shipped = {l.split()[0] for l in out.splitlines()[1:] if l.strip()}
+    assert out.splitlines()[0].split()[:3] == ["ID", "INSTALL", "PUBLISH"], out
     assert shipped == covered, shipped ^ covered
     shutil.rmtree(tmp)
 
@@ -284,7 +301,7 @@ def messages_name_what_is_wrong():
 @test
 def sarif_validates_and_carries_the_findings():
     need_corpus()
-    rc, out, err = run(*TARGET, "--format", "sarif", "--no-config",
+    rc, out, err = run(*TARGET, "--format", "sarif", "--no-config", "--profile", "publish",
                        os.path.join(CW, "wgdemo_oldabi_sm90" + SUF),
                        os.path.join(CW, "wgdemo_wrapper-0.1.0-py3-none-any.whl"),
                        os.path.join(W, "truncated-1.0-py3-none-any.whl"))
@@ -403,7 +420,12 @@ def configuration_files():
     rc, out, err = run(sm80, cwd=tmp)
     assert rc == 0 and "fail-on: warning" in out, (rc, out, err)
     rc, out, err = run(os.path.join(CW, "wgdemo_mixed" + SUF), cwd=tmp)
-    assert rc == 1, (rc, out)  # WG-GPU-001 is a warning, which fails with fail-on: warning
+    assert rc == 0 and "profile: install" in out, (rc, out)  # WG-GPU-001: publish only
+    with open(os.path.join(tmp, "pyproject.toml"), "a") as f:
+        f.write('profile = "publish"\n')
+    rc, out, err = run(os.path.join(CW, "wgdemo_mixed" + SUF), cwd=tmp)
+    # WG-GPU-001 is a warning, which fails with fail-on: warning
+    assert rc == 1 and "profile: publish" in out, (rc, out)
     with open(os.path.join(tmp, "pyproject.toml"), "w") as f:
         f.write('[tool.wheelgate]\ngpu = ["sm_90"\n')
     rc, out, err = run(sm80, cwd=tmp)

@@ -108,7 +108,11 @@ START_TEST(test_sys001_agrees_with_dlopen)
 	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
 	wg_scan *s = t_scan(path);
 	wg_report *r = NULL;
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, NULL), WG_OK);
+	wg_target here;
+	wg_target_init(&here, WG_TARGET_VERSION);
+	here.profile = WG_PROFILE_INSTALL; /* will it load here? */
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &here), WG_OK);
+	ck_assert_int_eq(wg_report_profile(r), WG_PROFILE_INSTALL);
 	wg_finding_info f = WG_FINDING_INFO_INIT;
 	const char *predicted = NULL;
 	for (size_t i = 0; i < wg_report_count(r); i++) {

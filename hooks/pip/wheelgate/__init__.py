@@ -54,7 +54,7 @@ class _Sysver(ctypes.Structure):
     _fields_ = [("family", ctypes.c_char * 16), ("v", ctypes.c_uint * 4), ("n", ctypes.c_int)]
 
 
-class _Target(ctypes.Structure):  # wg_target, WG_TARGET_VERSION 1
+class _Target(ctypes.Structure):  # wg_target, WG_TARGET_VERSION 2
     _fields_ = [("version", ctypes.c_uint), ("python_major", ctypes.c_uint),
                 ("python_minor", ctypes.c_uint), ("torch", ctypes.c_char * 64),
                 ("torch_major", ctypes.c_uint), ("torch_minor", ctypes.c_uint),
@@ -62,7 +62,11 @@ class _Target(ctypes.Structure):  # wg_target, WG_TARGET_VERSION 1
                 ("cuda_minor", ctypes.c_uint), ("ngpus", ctypes.c_size_t),
                 ("gpus", _Gpu * 16), ("env", ctypes.c_void_p),
                 ("platform", ctypes.c_char * 64), ("musl", ctypes.c_int),
-                ("nsysvers", ctypes.c_size_t), ("sysvers", _Sysver * 8)]
+                ("nsysvers", ctypes.c_size_t), ("sysvers", _Sysver * 8),
+                ("profile", ctypes.c_int)]
+
+
+_PROFILES = {"auto": 0, "install": 1, "publish": 2}
 
 
 class _RulesetOptions(ctypes.Structure):  # wg_ruleset_options, version 1
@@ -172,7 +176,7 @@ class Checker:
     """A loaded rule set and target, for checking any number of inputs (one thread)."""
 
     def __init__(self, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
-                 fail_on="error"):
+                 fail_on="error", profile="auto"):
         self._lib = lib = _load()
         self._ctx = ctypes.c_void_p()
         self._rs = ctypes.c_void_p()
@@ -194,7 +198,10 @@ class Checker:
         if lib.wg_scanner_new(ctypes.byref(self._sc), self._ctx) < 0:
             raise WheelgateError(lib.wg_error_last().decode())
         self._target = _Target()
-        lib.wg_target_init(ctypes.byref(self._target), 1)
+        lib.wg_target_init(ctypes.byref(self._target), 2)
+        if profile not in _PROFILES:
+            raise WheelgateError("profile must be install, publish or auto, not %r" % (profile,))
+        self._target.profile = _PROFILES[profile]
         if env is not None:
             if lib.wg_env_open(ctypes.byref(self._env), self._sc, _b(os.fspath(env)), None) < 0:
                 raise WheelgateError(lib.wg_scanner_error(self._sc).decode())
@@ -265,10 +272,12 @@ class Checker:
 
 
 def check(path, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
-          fail_on="error"):
-    """Checks one path (a Report) or a list of paths (a list of Reports)."""
+          fail_on="error", profile="auto"):
+    """Checks one path (a Report) or a list of paths (a list of Reports). profile: "install"
+    (will it work here?), "publish" (is the wheel what it claims?) or "auto" (install with an
+    env or a declared target, else publish)."""
     with Checker(env=env, target=target, gpus=gpus, rules=rules, disable=disable, enable=enable,
-                 fail_on=fail_on) as c:
+                 fail_on=fail_on, profile=profile) as c:
         if isinstance(path, (list, tuple)):
             return c.check(path).reports
         return c.check([path]).reports[0]

@@ -83,7 +83,8 @@ def gate(requirements, options=None):
     try:
         checker = wheelgate.Checker(env=sys.prefix, target=opts["target"], gpus=opts["gpus"],
                                     rules=opts["rules"], disable=opts["disable"],
-                                    enable=opts["enable"], fail_on=opts["fail_on"])
+                                    enable=opts["enable"], fail_on=opts["fail_on"],
+                                    profile="install")
         with checker:
             result = checker.check(paths)
     except wheelgate.WheelgateError as e:
