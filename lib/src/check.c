@@ -149,12 +149,20 @@ static char *expand(wg_check_ctx *cc, const char *tpl, const wg_vars *vars)
 int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const char *symbol,
 	    const char *file, unsigned line)
 {
+	return wg_emit_sev(cc, cc->severity, vars, member, symbol, file, line);
+}
+
+int wg_emit_sev(wg_check_ctx *cc, wg_severity sev, const wg_vars *vars, const char *member,
+		const char *symbol, const char *file, unsigned line)
+{
+	if (sev > cc->severity)
+		sev = cc->severity;
 	wg_finding *f = wg_vec_push(&cc->report->findings);
 	if (!f)
 		return WG_ENOMEM;
 	wg_arena *a = &cc->report->arena;
 	f->rule = cc->rule->id;
-	f->severity = cc->severity;
+	f->severity = sev;
 	f->title = expand(cc, cc->rule->title, vars);
 	f->message = expand(cc, cc->rule->message, vars);
 	f->fix = expand(cc, cc->rule->fix, vars);
@@ -241,6 +249,8 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	}
 	wg_rmatch_free(md);
 	wg_vec_free(&cc.ld_issues);
+	free(cc.roles);
+	wg_pyimports_free(cc.imports);
 	if (rc < 0) {
 		wg_report_free(r);
 		return wg_seterr(&sc->err, rc, "%s: checking failed: %s", scan->path, wg_strerror(rc));
@@ -312,6 +322,133 @@ bool wg_object_is_cuda(const wg_object *o)
 	return o->fatbin_containers.len > 0;
 }
 
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* Whether object d answers the DT_NEEDED entry name (by SONAME, else by file name). */
+static bool answers(const wg_object *d, const char *name)
+{
+	return d->soname ? !strcmp(d->soname, name) : !strcmp(base_name(d->path), name);
+}
+
+static bool loadable(const wg_object *o)
+{
+	return !o->error && o->type && !strcmp(o->type, "dyn");
+}
+
+int wg_check_roles(wg_check_ctx *cc)
+{
+	if (cc->roles_done)
+		return cc->roles ? WG_OK : WG_ENOMEM;
+	cc->roles_done = true;
+	const wg_scan *s = cc->scan;
+	size_t n = s->objects.len;
+	cc->roles = calloc(n ? n : 1, sizeof(*cc->roles));
+	if (!cc->roles)
+		return WG_ENOMEM;
+	int rc = s->kind == WG_SCAN_WHEEL ? wg_pyimports_build(&cc->imports, s) : WG_OK;
+	if (rc < 0)
+		return rc;
+	wg_object **objs = s->objects.items;
+	/* Roots: extension modules (imported by their name), and libraries nothing in the wheel
+	 * loads through DT_NEEDED (plugins, or libraries other packages load). */
+	for (size_t i = 0; i < n; i++) {
+		wg_role *r = &cc->roles[i];
+		r->how = WG_IMPORT_NONE;
+		if (objs[i]->is_extension) {
+			r->root = true;
+			r->module = objs[i]->module;
+			/* Outside a wheel there is no package to read: the object is what is loaded. */
+			r->how = s->kind == WG_SCAN_WHEEL
+					 ? wg_pyimports_how(cc->imports, objs[i]->module, &r->file, &r->line)
+					 : WG_IMPORT_REQUIRED;
+			continue;
+		}
+		bool needed = false;
+		for (size_t k = 0; k < n && !needed; k++)
+			for (size_t j = 0; k != i && loadable(objs[k]) && j < objs[k]->needed.n && !needed; j++)
+				needed = answers(objs[i], objs[k]->needed.v[j]);
+		r->root = !needed;
+		r->how = !needed && s->kind == WG_SCAN_WHEEL ? WG_ROLE_ALONE
+			 : !needed ? WG_IMPORT_REQUIRED : WG_ROLE_UNSET;
+	}
+	/* A library is loaded as strongly as the strongest load that brings it in. */
+	for (size_t round = 0; round < n; round++) {
+		bool changed = false;
+		for (size_t k = 0; k < n; k++) {
+			const wg_role *from = &cc->roles[k];
+			if (!loadable(objs[k]))
+				continue;
+			for (size_t j = 0; j < objs[k]->needed.n; j++)
+				for (size_t i = 0; i < n; i++) {
+					wg_role *r = &cc->roles[i];
+					if (i == k || r->root || !answers(objs[i], objs[k]->needed.v[j]))
+						continue;
+					if (from->how > r->how) {
+						r->how = from->how;
+						r->module = from->module;
+						r->file = from->file;
+						r->line = from->line;
+						r->via = from->root ? objs[k]->path : from->via;
+						changed = true;
+					}
+				}
+		}
+		if (!changed)
+			break;
+	}
+	/* A library only in a DT_NEEDED cycle that nothing else reaches is loaded on its own:
+	 * judge it as a root. */
+	for (size_t i = 0; i < n; i++)
+		if (cc->roles[i].how == WG_ROLE_UNSET) {
+			cc->roles[i].root = true;
+			cc->roles[i].how = s->kind == WG_SCAN_WHEEL ? WG_ROLE_ALONE : WG_IMPORT_REQUIRED;
+		}
+	return WG_OK;
+}
+
+wg_severity wg_load_severity(wg_check_ctx *cc, const char *member, const char **why)
+{
+	*why = "";
+	if (wg_check_roles(cc) < 0 || !member)
+		return cc->severity;
+	const wg_scan *s = cc->scan;
+	const wg_role *r = NULL;
+	const wg_object *o = NULL;
+	for (size_t i = 0; i < s->objects.len && !r; i++) {
+		o = *(wg_object **)wg_vec_at(&s->objects, i);
+		if (!strcmp(o->path, member))
+			r = &cc->roles[i];
+	}
+	if (!r || r->how == WG_IMPORT_REQUIRED)
+		return cc->severity;
+	const char *pkg = r->module ? r->module : "";
+	char top[256];
+	snprintf(top, sizeof(top), "%.*s", (int)strcspn(pkg, "."), pkg);
+	if (r->how == WG_ROLE_ALONE && r->via)
+		*why = wg_check_printf(cc, " (loaded by %s, which nothing in the wheel loads through "
+				       "DT_NEEDED: a plugin loaded with ctypes/dlopen or by another "
+				       "package; the package imports without them, and only what loads "
+				       "them fails)", base_name(r->via));
+	else if (r->how == WG_ROLE_ALONE)
+		*why = wg_check_printf(cc, " (nothing in the wheel loads %s through DT_NEEDED: a "
+				       "plugin loaded with ctypes/dlopen or by another package; the "
+				       "package imports without it, and only what loads it fails)",
+				       base_name(member));
+	else if (r->how == WG_IMPORT_NONE)
+		*why = wg_check_printf(cc, " (%s is never imported by the package's own code: `import "
+				       "%s` works without it, and only code that imports %s fails)",
+				       pkg, top, pkg);
+	else
+		*why = wg_check_printf(cc, " (optional: %s is %s, at %s:%u: `import %s` works without "
+				       "it, and the feature it provides fails when used)", pkg,
+				       wg_import_how_name(r->how), r->file ? r->file : "?", r->line, top);
+	return WG_SEV_WARNING < cc->severity ? WG_SEV_WARNING : cc->severity;
+}
+
 int wg_check_ld(wg_check_ctx *cc)
 {
 	if (cc->ld_done)
@@ -319,13 +456,34 @@ int wg_check_ld(wg_check_ctx *cc)
 	cc->ld_done = true;
 	if (!cc->target->env)
 		return WG_OK;
-	int rc = WG_OK;
+	int rc = wg_check_roles(cc);
 	for (size_t i = 0; i < cc->scan->objects.len && rc == WG_OK; i++) {
 		const wg_object *o = *(wg_object **)wg_vec_at(&cc->scan->objects, i);
-		if (o->error || !o->type || strcmp(o->type, "dyn"))
+		/* A library another object of the wheel loads is judged inside that load. */
+		if (!loadable(o) || !cc->roles[i].root)
 			continue;
 		rc = wg_resolve(cc->target->env, cc->scan, o, &cc->report->arena, &cc->ld_issues,
 				&cc->python_assumed);
 	}
 	return rc;
+}
+
+wg_severity wg_ld_severity(wg_check_ctx *cc, const char *object, int kind, const char **why)
+{
+	wg_severity best = WG_SEV_INFO;
+	bool any = false;
+	*why = "";
+	for (size_t i = 0; i < cc->ld_issues.len; i++) {
+		const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
+		if ((int)x->kind != kind || strcmp(x->object, object))
+			continue;
+		const char *w;
+		wg_severity sv = wg_load_severity(cc, x->root, &w);
+		if (!any || sv > best) {
+			best = sv;
+			*why = w;
+			any = true;
+		}
+	}
+	return any ? best : cc->severity;
 }

@@ -406,6 +406,7 @@ typedef struct {
 	unsigned string_abi;
 	bool torch;
 	bool system; /* a C/C++ runtime version a wheel object needs: WG-SYS-001 reports it */
+	const char *root; /* the wheel object whose load (import) this is */
 } wg_ld_issue;
 
 /** Resolves obj (of scan) as the loader would after `import torch` in env. */
@@ -436,6 +437,26 @@ size_t wg_object_highest(const wg_object *o, wg_highest *out, size_t max);
 size_t wg_object_sysneeds(const wg_object *o, wg_sysneed out[WG_SYS_FAMILIES]);
 const char *wg_object_symbol_at(const wg_object *o, const char *version, size_t *count);
 size_t wg_object_needs_beyond(const wg_object *o, const wg_sysver *have, char *buf, size_t len);
+
+/* ---- how the wheel's Python code imports its modules (pyimports.c) ---- */
+
+/* From the weakest to the most direct; a module imported several ways counts as the most
+ * direct. */
+enum {
+	WG_IMPORT_NONE = 0,        /* never imported by the wheel's own code */
+	WG_IMPORT_LAZY = 1,        /* inside a function */
+	WG_IMPORT_GUARDED = 2,     /* under try:/except: */
+	WG_IMPORT_CONDITIONAL = 3, /* under if/for/while */
+	WG_IMPORT_INDIRECT = 4,    /* at module level of a module the package does not import */
+	WG_IMPORT_REQUIRED = 5     /* run by `import <package>` (or a top-level module itself) */
+};
+typedef struct wg_pyimports wg_pyimports;
+int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan);
+void wg_pyimports_free(wg_pyimports *im);
+/** How module (dotted) is imported; file:line of the statement that decides, if any. */
+int wg_pyimports_how(const wg_pyimports *im, const char *module, const char **file,
+		     unsigned *line);
+const char *wg_import_how_name(int how);
 
 /* ---- rules and checks (rules.c, check.c, checks/) ---- */
 
@@ -514,7 +535,39 @@ struct wg_check_ctx {
 	/* The loader's verdict on every object, computed once for the ld-* kinds. */
 	bool ld_done, python_assumed;
 	wg_vec ld_issues; /* wg_ld_issue */
+	/* How each object of the scan is loaded (wg_check_roles), computed once. */
+	bool roles_done;
+	struct wg_role *roles; /* one per scan object */
+	wg_pyimports *imports;
 };
+
+/* How the user reaches one object of the wheel, for the install question. */
+typedef struct wg_role {
+	bool root;       /* judged as a load of its own: an extension module, or a library
+			    nothing in the wheel loads through DT_NEEDED */
+	int how;         /* the strongest way it is loaded: WG_IMPORT_* of the extension
+			    modules whose loads bring it in; WG_ROLE_ALONE for a library only
+			    loaded on its own */
+	const char *module, *file; /* the extension deciding `how`, the import statement */
+	unsigned line;
+	const char *via; /* for a library loaded on its own through another: that one */
+} wg_role;
+#define WG_ROLE_ALONE (-1)
+#define WG_ROLE_UNSET (-2)
+/** Fills cc->roles (needs the wheel's Python sources and DT_NEEDED entries). */
+int wg_check_roles(wg_check_ctx *cc);
+/**
+ * The severity a finding about a load failure of member gets: the rule's when the package
+ * cannot be imported without it, at most a warning when it is optional (an extension imported
+ * only under try/except, lazily, conditionally or never by the package; a library nothing in
+ * the wheel loads through DT_NEEDED). why: a sentence saying so, or "".
+ */
+wg_severity wg_load_severity(wg_check_ctx *cc, const char *member, const char **why);
+/** wg_load_severity over the roots whose loads give the ld issues of kind on object. */
+wg_severity wg_ld_severity(wg_check_ctx *cc, const char *object, int kind, const char **why);
+/** wg_emit with another severity than the rule's (never a higher one). */
+int wg_emit_sev(wg_check_ctx *cc, wg_severity sev, const wg_vars *vars, const char *member,
+		const char *symbol, const char *file, unsigned line);
 /** Runs the simulated loader over the scan's objects once (needs target->env). */
 int wg_check_ld(wg_check_ctx *cc);
 

@@ -247,12 +247,13 @@ static const char *display(const wg_scan *scan, const wg_lib *l, const wg_object
 }
 
 static int add_issue(wg_vec *issues, wg_arena *a, wg_ld_kind kind, const char *object,
-		     const char *library, const wg_libsym *s)
+		     const char *library, const wg_libsym *s, const char *root)
 {
 	wg_ld_issue *x = wg_vec_push(issues);
 	if (!x)
 		return WG_ENOMEM;
 	x->kind = kind;
+	x->root = root;
 	x->object = wg_arena_strdup(a, object);
 	x->library = library ? wg_arena_strdup(a, library) : NULL;
 	if (s) {
@@ -328,7 +329,7 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 				continue;
 			if (!d) {
 				rc = add_issue(issues, a, WG_LD_MISSING_LIBRARY, display(scan, l, obj, root),
-					       l->needed.v[k], NULL);
+					       l->needed.v[k], NULL, obj->path);
 				continue;
 			}
 			if (in_vec(&r.scope, d))
@@ -353,7 +354,7 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 			if (!have) {
 				wg_libsym s = {"", v->version, 0, 0, 0, 0};
 				rc = add_issue(issues, a, WG_LD_MISSING_VERSION, display(scan, l, obj, root),
-					       v->file, &s);
+					       v->file, &s, obj->path);
 				/* The wheel's own objects' C/C++ runtime needs are judged against the
 				 * target system by WG-SYS-001; the loader still stops there. */
 				char fam[16];
@@ -395,7 +396,8 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 				if (wg_has_prefix(l->needed.v[j], "libc10") ||
 				    wg_has_prefix(l->needed.v[j], "libtorch"))
 					from = l->needed.v[j];
-			rc = add_issue(issues, a, WG_LD_UNRESOLVED, display(scan, l, obj, root), from, u);
+			rc = add_issue(issues, a, WG_LD_UNRESOLVED, display(scan, l, obj, root), from, u,
+				       obj->path);
 		}
 	}
 done:

@@ -67,9 +67,17 @@ def fixtures():
                {"gpuext/_k.so": read(os.path.join(os.path.dirname(os.path.dirname(__file__)),
                                                   "fixtures", "cuda", "prebuilt", "sm80.so")),
                 "gpuext/__init__.py": b""})
+    # The package imports its extension: it cannot be imported where that fails to load.
     make_wheel(d, "newglibc", "1.0", "py3-none-linux_x86_64",
-               {"newglibc/_C.so": read(os.path.join(FIX, "abi-ld", "sys", "ext_glibc299" + SFX)),
-                "newglibc/__init__.py": b""})
+               {"newglibc/_C.abi3.so": read(os.path.join(FIX, "abi-ld", "sys",
+                                                         "ext_glibc299" + SFX)),
+                "newglibc/__init__.py": b"from . import _C\n"})
+    # The same object as a plugin nothing imports or loads through DT_NEEDED: the package
+    # imports fine, so the gate warns and installs.
+    make_wheel(d, "plugglibc", "1.0", "py3-none-linux_x86_64",
+               {"plugglibc/libplug.so": read(os.path.join(FIX, "abi-ld", "sys",
+                                                          "ext_glibc299" + SFX)),
+                "plugglibc/__init__.py": b""})
     for n in ("purepkg-0.1-py3-none-any.whl", "hollow-1.0-py3-none-any.whl", "base-1.0-py3-none-any.whl"):
         shutil.copy(os.path.join(W, n), d)
     # An sdist whose build produces a hollow wheel.
@@ -172,6 +180,10 @@ def the_gate_judges_for_this_system():
     p = gated(v, "install", "--wheelgate-target", "glibc=2.99", "--no-deps",
               w("newglibc-1.0-py3-none-linux_x86_64.whl"))
     assert p.returncode == 0 and installed(v, "newglibc"), p.stderr
+    p = gated(v, "install", "--no-deps", w("plugglibc-1.0-py3-none-linux_x86_64.whl"))
+    assert p.returncode == 0 and installed(v, "plugglibc"), p.stderr
+    assert "warning[WG-SYS-001]" in p.stdout + p.stderr, p.stdout + p.stderr
+    assert "nothing in the wheel loads libplug.so through DT_NEEDED" in p.stdout + p.stderr
 
 
 @test

@@ -90,7 +90,10 @@ def gate(requirements, options=None):
     except wheelgate.WheelgateError as e:
         _refuse("wheelgate cannot check the wheels: %s" % e)
     blocking = [r for r in result.reports if r.blocking]
-    sys.stderr.write(result.text if blocking or opts["warn_only"] else "")
+    # Warnings are shown even when nothing blocks: an optional module or plugin that will not
+    # load is worth knowing before it is needed.
+    warned = sum(1 for r in result.reports for f in r.findings if f.severity == "warning")
+    sys.stderr.write(result.text if blocking or warned or opts["warn_only"] else "")
     names = ", ".join(os.path.basename(r.path) for r in blocking)
     if blocking and opts["warn_only"]:
         print("wheelgate: warn-only: installing despite blocking findings in %s" % names,
@@ -99,7 +102,8 @@ def gate(requirements, options=None):
         _refuse("wheelgate blocked the install: %s (nothing was installed; "
                 "WHEELGATE_PIP=off bypasses the gate)" % names)
     else:
-        print("wheelgate: %d wheel(s) checked, nothing blocks" % len(paths), file=sys.stderr)
+        print("wheelgate: %d wheel(s) checked, nothing blocks%s" %
+              (len(paths), " (%d warning(s) above)" % warned if warned else ""), file=sys.stderr)
 
 
 def _refuse(message):

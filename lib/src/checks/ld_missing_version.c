@@ -4,6 +4,8 @@
  * system is older than the one it was built against.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <string.h>
+
 #include "../internal.h"
 
 static int run(wg_check_ctx *cc)
@@ -13,14 +15,25 @@ static int run(wg_check_ctx *cc)
 		const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
 		if (x->kind != WG_LD_MISSING_VERSION || x->system || !wg_rule_in_scope(cc, true, x->object))
 			continue;
+		bool seen = false;
+		for (size_t k = 0; k < i && !seen; k++) {
+			const wg_ld_issue *y = wg_vec_at(&cc->ld_issues, k);
+			seen = y->kind == x->kind && !y->system && !strcmp(y->object, x->object) &&
+			       !strcmp(y->library, x->library) && !strcmp(y->version, x->version);
+		}
+		if (seen)
+			continue;
+		const char *why;
+		wg_severity sev = wg_ld_severity(cc, x->object, x->kind, &why);
 		wg_vars v = {0};
 		wg_vars_set(&v, "object", x->object);
 		wg_vars_set(&v, "library", x->library);
 		wg_vars_set(&v, "version", x->version);
-		rc = wg_emit(cc, &v, x->object, NULL, NULL, 0);
+		wg_vars_set(&v, "scope", why);
+		rc = wg_emit_sev(cc, sev, &v, x->object, NULL, NULL, 0);
 	}
 	return rc;
 }
 
-static const char *const vars[] = {"object", "library", "version", NULL};
+static const char *const vars[] = {"object", "library", "version", "scope", NULL};
 const wg_check_kind wg_check_ld_missing_version = {"ld-missing-version", run, NULL, vars};

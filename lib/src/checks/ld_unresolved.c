@@ -54,8 +54,11 @@ static int run(wg_check_ctx *cc)
 		wg_vars_set(&v, "count", wg_check_printf(cc, "%zu", count));
 		wg_vars_set(&v, "more", count > 1 ? wg_check_printf(cc, " (and %zu more)", count - 1) : "");
 		wg_vars_set(&v, "why", why);
+		const char *scope;
+		wg_severity sev = wg_ld_severity(cc, x->object, x->kind, &scope);
+		wg_vars_set(&v, "scope", scope);
 		free(dem);
-		rc = wg_emit(cc, &v, x->object, x->symbol, NULL, 0);
+		rc = wg_emit_sev(cc, sev, &v, x->object, x->symbol, NULL, 0);
 		if (rc < 0)
 			return rc;
 	}
@@ -63,5 +66,5 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"object", "symbol", "demangled", "version", "library", "count",
-				   "more", "why", NULL};
+				   "more", "why", "scope", NULL};
 const wg_check_kind wg_check_ld_unresolved = {"ld-unresolved", run, NULL, vars};

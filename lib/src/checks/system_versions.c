@@ -52,7 +52,10 @@ static int run(wg_check_ctx *cc)
 			wg_vars_set(&v, "symbol", symbol);
 			wg_vars_set(&v, "symbols", count);
 			wg_vars_set(&v, "beyond", beyond);
-			int rc = wg_emit(cc, &v, o->path, sym, NULL, 0);
+			const char *scope;
+			wg_severity sev = wg_load_severity(cc, o->path, &scope);
+			wg_vars_set(&v, "scope", scope);
+			int rc = wg_emit_sev(cc, sev, &v, o->path, sym, NULL, 0);
 			free(dem);
 			if (rc < 0)
 				return rc;
@@ -62,5 +65,5 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"object", "library", "version", "family", "provided", "system",
-				   "symbol", "symbols", "beyond", NULL};
+				   "symbol", "symbols", "beyond", "scope", NULL};
 const wg_check_kind wg_check_system_versions = {"system-versions", run, NULL, vars};
