@@ -44,6 +44,8 @@ BIG = 64 << 20         # files above this are stored, not deflated (see README: 
 INSTALLER_FILES = {"INSTALLER", "REQUESTED", "direct_url.json", "RECORD", "RECORD.jws",
                    "RECORD.p7s"}
 T0 = time.monotonic()
+DEADLINE = [float("inf")]   # --deadline: nothing starts after it, nothing runs past it
+NOT_RUN = "not run: --deadline reached"
 LOG_LOCK = threading.Lock()
 
 
@@ -338,6 +340,11 @@ class Pool:
                 self.cv.wait()
 
 
+def budget(timeout):
+    """Seconds a process started now may run: its timeout, cut at the deadline."""
+    return min(timeout, DEADLINE[0] - time.monotonic())
+
+
 def run_bounded(cmd, timeout, cwd, env=None):
     """(returncode or None on timeout, stdout, stderr); the whole process group is killed at the
     timeout so that nothing outlives it."""
@@ -375,7 +382,8 @@ x = cp.arange(4096, dtype=cp.float32)
 f = float(cp.abs(cp.fft.fft(x)).sum())
 s = float(x.sum())
 cp.cuda.Device().synchronize()
-out = "%s fft=%.3g sum=%.3g" % (cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), f, s)
+n = cp.cuda.runtime.getDeviceProperties(0)["name"]
+out = "%s fft=%.3g sum=%.3g" % (n.decode() if isinstance(n, bytes) else n, f, s)
 """,
 "jax": """
 import jax, jax.numpy as jnp
@@ -426,6 +434,9 @@ os._exit(0)   # loading is the question; teardown crashes are not
 
 def probe(py, mode, target, pre, roots, timeout, cwd):
     t = time.monotonic()
+    timeout = budget(timeout)
+    if timeout < 1:
+        return {"ok": None, "error": NOT_RUN, "maps": [], "seconds": 0}
     rc, out, err = run_bounded([py, "-c", PROBE, mode, target, pre, os.pathsep.join(roots)],
                                timeout, cwd, probe_env())
     out = out.decode(errors="replace")
@@ -439,6 +450,8 @@ def probe(py, mode, target, pre, roots, timeout, cwd):
             res["error"] = "unreadable probe output"
     elif rc is None:
         res["error"] = "timeout after %ds" % timeout
+        if time.monotonic() >= DEADLINE[0]:
+            res.update(ok=None, error=NOT_RUN)
     elif rc < 0:
         res["error"] = "killed by %s; stderr: %s" % (signal.Signals(-rc).name, err[-500:])
     else:
@@ -452,6 +465,9 @@ def probe(py, mode, target, pre, roots, timeout, cwd):
 
 def check(wg, py, wheel, extra, timeout, cwd):
     t = time.monotonic()
+    timeout = budget(timeout)
+    if timeout < 1:
+        return {"rc": None, "seconds": 0, "verdict": "not run", "findings": [], "counts": {}}
     cmd = [wg, "check", "--no-config", "--env", py, "--gpu", "auto", "--format", "json",
            *extra, wheel]
     rc, out, err = run_bounded(cmd, timeout, cwd)
@@ -493,25 +509,24 @@ def names_member(f, arc):
 
 def judge(rec):
     """Fills rec['reality'] and rec['compare'] from the probes and the check."""
-    failures = []
-    for arc, m in sorted(rec["members"].items()):
-        r = m.get("result")
-        if not r or r["ok"]:
-            continue
-        failures.append(arc)
-    top_bad = {t: r["error"] for t, r in rec["top_level"].items() if not r["ok"]}
-    gpu_bad = {g: r["error"] for g, r in rec["gpu"].items() if not r["ok"]}
-    works = not top_bad and not gpu_bad
+    failures = [arc for arc, m in sorted(rec["members"].items())
+                if m.get("result") and m["result"]["ok"] is False]
+    top_bad = {t: r["error"] for t, r in rec["top_level"].items() if r and r["ok"] is False}
+    gpu_bad = {g: r["error"] for g, r in rec["gpu"].items() if r and r["ok"] is False}
+    unknown = [t for t, r in list(rec["top_level"].items()) + list(rec["gpu"].items())
+               if not r or r["ok"] is None]
+    # works: True, False, or None where a probe that decides it did not run
+    works = False if top_bad or gpu_bad else None if unknown else True
     rec["reality"] = {"works": works, "top_level_failed": top_bad, "gpu_failed": gpu_bad,
-                      "failed_members": failures}
+                      "failed_members": failures, "not_run": unknown}
     c = rec["check"] or {}
     findings = c.get("findings", [])
     errors = [f for f in findings if f["severity"] == "error"]
     verdict = c.get("verdict")
     rec["compare"] = {
         "verdict": verdict,
-        "false_error": verdict == "fail" and works,
-        "missed_wheel": verdict == "pass" and not works,
+        "false_error": verdict == "fail" and works is True,
+        "missed_wheel": verdict == "pass" and works is False,
         "load_failures": [],
     }
     for arc in failures:
@@ -546,6 +561,7 @@ def table(recs, meta):
     ok = [r for r in recs if r["check"]]
     fails = [r for r in ok if r["compare"]["verdict"] == "fail"]
     works = [r for r in ok if r["reality"]["works"]]
+    unknown = [r for r in ok if r["reality"]["works"] is None]
     fe = [r for r in ok if r["compare"]["false_error"]]
     mw = [r for r in ok if r["compare"]["missed_wheel"]]
     unj = [r for r in ok if r["compare"]["verdict"] not in ("pass", "fail")]
@@ -568,6 +584,8 @@ def table(recs, meta):
     L.append("| wheels checked | %d |" % len(ok))
     L.append("| wheels wheelgate failed | %d |" % len(fails))
     L.append("| wheels that import and run (reality) | %d |" % len(works))
+    if unknown:
+        L.append("| wheels whose reality is unknown (--deadline reached) | %d |" % len(unknown))
     L.append("| **false errors**: wheels failed that import and run | **%d** |" % len(fe))
     L.append("| of which hold a member that fails to load | %d |" %
              sum(1 for r in fe if r["reality"]["failed_members"]))
@@ -615,6 +633,8 @@ def table(recs, meta):
         re_ = r["reality"]
         if re_["works"]:
             real = "works"
+        elif re_["works"] is None:
+            real = "unknown: not run: " + ", ".join(re_["not_run"])
         else:
             what = ["import %s" % t for t in re_["top_level_failed"]] + \
                    ["%s GPU op" % g for g in re_["gpu_failed"]]
@@ -673,6 +693,9 @@ def main():
     ap.add_argument("--only", nargs="+", metavar="NAME", help="only these distributions")
     ap.add_argument("--timeout", type=int, default=300,
                     help="seconds allowed to each check and each probe process (default 300)")
+    ap.add_argument("--deadline", type=float, metavar="S",
+                    help="start nothing after S seconds and stop what runs then; what did not "
+                    "run is reported as not run (default: none)")
     ap.add_argument("--level", type=int, default=1, help="deflate level (default 1)")
     ap.add_argument("--store", action="store_true", help="store every file, deflate none")
     ap.add_argument("--reuse-wheels", action="store_true",
@@ -688,6 +711,8 @@ def main():
     os.makedirs(wheels_dir, exist_ok=True)
     cwd = tempfile.mkdtemp(prefix="wg-truth-")   # an empty cwd: nothing shadows a module
     jobs = max(1, a.jobs)
+    if a.deadline:
+        DEADLINE[0] = T0 + a.deadline
 
     rc, vout, verr = run_bounded([wg, "--version"], 60, cwd)
     if rc != 0:
@@ -765,7 +790,7 @@ def main():
                 rec[what][key] = res
             done["probes"] += 1
             n = done["probes"]
-        if n % 50 == 0 or not res["ok"] and mode != "dlopen":
+        if n % 50 == 0 or res["ok"] is False and mode != "dlopen":
             log("probe %d/%d%s" % (n, nprobes, "" if res["ok"] else
                                    ": %s %s failed: %s" % (mode, target, clip(res["error"], 160))))
 
@@ -792,11 +817,11 @@ def main():
             nprobes += 1
         for arc, m in rec["members"].items():
             if m["kind"] == "module":
-                pool.submit(2, do_probe, rec, "member", arc, "import", m["module"], "-")
+                pool.submit(3, do_probe, rec, "member", arc, "import", m["module"], "-")
                 nprobes += 1
             elif m["kind"] == "library":
                 path = os.path.join(os.path.dirname(rec["dist_info"]), arc)
-                pool.submit(3, do_probe, rec, "member", arc, "dlopen", path, torch_first)
+                pool.submit(4, do_probe, rec, "member", arc, "dlopen", path, torch_first)
                 nprobes += 1
     log("%d probe processes queued (%d jobs)" % (nprobes, jobs))
 
