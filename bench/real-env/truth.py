@@ -111,12 +111,12 @@ print(json.dumps({
 
 
 def enumerate_env(py, timeout, cwd):
-    p = subprocess.run([py, "-c", ENUMERATE], capture_output=True, timeout=timeout, cwd=cwd,
-                       env=probe_env())
-    if p.returncode != 0:
-        sys.exit("truth: %s could not list its distributions: %s" %
-                 (py, clip(p.stderr.decode(errors="replace"), 1000)))
-    return json.loads(p.stdout)
+    rc, out, err = run_bounded([py, "-c", ENUMERATE], timeout, cwd, probe_env())
+    if rc != 0:
+        sys.exit("truth: %s could not list its distributions (%s): %s" %
+                 (py, "timeout" if rc is None else "exit %d" % rc,
+                  clip(err.decode(errors="replace"), 1000)))
+    return json.loads(out)
 
 
 def probe_env():
@@ -757,7 +757,7 @@ def main():
         sys.exit("truth: no distribution in %s ships an ELF file" % py)
 
     roots = sorted({d["site"] for d in dists})
-    rc, eout, eerr = run_bounded([wg, "env", "--json", py], a.timeout, cwd)
+    rc, eout, eerr = run_bounded([wg, "env", "--json", py], max(1, budget(a.timeout)), cwd)
     wenv = None
     try:
         wenv = json.loads(eout) if rc == 0 else None

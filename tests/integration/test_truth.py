@@ -118,14 +118,16 @@ def build():
     helper = gxx(os.path.join(b, "libwgthelper.so"), 'extern "C" int wgt_helper(void) { return 42; }')
     gxx(os.path.join(b, "libwgtmissing.so"), 'extern "C" int wgt_missing(void) { return 7; }')
 
-    def ext(pkg, stem, decl, body, *libs):
+    def ext(pkg, stem, decl, body, *libs, suffix=sfx):
         name = "%s.%s" % (pkg, stem)
-        return gxx(os.path.join(b, name + sfx), EXT % {"decl": decl, "name": name,
+        return gxx(os.path.join(b, name + suffix), EXT % {"decl": decl, "name": name,
                                                         "stem": stem, "body": body}, *libs)
 
     uses = ('extern "C" int %s(void);', "if (%s() != %d) return 0;")
     good = ext("wgtruth_good", "_ext", uses[0] % "wgt_helper", uses[1] % ("wgt_helper", 42),
                "-L" + b, "-lwgthelper", "-Wl,-rpath,$ORIGIN/../wgtruth_good.libs")
+    # A module with the plain .so suffix: only PyInit__plain tells it from a library.
+    plain = ext("wgtruth_good", "_plain", "", "", suffix=".so")
     broken = ext("wgtruth_broken", "_ext", uses[0] % "wgt_missing", uses[1] % ("wgt_missing", 7),
                  "-L" + b, "-lwgtmissing")
     opt = ext("wgtruth_plugin", "_opt", uses[0] % "wgt_missing", uses[1] % ("wgt_missing", 7),
@@ -136,8 +138,9 @@ def build():
                  "-lwgtmissing")
     initfail = ext("wgtruth_initfail", "_ext", "", "return 0;")
     wheels = {
-        "wgtruth_good": {"wgtruth_good/__init__.py": b"from . import _ext\n",
+        "wgtruth_good": {"wgtruth_good/__init__.py": b"from . import _ext, _plain\n",
                          "wgtruth_good/_ext" + sfx: good,
+                         "wgtruth_good/_plain.so": plain,
                          "wgtruth_good.libs/libwgthelper.so": helper},
         "wgtruth_broken": {"wgtruth_broken/__init__.py": b"from . import _ext\n",
                            "wgtruth_broken/_ext" + sfx: broken},
@@ -211,6 +214,8 @@ def reality_is_measured_in_fresh_processes():
     assert good["reality"]["works"] and not good["reality"]["failed_members"], good["reality"]
     m = good["members"]["wgtruth_good/_ext" + sfx]
     assert m["kind"] == "module" and m["module"] == "wgtruth_good._ext" and m["result"]["ok"]
+    m = good["members"]["wgtruth_good/_plain.so"]
+    assert m["kind"] == "module" and m["module"] == "wgtruth_good._plain" and m["result"]["ok"], m
     lib = good["members"]["wgtruth_good.libs/libwgthelper.so"]
     # The helper is seen loaded by the import that needs it, in its real scope.
     assert lib["kind"] == "library" and lib["result"]["ok"], lib
@@ -257,11 +262,15 @@ def the_table_counts_what_wheelgate_said():
         assert rec["check"]["counts"] == inp["counts"], name
         assert len(rec["check"]["findings"]) == len(inp["findings"]), name
         works = rec["reality"]["works"]
+        assert rec["compare"]["false_error"] == (inp["verdict"] == "fail" and works), name
+        assert rec["compare"]["missed_wheel"] == (inp["verdict"] == "pass" and not works), name
         false_err += inp["verdict"] == "fail" and works
         missed_wheels += inp["verdict"] == "pass" and not works
-        for m in rec["reality"]["failed_members"]:
+        for m, x in zip(rec["reality"]["failed_members"], rec["compare"]["load_failures"]):
             failures += 1
-            missed += not any(f["severity"] == "error" and names(f, m) for f in inp["findings"])
+            miss = not any(f["severity"] == "error" and names(f, m) for f in inp["findings"])
+            assert x["member"] == m and x["missed"] == miss, (name, x)
+            missed += miss
     # A missing library is within a loader's reach: wheelgate names it; a failing
     # initialisation is not: nothing names it, and the table must say so.
     br = w["wgtruth_broken"]["compare"]["load_failures"]
