@@ -348,8 +348,8 @@ def budget(timeout):
 def run_bounded(cmd, timeout, cwd, env=None):
     """(returncode or None on timeout, stdout, stderr); the whole process group is killed at the
     timeout so that nothing outlives it."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
-                         start_new_session=True)
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
     try:
         out, err = p.communicate(timeout=timeout)
         return p.returncode, out, err
@@ -689,7 +689,8 @@ def main():
     ap.add_argument("--python", default=sys.executable,
                     help="the environment's python (default: this one)")
     ap.add_argument("--out", default="truth-out", help="output folder (default: truth-out)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
+                    help="processes at a time (default: the number of CPUs)")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="only these distributions")
     ap.add_argument("--timeout", type=int, default=300,
                     help="seconds allowed to each check and each probe process (default 300)")
