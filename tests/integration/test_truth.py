@@ -103,7 +103,8 @@ def build():
     if not os.path.exists(PY):
         raise Skip("no %s" % PY)
     venv = os.path.join(TMP, "venv")
-    p = subprocess.run([PY, "-m", "venv", "--without-pip", venv], capture_output=True, text=True)
+    # A venv with its own pip (ensurepip: python3-venv), as test_pip.py makes them.
+    p = subprocess.run([PY, "-m", "venv", venv], capture_output=True, text=True)
     if p.returncode != 0:
         raise Skip("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
     vpy = os.path.join(venv, "bin", "python")
@@ -154,7 +155,7 @@ def build():
     paths = {n: make_wheel(wd, n, "1.0", tag, f) for n, f in wheels.items()}
     paths["wgtruth_pure"] = make_wheel(wd, "wgtruth_pure", "1.0", "py3-none-any",
                                        {"wgtruth_pure/__init__.py": b""})
-    p = subprocess.run([PY, "-m", "pip", "--python", vpy, "install", "--no-deps", "--no-index",
+    p = subprocess.run([vpy, "-m", "pip", "install", "--no-deps", "--no-index",
                         "--no-compile", "--disable-pip-version-check", *paths.values()],
                        capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, PIP_CONFIG_FILE=os.devnull))
