@@ -205,7 +205,8 @@ def top_levels(d, inside, suffixes):
         for arc in inside:
             first = arc.split("/", 1)[0]
             if "/" in arc:
-                names.append(first)
+                if first.isidentifier():    # not <pkg>.libs, <name>.dist-info, <name>.data
+                    names.append(first)
             elif first.endswith(".py"):
                 names.append(first[:-3])
             else:

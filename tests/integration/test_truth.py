@@ -60,7 +60,7 @@ def gxx(out, src, *args):
     return open(out, "rb").read()
 
 
-def make_wheel(dirpath, name, version, tag, files):
+def make_wheel(dirpath, name, version, tag, files, top_level=True):
     di = "%s-%s.dist-info" % (name, version)
     files = dict(files)
     files[di + "/METADATA"] = ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" %
@@ -68,7 +68,8 @@ def make_wheel(dirpath, name, version, tag, files):
     files[di + "/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: %s\n%s" % (
         "true" if tag.endswith("any") else "false",
         "".join("Tag: %s\n" % t for t in expand(tag)))).encode()
-    files[di + "/top_level.txt"] = (name + "\n").encode()
+    if top_level:
+        files[di + "/top_level.txt"] = (name + "\n").encode()
     rows = ["%s,sha256=%s,%d" % (n, base64.urlsafe_b64encode(hashlib.sha256(d).digest())
                                  .rstrip(b"=").decode(), len(d)) for n, d in files.items()]
     rows.append(di + "/RECORD,,")
@@ -152,7 +153,10 @@ def build():
         "wgtruth_initfail": {"wgtruth_initfail/__init__.py": b"from . import _ext\n",
                              "wgtruth_initfail/_ext" + sfx: initfail},
     }
-    paths = {n: make_wheel(wd, n, "1.0", tag, f) for n, f in wheels.items()}
+    # wgtruth_good has no top_level.txt: its top-level packages come from RECORD, where
+    # wgtruth_good.libs/ is no package.
+    paths = {n: make_wheel(wd, n, "1.0", tag, f, top_level=n != "wgtruth_good")
+             for n, f in wheels.items()}
     paths["wgtruth_pure"] = make_wheel(wd, "wgtruth_pure", "1.0", "py3-none-any",
                                        {"wgtruth_pure/__init__.py": b""})
     p = subprocess.run([vpy, "-m", "pip", "install", "--no-deps", "--no-index",
@@ -213,6 +217,7 @@ def reality_is_measured_in_fresh_processes():
     sfx = setup()["sfx"]
     good = w["wgtruth_good"]
     assert good["reality"]["works"] and not good["reality"]["failed_members"], good["reality"]
+    assert list(good["top_level"]) == ["wgtruth_good"], good["top_level"]
     m = good["members"]["wgtruth_good/_ext" + sfx]
     assert m["kind"] == "module" and m["module"] == "wgtruth_good._ext" and m["result"]["ok"]
     m = good["members"]["wgtruth_good/_plain.so"]
