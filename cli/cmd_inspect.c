@@ -86,8 +86,8 @@ static void print_cuda(const wg_object *o, const wg_gpu *gpus, size_t ngpus)
 		wg_object_fatbin_container(&ci, o, i);
 		reg += ci.registered;
 	}
-	printf("    %-11s %zu fatbin%s, %zu entries (%zu registered, %zu found outside the registered "
-	       "sections)\n", "CUDA", nc, nc == 1 ? "" : "s", wg_object_fatbin_entry_count(o), reg,
+	printf("    %-11s %zu fatbin%s, %zu entries (%zu in the registered sections, %zu found outside "
+	       "them)\n", "CUDA", nc, nc == 1 ? "" : "s", wg_object_fatbin_entry_count(o), reg,
 	       nc - reg);
 	printf("    %-11s %s\n", "SASS", ns ? sass : "-");
 	printf("    %-11s %s\n", "PTX", np ? ptx : "-");
@@ -107,22 +107,25 @@ static void print_cuda(const wg_object *o, const wg_gpu *gpus, size_t ngpus)
 				 gpus[i].cc_minor);
 		else
 			snprintf(label, sizeof(label), "sm_%u%u", gpus[i].cc_major, gpus[i].cc_minor);
-		if (v.kernel_containers) {
-			bool all = v.runnable_containers == v.kernel_containers;
-			const char *col = v.how == WG_RUN_NONE ? c_red()
-					  : !all || v.how == WG_RUN_PTX_JIT ? c_yellow() : c_green();
-			printf("    %-11s %s%s%s%s", label, col, v.how == WG_RUN_NONE ? "cannot run" : "runs: ",
-			       v.how == WG_RUN_NONE ? "" : wg_run_how_name(v.how), c_off());
+		/* Without a registered module nothing fails at a launch the runtime makes: the
+		 * library picks among the fatbins it loads itself. */
+		bool fails = v.runs == WG_RUNS_NONE && v.kernel_containers;
+		const char *col = fails ? c_red()
+				  : v.runs != WG_RUNS_ALL || v.how == WG_RUN_PTX_JIT ? c_yellow()
+				  : c_green();
+		printf("    %-11s %s%s%s%s", label, col,
+		       v.runs != WG_RUNS_NONE ? "runs: " : fails ? "cannot run" : "no image for it",
+		       v.runs == WG_RUNS_NONE ? "" : wg_run_how_name(v.how), c_off());
+		if (v.kernel_containers)
 			printf(" (an image in %zu of %zu kernel module%s)", v.runnable_containers,
 			       v.kernel_containers, v.kernel_containers == 1 ? "" : "s");
-			if (v.ptx_isa_major)
-				printf("; JIT from PTX ISA %u.%u", v.ptx_isa_major, v.ptx_isa_minor);
-		} else {
-			printf("    %-11s no registered kernel module", label);
-		}
+		else
+			printf(" (no kernel module the CUDA runtime registers)");
+		if (v.ptx_isa_major)
+			printf("; JIT from PTX ISA %u.%u", v.ptx_isa_major, v.ptx_isa_minor);
 		if (v.other_containers)
-			printf("; an image in %zu of %zu driver-loaded fatbins", v.other_runnable,
-			       v.other_containers);
+			printf("; an image in %zu of %zu fatbins the library loads itself",
+			       v.other_runnable, v.other_containers);
 		printf("\n");
 	}
 }

@@ -387,23 +387,47 @@ typedef enum {
 WG_API const char *wg_run_how_name(wg_run_how how);
 WG_API wg_run_how wg_fatbin_entry_runs_on(const wg_fatbin_entry_info *e, const wg_gpu *gpu);
 
+/** Whether an object can run on a GPU, over every image it holds. */
+typedef enum {
+	WG_RUNS_NONE = 0, /**< no image of the object runs there */
+	WG_RUNS_SOME = 1, /**< some registered modules (or all driver-loaded fatbins) cannot */
+	WG_RUNS_ALL = 2   /**< every registered module can, and the driver-loaded fatbins offer one */
+} wg_runs;
+WG_API const char *wg_runs_name(wg_runs runs);
+
+/** Which images a verdict rests on (bits of wg_gpu_verdict.from). */
+#define WG_IMAGES_REGISTERED 1u /**< modules the CUDA runtime registers (.nvFatBinSegment) */
+#define WG_IMAGES_DRIVER 2u     /**< fatbins the library loads itself through the driver API */
+/** "registered", "driver-loaded", "registered+driver-loaded" or "none". */
+WG_API const char *wg_images_from_name(unsigned from);
+
 typedef struct wg_gpu_verdict {
 	unsigned int version;
 	int is_cuda;                /**< the object carries GPU code */
 	/**
-	 * How its kernel modules run: the worst over the modules that have an image, NONE when
-	 * none has. Libraries keep arch-specific modules (cuBLAS has two with Blackwell code
-	 * only), so runnable_containers < kernel_containers is "some modules cannot run here".
+	 * How its kernel modules run: the worst over the registered modules that have an image;
+	 * when none has, the best driver-loaded image (the library picks by device); NONE when
+	 * no image runs. Libraries keep arch-specific modules (cuBLAS has two with Blackwell
+	 * code only), so runnable_containers < kernel_containers is "some modules cannot run here".
 	 */
 	wg_run_how how;
 	size_t kernel_containers;   /**< fatbins the CUDA runtime registers with kernels */
 	size_t runnable_containers; /**< ... of which have an image for the GPU */
-	size_t other_containers;    /**< containers outside the registered sections (driver API) */
+	/**
+	 * Fatbins the library loads itself through the driver API: containers outside the
+	 * registered sections, and the .nv_fatbin of a linked object with no wrapper at all
+	 * (libcufft.so.12: its kernels live in .ldata).
+	 */
+	size_t other_containers;
 	size_t other_runnable;
 	unsigned ptx_isa_major, ptx_isa_minor; /**< highest PTX ISA relied on for a JIT, or 0 */
+	wg_runs runs;                          /**< over every image, registered or driver-loaded */
+	wg_run_how other_how;                  /**< the best driver-loaded image */
+	unsigned from;                         /**< WG_IMAGES_* bits: the images that run there */
 } wg_gpu_verdict;
 #define WG_GPU_VERDICT_VERSION 1
-#define WG_GPU_VERDICT_INIT { WG_GPU_VERDICT_VERSION, 0, WG_RUN_NONE, 0, 0, 0, 0, 0, 0 }
+#define WG_GPU_VERDICT_INIT { WG_GPU_VERDICT_VERSION, 0, WG_RUN_NONE, 0, 0, 0, 0, 0, 0, \
+			      WG_RUNS_NONE, WG_RUN_NONE, 0 }
 
 /**
  * The distinct architectures of obj's entries of one kind, sorted ("sm_80 sm_90 sm_90a"):

@@ -238,16 +238,37 @@ WG_API wg_run_how wg_fatbin_entry_runs_on(const wg_fatbin_entry_info *e, const w
  * __nv_relfatbin and the linked v2 fatbin holds the kernels (with the relocatable PTX usable
  * for a JIT link).
  */
+static bool is_relocatable(const wg_object *o)
+{
+	return o->type && !strcmp(o->type, "rel");
+}
+
 static bool is_kernel_container(const wg_object *o, const wg_fatbin_container *c, bool rdc)
 {
 	if (!c->registered || !c->entry_count)
 		return false;
 	if (!o->fatbin_wrappers)
-		return true; /* no wrappers to tell (a relocatable .o): every container counts */
+		/* A relocatable .o has no wrappers to tell: every container counts. A linked
+		 * object without a single wrapper registers nothing with the runtime. */
+		return is_relocatable(o);
 	/* A container no wrapper points at is never registered: nothing launches from it. */
 	if (rdc)
 		return c->wrapper_version == 2;
 	return c->wrapper_version == 1;
+}
+
+/*
+ * Containers the library loads itself through the driver API (cuModuleLoadData): those found
+ * outside the registered sections, and the .nv_fatbin of a linked object that has no wrapper
+ * at all (libcufft.so.12 holds no wrapper magic anywhere: its sm_75 .nv_fatbin module is never
+ * registered, and its kernels are the 23,983 containers in .ldata). The library picks among
+ * them by the device it runs on.
+ */
+static bool is_driver_loaded(const wg_object *o, const wg_fatbin_container *c)
+{
+	if (!c->entry_count)
+		return false;
+	return !c->registered || (!o->fatbin_wrappers && !is_relocatable(o));
 }
 
 static wg_run_how best_in(const wg_object *o, const wg_fatbin_container *c, const wg_gpu *g,
@@ -267,6 +288,42 @@ static wg_run_how best_in(const wg_object *o, const wg_fatbin_container *c, cons
 	return best;
 }
 
+/* The lowest PTX ISA among the driver-loaded PTX images that JIT for g: the library may pick
+ * any of them, so only the lowest is sure to be needed. */
+static void lowest_driver_isa(const wg_object *o, const wg_gpu *g, unsigned *major,
+			      unsigned *minor)
+{
+	bool any = false;
+	for (size_t i = 0; i < o->fatbin_entries.len; i++) {
+		const wg_fatbin_entry *e = wg_vec_at(&o->fatbin_entries, i);
+		const wg_fatbin_container *c = wg_vec_at(&o->fatbin_containers, e->container);
+		if (!is_driver_loaded(o, c) ||
+		    wg_image_runs_on(e->kind, e->arch, e->variant, g->cc_major, g->cc_minor) !=
+			    WG_RUN_PTX_JIT)
+			continue;
+		if (!any || e->major < *major || (e->major == *major && e->minor < *minor)) {
+			*major = e->major;
+			*minor = e->minor;
+			any = true;
+		}
+	}
+}
+
+WG_API const char *wg_runs_name(wg_runs runs)
+{
+	return runs == WG_RUNS_ALL ? "all" : runs == WG_RUNS_SOME ? "some" : "none";
+}
+
+WG_API const char *wg_images_from_name(unsigned from)
+{
+	switch (from & (WG_IMAGES_REGISTERED | WG_IMAGES_DRIVER)) {
+	case WG_IMAGES_REGISTERED: return "registered";
+	case WG_IMAGES_DRIVER: return "driver-loaded";
+	case WG_IMAGES_REGISTERED | WG_IMAGES_DRIVER: return "registered+driver-loaded";
+	default: return "none";
+	}
+}
+
 WG_API int wg_object_gpu_verdict(wg_gpu_verdict *out, const wg_object *o, const wg_gpu *gpu)
 {
 	if (!out || !o || !gpu || out->version != WG_GPU_VERDICT_VERSION)
@@ -277,7 +334,7 @@ WG_API int wg_object_gpu_verdict(wg_gpu_verdict *out, const wg_object *o, const 
 		const wg_fatbin_container *c = wg_vec_at(&o->fatbin_containers, i);
 		rdc = rdc || (c->section && !strcmp(c->section, "__nv_relfatbin"));
 	}
-	v.how = WG_RUN_SASS_EXACT; /* lowered to the worst module that runs */
+	wg_run_how worst = WG_RUN_SASS_EXACT; /* lowered to the worst module that runs */
 	for (size_t i = 0; i < o->fatbin_containers.len; i++) {
 		const wg_fatbin_container *c = wg_vec_at(&o->fatbin_containers, i);
 		unsigned ma = 0, mi = 0;
@@ -296,22 +353,48 @@ WG_API int wg_object_gpu_verdict(wg_gpu_verdict *out, const wg_object *o, const 
 			if (h == WG_RUN_NONE)
 				continue;
 			v.runnable_containers++;
-			if (h < v.how)
-				v.how = h;
+			if (h < worst)
+				worst = h;
 			if (h == WG_RUN_PTX_JIT && (ma > v.ptx_isa_major ||
 						    (ma == v.ptx_isa_major && mi > v.ptx_isa_minor))) {
 				v.ptx_isa_major = ma;
 				v.ptx_isa_minor = mi;
 			}
-		} else if (!c->registered) {
+		} else if (is_driver_loaded(o, c)) {
 			v.other_containers++;
-			if (best_in(o, c, gpu, &ma, &mi) != WG_RUN_NONE)
+			wg_run_how h = best_in(o, c, gpu, &ma, &mi);
+			if (h != WG_RUN_NONE)
 				v.other_runnable++;
+			if (h > v.other_how)
+				v.other_how = h;
 		}
 	}
 	v.is_cuda = v.kernel_containers > 0 || v.other_containers > 0;
-	if (!v.runnable_containers)
-		v.how = WG_RUN_NONE;
+	if (v.runnable_containers) {
+		/* The runtime's modules decide how the object's own launches run. */
+		v.how = worst;
+		v.from |= WG_IMAGES_REGISTERED;
+	}
+	if (v.other_runnable) {
+		v.from |= WG_IMAGES_DRIVER;
+		if (!v.runnable_containers) {
+			v.how = v.other_how;
+			if (v.how == WG_RUN_PTX_JIT)
+				lowest_driver_isa(o, gpu, &v.ptx_isa_major, &v.ptx_isa_minor);
+		}
+	}
+	/*
+	 * Every image counts: none when no image of the object runs on the GPU; all when every
+	 * registered kernel module has one and, where the library loads containers itself, at
+	 * least one of those does (it picks by device); some otherwise.
+	 */
+	if (!v.runnable_containers && !v.other_runnable)
+		v.runs = WG_RUNS_NONE;
+	else if (v.runnable_containers == v.kernel_containers &&
+		 (!v.other_containers || v.other_runnable))
+		v.runs = WG_RUNS_ALL;
+	else
+		v.runs = WG_RUNS_SOME;
 	*out = v;
 	return WG_OK;
 }

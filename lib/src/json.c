@@ -116,10 +116,10 @@ static json_t *verdict_json(const wg_scan *scan, const wg_object *o, const wg_gp
 			needs = json_string(b);
 		}
 	}
-	const char *runs = !v.runnable_containers ? "none"
-			   : v.runnable_containers == v.kernel_containers ? "all" : "some";
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o}", "gpu", gpu, "cc", cc,
-			 "runs", runs, "how", wg_run_how_name(v.how),
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o}", "gpu", gpu,
+			 "cc", cc, "runs", wg_runs_name(v.runs), "how", wg_run_how_name(v.how),
+			 "from", wg_images_from_name(v.from),
+			 "other_how", wg_run_how_name(v.other_how),
 			 "kernel_containers", (json_int_t)v.kernel_containers,
 			 "runnable_containers", (json_int_t)v.runnable_containers,
 			 "other_containers", (json_int_t)v.other_containers,

@@ -380,6 +380,148 @@ START_TEST(test_gpu_names_and_isa)
 }
 END_TEST
 
+/*
+ * The verdict over every image: a registered module (wrapped in .nvFatBinSegment) and the
+ * fatbins the library loads itself. The registered module holds sm_75 SASS only; outside it,
+ * containers hold sm_90 SASS, sm_80 SASS and compute_80/compute_86 PTX (one per container,
+ * the way libcufft.so.12 keeps its kernels in .ldata).
+ */
+static size_t one_entry_container(image *im, uint16_t kind, uint32_t arch, uint16_t major,
+				  uint16_t minor)
+{
+	size_t c = container_header(im, 0);
+	entry(im, kind, arch, 0, major, minor, kind == WG_FATBIN_PTX ? ".version" : "\x7f" "ELF",
+	      kind == WG_FATBIN_PTX ? 8 : 4, 0, 0);
+	fix_fat(im, c);
+	return c;
+}
+
+static wg_gpu_verdict verdict_on(unsigned major, unsigned minor)
+{
+	wg_gpu g = WG_GPU_INIT;
+	wg_gpu_verdict v = WG_GPU_VERDICT_INIT;
+	g.cc_major = major;
+	g.cc_minor = minor;
+	ck_assert_int_eq(wg_object_gpu_verdict(&v, &obj, &g), WG_OK);
+	return v;
+}
+
+/* wrapped: a .nvFatBinSegment wrapper points at the registered module; outside: the driver
+ * API containers after it (sm_90 and sm_80 SASS, or compute_80/86 PTX when ptx_only). */
+static void verdict_image(image *im, bool wrapped, bool ptx_only)
+{
+	memset(im, 0, sizeof(*im));
+	size_t c = one_entry_container(im, WG_FATBIN_SASS, 75, 1, 8);
+	size_t sec_end = im->len, seg = im->len;
+	if (wrapped) {
+		put32(im->d + seg, 0x466243B1u);
+		put32(im->d + seg + 4, 1);
+		put64(im->d + seg + 8, 0x10000 + c);
+		im->len += 24;
+	}
+	size_t seg_end = im->len;
+	if (ptx_only) {
+		one_entry_container(im, WG_FATBIN_PTX, 86, 8, 5);
+		one_entry_container(im, WG_FATBIN_PTX, 80, 8, 0);
+	} else {
+		one_entry_container(im, WG_FATBIN_SASS, 90, 1, 8);
+		one_entry_container(im, WG_FATBIN_SASS, 80, 1, 8);
+	}
+	read_image(im, 0, sec_end, seg, seg_end);
+	ck_assert_int_eq(probs.n, 0);
+	ck_assert_uint_eq(obj.fatbin_containers.len, 3);
+	ck_assert_uint_eq(obj.fatbin_wrappers, wrapped ? 1 : 0);
+}
+
+START_TEST(test_verdict_registered_and_outside)
+{
+	static image im;
+	verdict_image(&im, true, false);
+	/* 9.0: the registered module has no image (the registered-only answer: none), an
+	 * outside container has exact SASS: some (the sm_75 module cannot run there). */
+	wg_gpu_verdict v = verdict_on(9, 0);
+	ck_assert(v.is_cuda);
+	ck_assert_uint_eq(v.kernel_containers, 1);
+	ck_assert_uint_eq(v.runnable_containers, 0);
+	ck_assert_uint_eq(v.other_containers, 2);
+	ck_assert_uint_eq(v.other_runnable, 1);
+	ck_assert_int_eq(v.runs, WG_RUNS_SOME);
+	ck_assert_int_eq(v.how, WG_RUN_SASS_EXACT);
+	ck_assert_int_eq(v.other_how, WG_RUN_SASS_EXACT);
+	ck_assert_str_eq(wg_images_from_name(v.from), "driver-loaded");
+	/* 8.6: sm_80 outside runs by the same major; the registered sm_75 does not. */
+	v = verdict_on(8, 6);
+	ck_assert_int_eq(v.runs, WG_RUNS_SOME);
+	ck_assert_int_eq(v.how, WG_RUN_SASS_MAJOR);
+	/* 7.5: the registered module runs, no outside container has an image: some. */
+	v = verdict_on(7, 5);
+	ck_assert_uint_eq(v.runnable_containers, 1);
+	ck_assert_uint_eq(v.other_runnable, 0);
+	ck_assert_int_eq(v.runs, WG_RUNS_SOME);
+	ck_assert_int_eq(v.how, WG_RUN_SASS_EXACT);
+	ck_assert_str_eq(wg_images_from_name(v.from), "registered");
+	/* 10.0: nothing anywhere. */
+	v = verdict_on(10, 0);
+	ck_assert_int_eq(v.runs, WG_RUNS_NONE);
+	ck_assert_int_eq(v.how, WG_RUN_NONE);
+	ck_assert_str_eq(wg_images_from_name(v.from), "none");
+	ck_assert_str_eq(wg_runs_name(v.runs), "none");
+	teardown_fb();
+}
+END_TEST
+
+START_TEST(test_verdict_unwrapped_fatbin_is_driver_loaded)
+{
+	/* libcufft.so.12's layout: .nv_fatbin (sm_75) and no wrapper anywhere, kernels outside. */
+	static image im;
+	verdict_image(&im, false, false);
+	wg_gpu_verdict v = verdict_on(9, 0);
+	ck_assert_uint_eq(v.kernel_containers, 0);
+	ck_assert_uint_eq(v.other_containers, 3);
+	ck_assert_uint_eq(v.other_runnable, 1);
+	ck_assert_int_eq(v.runs, WG_RUNS_ALL);
+	ck_assert_int_eq(v.how, WG_RUN_SASS_EXACT);
+	ck_assert_str_eq(wg_runs_name(v.runs), "all");
+	v = verdict_on(7, 5);
+	ck_assert_int_eq(v.runs, WG_RUNS_ALL);
+	ck_assert_uint_eq(v.other_runnable, 1);
+	v = verdict_on(12, 0);
+	ck_assert_int_eq(v.runs, WG_RUNS_NONE);
+	/* A relocatable .o has no wrappers to tell: its .nv_fatbin counts as registered. */
+	obj.type = "rel";
+	v = verdict_on(9, 0);
+	ck_assert_uint_eq(v.kernel_containers, 1);
+	ck_assert_uint_eq(v.runnable_containers, 0);
+	ck_assert_uint_eq(v.other_containers, 2);
+	ck_assert_int_eq(v.runs, WG_RUNS_SOME);
+	teardown_fb();
+}
+END_TEST
+
+START_TEST(test_verdict_outside_ptx)
+{
+	/* Only PTX outside (ISA 8.5 for compute_86, 8.0 for compute_80), registered sm_75: on 9.0
+	 * the library can JIT either; the lowest ISA is the one a driver surely needs. */
+	static image im;
+	verdict_image(&im, true, true);
+	wg_gpu_verdict v = verdict_on(9, 0);
+	ck_assert_int_eq(v.runs, WG_RUNS_SOME);
+	ck_assert_int_eq(v.how, WG_RUN_PTX_JIT);
+	ck_assert_uint_eq(v.other_runnable, 2);
+	ck_assert_uint_eq(v.ptx_isa_major, 8);
+	ck_assert_uint_eq(v.ptx_isa_minor, 0);
+	/* 8.0: compute_86 cannot JIT for an older GPU; compute_80 can. */
+	v = verdict_on(8, 0);
+	ck_assert_uint_eq(v.other_runnable, 1);
+	ck_assert_int_eq(v.how, WG_RUN_PTX_JIT);
+	/* 7.5: the registered SASS runs; the PTX outside (newer than the GPU) does not. */
+	v = verdict_on(7, 5);
+	ck_assert_int_eq(v.how, WG_RUN_SASS_EXACT);
+	ck_assert_uint_eq(v.ptx_isa_major, 0);
+	teardown_fb();
+}
+END_TEST
+
 Suite *suite_fatbin(void)
 {
 	Suite *s = suite_create("fatbin");
@@ -394,5 +536,10 @@ Suite *suite_fatbin(void)
 	tcase_add_loop_test(tm, test_rules, 0, (int)(sizeof(rules) / sizeof(rules[0])));
 	tcase_add_test(tm, test_gpu_names_and_isa);
 	suite_add_tcase(s, tm);
+	TCase *tv = tcase_create("verdict");
+	tcase_add_test(tv, test_verdict_registered_and_outside);
+	tcase_add_test(tv, test_verdict_unwrapped_fatbin_is_driver_loaded);
+	tcase_add_test(tv, test_verdict_outside_ptx);
+	suite_add_tcase(s, tv);
 	return s;
 }

@@ -1,8 +1,12 @@
 /*
- * gpu-cannot-run: a CUDA object with no image that can run on a target GPU: no SASS of the
- * GPU's major at or below its minor (nor a family/arch-specific match) and no PTX to JIT
- * ("no kernel image is available for execution on the device" at the first launch). The fix
- * names the -gencode and TORCH_CUDA_ARCH_LIST entry that would cover it.
+ * gpu-cannot-run: a CUDA object whose kernel modules the CUDA runtime registers, with no image
+ * that can run on a target GPU: no SASS of the GPU's major at or below its minor (nor a
+ * family/arch-specific match) and no PTX to JIT, neither in its registered modules nor in the
+ * fatbins it loads itself through the driver API ("no kernel image is available for execution
+ * on the device" at the first launch). cuFFT registers nothing and keeps its kernels outside
+ * .nv_fatbin: it runs wherever one of those has an image. An object that only loads fatbins
+ * itself is not judged: which of them it needs on which GPU is its own choice. The fix names
+ * the -gencode and TORCH_CUDA_ARCH_LIST entry that would cover it.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <stdio.h>
@@ -21,11 +25,11 @@ static int run(wg_check_ctx *cc)
 				continue;
 			wg_gpu_verdict v = WG_GPU_VERDICT_INIT;
 			wg_object_gpu_verdict(&v, o, gpu);
-			if (!v.kernel_containers || v.runnable_containers)
+			if (!v.kernel_containers || v.runs != WG_RUNS_NONE)
 				continue;
 			char sass[1024], ptx[1024];
-			wg_object_arch_set(o, WG_FATBIN_SASS, 1, sass, sizeof(sass));
-			wg_object_arch_set(o, WG_FATBIN_PTX, 1, ptx, sizeof(ptx));
+			wg_object_arch_set(o, WG_FATBIN_SASS, -1, sass, sizeof(sass));
+			wg_object_arch_set(o, WG_FATBIN_PTX, -1, ptx, sizeof(ptx));
 			wg_vars vs = {0};
 			unsigned sm = gpu->cc_major * 10 + gpu->cc_minor;
 			wg_vars_set(&vs, "object", o->path);
