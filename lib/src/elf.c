@@ -506,8 +506,10 @@ static int read_symbols(wg_object *obj, wg_arena *a, bfd *abfd, uint32_t max_sym
 							   : WG_SYMTYPE_NOTYPE;
 		if (dynamic) {
 			bool hidden = false;
+			/* base_p false: the base version (index 1, the soname) reads as "", so a
+			 * version really named "Base" (libdevmapper's) is kept as written. */
 			const char *v = bfd_get_symbol_version_string(abfd, s, false, &hidden);
-			if (v && *v && strcmp(v, "Base") != 0) {
+			if (v && *v) {
 				if (!(y->symver = wg_arena_strdup(a, v)))
 					goto nomem;
 				y->hidden = hidden;
