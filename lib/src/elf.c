@@ -504,7 +504,15 @@ static int read_symbols(wg_object *obj, wg_arena *a, bfd *abfd, uint32_t max_sym
 			  : (f & BSF_OBJECT)              ? WG_SYMTYPE_OBJECT
 			  : bfd_is_com_section(s->section) ? WG_SYMTYPE_COMMON
 							   : WG_SYMTYPE_NOTYPE;
-		if (dynamic) {
+		if (!dynamic && at) {
+			/* A .o names a .symver'ed symbol name@VER or name@@VER (the default). */
+			bool dflt = at[1] == '@';
+			if (at[dflt ? 2 : 1]) {
+				if (!(y->symver = wg_arena_strdup(a, at + (dflt ? 2 : 1))))
+					goto nomem;
+				y->hidden = !dflt;
+			}
+		} else if (dynamic) {
 			bool hidden = false;
 			/* base_p false: the base version (index 1, the soname) reads as "", so a
 			 * version really named "Base" (libdevmapper's) is kept as written. */
