@@ -11,9 +11,10 @@ if [ "${1:-}" = "--test" ]; then
   # Check for the unit tests; g++ builds the ABI fixtures; python3 generates wheel fixtures
   # and runs the CLI tests; python3-jsonschema validates JSON output; zip/unzip for the
   # benchmark; binutils (nm, readelf) is the independent reader the tests compare with;
+  # patchelf rewrites ELF fixtures the way auditwheel does;
   # python3-venv, -setuptools and -wheel give the pip gate's tests a real pip 23 and an
   # offline sdist build.
-  pkgs+=(check g++ python3 python3-jsonschema zip unzip binutils time bc
+  pkgs+=(check g++ python3 python3-jsonschema zip unzip binutils patchelf time bc
          python3-venv python3-setuptools python3-wheel)
 fi
 

@@ -15,7 +15,8 @@
 
 #include "internal.h"
 
-#define CACHE_FORMAT "wheelgate.libindex/1"
+/* 2: ELF facts read through PT_LOAD (issue 10): entries of the section-range reader are stale. */
+#define CACHE_FORMAT "wheelgate.libindex/2"
 
 static int mkdirs(const char *path)
 {

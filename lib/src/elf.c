@@ -131,23 +131,6 @@ static const char *bfd_reason(void)
 	return bfd_errmsg(bfd_get_error());
 }
 
-/* File bytes of the loaded section that holds virtual address addr, bounded by the file. */
-static const uint8_t *vaddr_bytes(bfd *abfd, const memfile *m, uint64_t addr, uint64_t *avail)
-{
-	for (asection *s = abfd->sections; s; s = s->next) {
-		uint64_t vma = bfd_section_vma(s), size = bfd_section_size(s);
-		if (!(bfd_section_flags(s) & SEC_HAS_CONTENTS) || addr < vma || addr - vma >= size)
-			continue;
-		uint64_t off = (uint64_t)s->filepos + (addr - vma);
-		if (s->filepos < 0 || off >= m->len)
-			return NULL;
-		uint64_t left = size - (addr - vma);
-		*avail = left < m->len - off ? left : m->len - off;
-		return m->data + off;
-	}
-	return NULL;
-}
-
 /* The section table, kept for the readers that work on the raw bytes (fatbins). */
 static int read_sections(wg_object *obj, wg_arena *a, bfd *abfd)
 {
@@ -170,77 +153,208 @@ static int read_sections(wg_object *obj, wg_arena *a, bfd *abfd)
 	return WG_OK;
 }
 
-/* Reads SONAME, NEEDED, RPATH and RUNPATH from .dynamic; every offset is checked. */
-static int read_dynamic(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *m,
-			const uint8_t **dynstr, uint64_t *dynstr_len, wg_err *err)
+static uint64_t get_n(const uint8_t *p, int n, bool little)
 {
-	*dynstr = NULL;
-	*dynstr_len = 0;
-	asection *dyn = bfd_get_section_by_name(abfd, ".dynamic");
-	if (!dyn)
-		return WG_OK;
-	uint64_t size = bfd_section_size(dyn);
-	if (dyn->filepos < 0 || (uint64_t)dyn->filepos > m->len || size > m->len - (uint64_t)dyn->filepos)
-		return wg_seterr(err, WG_EFORMAT,
-				 "%s: section .dynamic (offset %lld, %llu bytes) extends past the end of "
-				 "the file (%zu bytes)", obj->path, (long long)dyn->filepos,
-				 (unsigned long long)size, m->len);
-	const uint8_t *p = m->data + dyn->filepos;
-	size_t entsize = obj->elf_class == 64 ? 16 : 8;
-	uint64_t strtab = 0, strsz = 0;
-	bool have_strtab = false;
-	/* Pass 1: the string table; pass 2: the entries that point into it. */
-	for (uint64_t off = 0; off + entsize <= size; off += entsize) {
-		uint64_t tag = entsize == 16 ? bfd_get_64(abfd, p + off) : bfd_get_32(abfd, p + off);
-		uint64_t val = entsize == 16 ? bfd_get_64(abfd, p + off + 8) : bfd_get_32(abfd, p + off + 4);
-		if (tag == 0)
-			break;
-		if (tag == 5) {
-			strtab = val;
-			have_strtab = true;
-		} else if (tag == 10) {
-			strsz = val;
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[little ? i : n - 1 - i] << (8 * i);
+	return v;
+}
+
+/*
+ * The object as ld.so sees it: the program headers (whose extent precheck() has validated)
+ * and, for the rare object without them, libbfd's section table. Addresses in the dynamic
+ * section are virtual addresses; they are found in the file through the PT_LOAD segment that
+ * holds them, never through section address ranges (non-alloc sections such as .debug_info
+ * have address 0 and would match low addresses; patchelf and auditwheel move .dynstr past them).
+ */
+typedef struct {
+	const char *path;
+	const uint8_t *data;
+	size_t len;
+	bool is64, little;
+	uint64_t phoff, phentsize, phnum;
+	bfd *abfd;
+} elf_view;
+
+#define PT_LOAD_ 1
+#define PT_DYNAMIC_ 2
+
+enum { MAP_OK, MAP_NOWHERE, MAP_PAST_END };
+
+static uint64_t ph_field(const elf_view *v, uint64_t i, int off64, int off32, bool wide)
+{
+	const uint8_t *h = v->data + v->phoff + i * v->phentsize;
+	return get_n(h + (v->is64 ? off64 : off32), v->is64 && wide ? 8 : 4, v->little);
+}
+
+#define PH_TYPE(v, i) ph_field(v, i, 0, 0, false)
+#define PH_OFFSET(v, i) ph_field(v, i, 8, 4, true)
+#define PH_VADDR(v, i) ph_field(v, i, 16, 8, true)
+#define PH_FILESZ(v, i) ph_field(v, i, 32, 16, true)
+
+/* The file bytes at virtual address addr, and how many follow in the same segment and file. */
+static int map_vaddr(const elf_view *v, uint64_t addr, const uint8_t **p, uint64_t *avail)
+{
+	if (v->phnum) {
+		for (uint64_t i = 0; i < v->phnum; i++) {
+			if (PH_TYPE(v, i) != PT_LOAD_)
+				continue;
+			uint64_t vaddr = PH_VADDR(v, i), filesz = PH_FILESZ(v, i), off = PH_OFFSET(v, i);
+			if (addr < vaddr || addr - vaddr >= filesz)
+				continue;
+			if (off > v->len || addr - vaddr >= v->len - off)
+				return MAP_PAST_END;
+			uint64_t at = off + (addr - vaddr), left = filesz - (addr - vaddr);
+			*p = v->data + at;
+			*avail = left < v->len - at ? left : v->len - at;
+			return MAP_OK;
 		}
+		return MAP_NOWHERE;
 	}
-	const uint8_t *str = NULL;
-	uint64_t avail = 0;
-	if (have_strtab)
-		str = vaddr_bytes(abfd, m, strtab, &avail);
-	if (!str) {
-		asection *ds = bfd_get_section_by_name(abfd, ".dynstr");
-		if (ds && ds->filepos >= 0 && (uint64_t)ds->filepos < m->len) {
-			str = m->data + ds->filepos;
-			avail = bfd_section_size(ds);
-			if (avail > m->len - (uint64_t)ds->filepos)
-				avail = m->len - (uint64_t)ds->filepos;
-		}
-	}
-	if (strsz && strsz < avail)
-		avail = strsz;
-	*dynstr = str;
-	*dynstr_len = str ? avail : 0;
-	for (uint64_t off = 0; off + entsize <= size; off += entsize) {
-		uint64_t tag = entsize == 16 ? bfd_get_64(abfd, p + off) : bfd_get_32(abfd, p + off);
-		uint64_t val = entsize == 16 ? bfd_get_64(abfd, p + off + 8) : bfd_get_32(abfd, p + off + 4);
-		if (tag == 0)
-			break;
-		if (tag != 1 && tag != 14 && tag != 15 && tag != 29)
+	/* No program headers: the loaded (alloc) sections stand in for the segments. */
+	for (asection *s = v->abfd->sections; s; s = s->next) {
+		flagword f = bfd_section_flags(s);
+		uint64_t vma = bfd_section_vma(s), size = bfd_section_size(s);
+		if ((f & (SEC_ALLOC | SEC_HAS_CONTENTS)) != (SEC_ALLOC | SEC_HAS_CONTENTS) ||
+		    s->filepos < 0 || addr < vma || addr - vma >= size)
 			continue;
-		if (!str || val >= avail || !memchr(str + val, '\0', avail - val))
+		uint64_t at = (uint64_t)s->filepos + (addr - vma);
+		if (at >= v->len)
+			return MAP_PAST_END;
+		uint64_t left = size - (addr - vma);
+		*p = v->data + at;
+		*avail = left < v->len - at ? left : v->len - at;
+		return MAP_OK;
+	}
+	return MAP_NOWHERE;
+}
+
+/* Maps a dynamic entry's address, or says which entry points where. */
+static int map_entry(const elf_view *v, const char *tag, uint64_t addr, const uint8_t **p,
+		     uint64_t *avail, wg_err *err)
+{
+	int r = map_vaddr(v, addr, p, avail);
+	if (r == MAP_NOWHERE)
+		return wg_seterr(err, WG_EFORMAT,
+				 "%s: dynamic entry %s (address 0x%llx) lies in no loadable segment",
+				 v->path, tag, (unsigned long long)addr);
+	if (r == MAP_PAST_END)
+		return wg_seterr(err, WG_EFORMAT,
+				 "%s: dynamic entry %s (address 0x%llx) maps past the end of the file "
+				 "(%zu bytes): truncated or corrupt ELF", v->path, tag,
+				 (unsigned long long)addr, v->len);
+	return WG_OK;
+}
+
+/* What the dynamic array says, as far as wheelgate reads it. */
+typedef struct {
+	const uint8_t *str; /* DT_STRTAB's bytes, bounded by DT_STRSZ, the segment and the file */
+	uint64_t strlen;
+	uint64_t verneed, verneednum, verdef, verdefnum;
+	bool have_verneed, have_verdef;
+} dyninfo;
+
+#define DT_NEEDED_ 1
+#define DT_STRTAB_ 5
+#define DT_STRSZ_ 10
+#define DT_SONAME_ 14
+#define DT_RPATH_ 15
+#define DT_RUNPATH_ 29
+#define DT_VERDEF_ 0x6ffffffc
+#define DT_VERDEFNUM_ 0x6ffffffd
+#define DT_VERNEED_ 0x6ffffffe
+#define DT_VERNEEDNUM_ 0x6fffffff
+
+/*
+ * Reads SONAME, NEEDED, RPATH and RUNPATH from the dynamic array that PT_DYNAMIC points at
+ * (the .dynamic section only where there is no PT_DYNAMIC), and the addresses of the version
+ * tables. Every address goes through the PT_LOAD segments and every read is bounds-checked.
+ */
+static int read_dynamic(wg_object *obj, wg_arena *a, const elf_view *v, dyninfo *di, wg_err *err)
+{
+	memset(di, 0, sizeof(*di));
+	const uint8_t *p = NULL;
+	uint64_t size = 0, where = 0;
+	bool found = false;
+	for (uint64_t i = 0; i < v->phnum && !found; i++) {
+		if (PH_TYPE(v, i) != PT_DYNAMIC_)
+			continue;
+		found = true;
+		where = PH_OFFSET(v, i);
+		size = PH_FILESZ(v, i);
+	}
+	if (!found) {
+		asection *dyn = bfd_get_section_by_name(v->abfd, ".dynamic");
+		if (!dyn || !(bfd_section_flags(dyn) & SEC_HAS_CONTENTS))
+			return WG_OK;
+		if (dyn->filepos < 0)
+			return wg_seterr(err, WG_EFORMAT, "%s: section .dynamic has no file offset",
+					 obj->path);
+		where = (uint64_t)dyn->filepos;
+		size = bfd_section_size(dyn);
+	}
+	if (where > v->len || size > v->len - where)
+		return wg_seterr(err, WG_EFORMAT,
+				 "%s: the dynamic %s (offset %llu, %llu bytes) extends past the end of "
+				 "the file (%zu bytes)", obj->path, found ? "segment" : "section",
+				 (unsigned long long)where, (unsigned long long)size, v->len);
+	p = v->data + where;
+	size_t entsize = v->is64 ? 16 : 8;
+	int w = v->is64 ? 8 : 4;
+	uint64_t strtab = 0, strsz = 0;
+	bool have_strtab = false, have_strsz = false, uses_strings = false;
+	/* Pass 1: the tables' addresses; pass 2: the entries that name strings. */
+	for (uint64_t off = 0; off + entsize <= size; off += entsize) {
+		uint64_t tag = get_n(p + off, w, v->little), val = get_n(p + off + w, w, v->little);
+		if (tag == 0)
+			break;
+		switch (tag) {
+		case DT_STRTAB_: strtab = val; have_strtab = true; break;
+		case DT_STRSZ_: strsz = val; have_strsz = true; break;
+		case DT_VERNEED_: di->verneed = val; di->have_verneed = true; break;
+		case DT_VERNEEDNUM_: di->verneednum = val; break;
+		case DT_VERDEF_: di->verdef = val; di->have_verdef = true; break;
+		case DT_VERDEFNUM_: di->verdefnum = val; break;
+		case DT_NEEDED_: case DT_SONAME_: case DT_RPATH_: case DT_RUNPATH_:
+			uses_strings = true;
+			break;
+		}
+	}
+	if (have_strtab) {
+		int rc = map_entry(v, "DT_STRTAB", strtab, &di->str, &di->strlen, err);
+		if (rc < 0)
+			return rc;
+		if (have_strsz && strsz < di->strlen)
+			di->strlen = strsz;
+	} else if (uses_strings || di->have_verneed || di->have_verdef) {
+		return wg_seterr(err, WG_EFORMAT,
+				 "%s: the dynamic section names libraries or versions but has no "
+				 "DT_STRTAB", obj->path);
+	}
+	for (uint64_t off = 0; off + entsize <= size; off += entsize) {
+		uint64_t tag = get_n(p + off, w, v->little), val = get_n(p + off + w, w, v->little);
+		if (tag == 0)
+			break;
+		if (tag != DT_NEEDED_ && tag != DT_SONAME_ && tag != DT_RPATH_ && tag != DT_RUNPATH_)
+			continue;
+		if (val >= di->strlen || !memchr(di->str + val, '\0', di->strlen - val))
 			return wg_seterr(err, WG_EFORMAT,
-					 "%s: dynamic entry %llu points outside the string table", obj->path,
-					 (unsigned long long)(off / entsize));
-		const char *s = (const char *)str + val;
-		if (tag == 1) {
+					 "%s: dynamic entry %llu points outside the string table "
+					 "(offset %llu of %llu bytes)", obj->path,
+					 (unsigned long long)(off / entsize), (unsigned long long)val,
+					 (unsigned long long)di->strlen);
+		const char *s = (const char *)di->str + val;
+		if (tag == DT_NEEDED_) {
 			if (wg_strlist_add(&obj->needed, a, s) < 0)
 				return WG_ENOMEM;
 		} else {
 			const char *copy = wg_arena_strdup(a, s);
 			if (!copy)
 				return WG_ENOMEM;
-			if (tag == 14)
+			if (tag == DT_SONAME_)
 				obj->soname = copy;
-			else if (tag == 15)
+			else if (tag == DT_RPATH_)
 				obj->rpath = copy;
 			else
 				obj->runpath = copy;
@@ -257,34 +371,39 @@ static const char *dynstring(const uint8_t *str, uint64_t len, uint64_t off)
 }
 
 /*
- * The symbol version sections, which libbfd reads but does not expose: .gnu.version_r (what
- * the object needs: {file, version}) and .gnu.version_d (what it defines). Every record and
- * string is bounds-checked; the chains may not loop (each step must move forward).
+ * The symbol version tables that DT_VERNEED (what the object needs: {file, version}) and
+ * DT_VERDEF (what it defines) point at, DT_VERNEEDNUM/DT_VERDEFNUM records long. Every record
+ * and string is bounds-checked against the segment holding the table; the chains cannot loop
+ * (each step moves forward) and stop at 4096 records whatever the counts say.
  */
-static int read_versions(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *m,
-			 const uint8_t *str, uint64_t slen, wg_err *err)
+static int read_versions(wg_object *obj, wg_arena *a, const elf_view *v, const dyninfo *di,
+			 wg_err *err)
 {
-	asection *sec = bfd_get_section_by_name(abfd, ".gnu.version_r");
-	if (sec && sec->filepos >= 0) {
-		uint64_t base = (uint64_t)sec->filepos, size = bfd_section_size(sec);
-		if (base > m->len || size > m->len - base)
-			return wg_seterr(err, WG_EFORMAT, "%s: .gnu.version_r extends past the end", obj->path);
-		const uint8_t *d = m->data + base;
-		for (uint64_t vn = 0, n = 0; n < 4096 && vn + 16 <= size; n++) {
-			uint16_t cnt = (uint16_t)bfd_get_16(abfd, d + vn + 2);
-			const char *file = dynstring(str, slen, bfd_get_32(abfd, d + vn + 4));
-			uint32_t aux = (uint32_t)bfd_get_32(abfd, d + vn + 8);
-			uint32_t next = (uint32_t)bfd_get_32(abfd, d + vn + 12);
+	const uint8_t *d;
+	uint64_t size;
+	int rc;
+	bool little = v->little;
+	if (di->have_verneed) {
+		if ((rc = map_entry(v, "DT_VERNEED", di->verneed, &d, &size, err)) < 0)
+			return rc;
+		uint64_t num = di->verneednum ? di->verneednum : 4096;
+		for (uint64_t vn = 0, n = 0; n < num && n < 4096 && vn + 16 <= size; n++) {
+			uint16_t cnt = (uint16_t)get_n(d + vn + 2, 2, little);
+			const char *file = dynstring(di->str, di->strlen, get_n(d + vn + 4, 4, little));
+			uint32_t aux = (uint32_t)get_n(d + vn + 8, 4, little);
+			uint32_t next = (uint32_t)get_n(d + vn + 12, 4, little);
 			for (uint64_t va = vn + aux, k = 0; k < cnt && va + 16 <= size && aux; k++) {
-				uint16_t flags = (uint16_t)bfd_get_16(abfd, d + va + 4);
-				const char *ver = dynstring(str, slen, bfd_get_32(abfd, d + va + 8));
-				uint32_t vnext = (uint32_t)bfd_get_32(abfd, d + va + 12);
+				uint16_t flags = (uint16_t)get_n(d + va + 4, 2, little);
+				const char *ver = dynstring(di->str, di->strlen, get_n(d + va + 8, 4, little));
+				uint32_t vnext = (uint32_t)get_n(d + va + 12, 4, little);
 				if (file && ver) {
 					wg_verneed *x = wg_vec_push(&obj->verneeds);
 					if (!x)
 						return WG_ENOMEM;
 					x->file = wg_arena_strdup(a, file);
 					x->version = wg_arena_strdup(a, ver);
+					if (!x->file || !x->version)
+						return WG_ENOMEM;
 					x->weak = (flags & 2) != 0; /* VER_FLG_WEAK */
 				}
 				if (!vnext)
@@ -296,18 +415,17 @@ static int read_versions(wg_object *obj, wg_arena *a, bfd *abfd, const memfile *
 			vn += next;
 		}
 	}
-	sec = bfd_get_section_by_name(abfd, ".gnu.version_d");
-	if (sec && sec->filepos >= 0) {
-		uint64_t base = (uint64_t)sec->filepos, size = bfd_section_size(sec);
-		if (base > m->len || size > m->len - base)
-			return wg_seterr(err, WG_EFORMAT, "%s: .gnu.version_d extends past the end", obj->path);
-		const uint8_t *d = m->data + base;
-		for (uint64_t vd = 0, n = 0; n < 4096 && vd + 20 <= size; n++) {
-			uint16_t flags = (uint16_t)bfd_get_16(abfd, d + vd + 2);
-			uint32_t aux = (uint32_t)bfd_get_32(abfd, d + vd + 12);
-			uint32_t next = (uint32_t)bfd_get_32(abfd, d + vd + 16);
+	if (di->have_verdef) {
+		if ((rc = map_entry(v, "DT_VERDEF", di->verdef, &d, &size, err)) < 0)
+			return rc;
+		uint64_t num = di->verdefnum ? di->verdefnum : 4096;
+		for (uint64_t vd = 0, n = 0; n < num && n < 4096 && vd + 20 <= size; n++) {
+			uint16_t flags = (uint16_t)get_n(d + vd + 2, 2, little);
+			uint32_t aux = (uint32_t)get_n(d + vd + 12, 4, little);
+			uint32_t next = (uint32_t)get_n(d + vd + 16, 4, little);
 			if (aux && vd + aux + 8 <= size && !(flags & 1) /* VER_FLG_BASE: the soname */) {
-				const char *ver = dynstring(str, slen, bfd_get_32(abfd, d + vd + aux));
+				const char *ver = dynstring(di->str, di->strlen,
+							    get_n(d + vd + aux, 4, little));
 				if (ver && wg_strlist_add(&obj->verdefs, a, ver) < 0)
 					return WG_ENOMEM;
 			}
@@ -386,10 +504,20 @@ static int read_symbols(wg_object *obj, wg_arena *a, bfd *abfd, uint32_t max_sym
 			  : (f & BSF_OBJECT)              ? WG_SYMTYPE_OBJECT
 			  : bfd_is_com_section(s->section) ? WG_SYMTYPE_COMMON
 							   : WG_SYMTYPE_NOTYPE;
-		if (dynamic) {
+		if (!dynamic && at) {
+			/* A .o names a .symver'ed symbol name@VER or name@@VER (the default). */
+			bool dflt = at[1] == '@';
+			if (at[dflt ? 2 : 1]) {
+				if (!(y->symver = wg_arena_strdup(a, at + (dflt ? 2 : 1))))
+					goto nomem;
+				y->hidden = !dflt;
+			}
+		} else if (dynamic) {
 			bool hidden = false;
+			/* base_p false: the base version (index 1, the soname) reads as "", so a
+			 * version really named "Base" (libdevmapper's) is kept as written. */
 			const char *v = bfd_get_symbol_version_string(abfd, s, false, &hidden);
-			if (v && *v && strcmp(v, "Base") != 0) {
+			if (v && *v) {
 				if (!(y->symver = wg_arena_strdup(a, v)))
 					goto nomem;
 				y->hidden = hidden;
@@ -416,14 +544,6 @@ static int read_symbols(wg_object *obj, wg_arena *a, bfd *abfd, uint32_t max_sym
 nomem:
 	free(syms);
 	return wg_seterr(err, WG_ENOMEM, "out of memory");
-}
-
-static uint64_t get_n(const uint8_t *p, int n, bool little)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < n; i++)
-		v |= (uint64_t)p[little ? i : n - 1 - i] << (8 * i);
-	return v;
 }
 
 /*
@@ -545,11 +665,20 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 	int type = little ? (data[16] | data[17] << 8) : (data[16] << 8 | data[17]);
 	obj->machine_name = machine_name(obj->machine, little);
 	obj->type = type_name(type);
-	const uint8_t *dynstr;
-	uint64_t dynstr_len;
+	bool is64 = data[4] == 2;
+	elf_view v = {obj->path, data, len, is64, little,
+		      get_n(data + (is64 ? 0x20 : 0x1c), is64 ? 8 : 4, little),
+		      get_n(data + (is64 ? 0x36 : 0x2a), 2, little),
+		      get_n(data + (is64 ? 0x38 : 0x2c), 2, little), abfd};
+	if (v.phnum && v.phentsize < (is64 ? 56u : 32u)) {
+		rc = wg_seterr(err, WG_EFORMAT, "%s: invalid ELF: program header size %llu",
+			       obj->path, (unsigned long long)v.phentsize);
+		goto close;
+	}
+	dyninfo di;
 	if ((rc = read_sections(obj, a, abfd)) < 0 ||
-	    (rc = read_dynamic(obj, a, abfd, &m, &dynstr, &dynstr_len, err)) < 0 ||
-	    (rc = read_versions(obj, a, abfd, &m, dynstr, dynstr_len, err)) < 0)
+	    (rc = read_dynamic(obj, a, &v, &di, err)) < 0 ||
+	    (rc = read_versions(obj, a, &v, &di, err)) < 0)
 		goto close;
 	rc = read_symbols(obj, a, abfd, max_symbols, err);
 close:

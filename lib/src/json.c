@@ -234,8 +234,9 @@ static json_t *object_json(const wg_scan *scan, const wg_object *o, unsigned fla
 		json_array_append_new(highest, json_pack("{s:s, s:s, s:s}", "family", best[k].v.family,
 							 "version", best[k].version, "library",
 							 best[k].library));
-	json_object_set_new(j, "versions", json_pack("{s:o, s:o}", "needed", needed ? needed : json_array(),
-						     "highest", highest ? highest : json_array()));
+	json_object_set_new(j, "versions", json_pack("{s:o, s:o, s:o}", "needed", needed ? needed : json_array(),
+						     "highest", highest ? highest : json_array(),
+						     "defined", strlist(&o->verdefs)));
 	json_object_set_new(j, "cuda", cuda_json(scan, o, flags, gpus, ngpus));
 	return j;
 }

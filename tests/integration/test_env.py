@@ -150,12 +150,12 @@ def the_index_cache():
         # Corrupt entries are ignored and rewritten; the verdicts do not change.
         for i, f in enumerate(files):
             with open(f, "w") as fh:
-                fh.write(["{not json", "", '{"format": "wheelgate.libindex/1", "path": 1}'][i % 3])
+                fh.write(["{not json", "", '{"format": "wheelgate.libindex/2", "path": 1}'][i % 3])
         again, _ = check_env(cache)
         assert again == cold
         for f in files:
             with open(f) as fh:
-                assert json.load(fh)["format"] == "wheelgate.libindex/1"
+                assert json.load(fh)["format"] == "wheelgate.libindex/2"
         # Two runs at once on an empty cache: both right, the cache whole.
         for f in files:
             os.unlink(f)
