@@ -54,4 +54,4 @@ static int run(wg_check_ctx *cc)
 static const char *const patterns[] = {"objects", NULL};
 static const char *const vars[] = {"object", "archs", "other_object", "other_archs", NULL};
 const wg_check_kind wg_check_gpu_gencode_mismatch = {"gpu-gencode-mismatch", run, patterns,
-						     vars};
+						     vars, 0};
