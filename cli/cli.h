@@ -36,6 +36,9 @@ void human_size(char *buf, size_t n, unsigned long long bytes);
 void progress_cb(const char *what, uint64_t done, uint64_t total, void *payload);
 void progress_clear(void);
 bool wg_has_suffix_cli(const char *s, const char *suffix);
+/* Text from an input made safe for a terminal: control characters and invalid UTF-8 escaped
+ * (\xNN). The result stays valid until 16 more calls; NULL for NULL. */
+const char *esc(const char *s);
 /* Reads all of stdin (for "-") into a malloc'd buffer. */
 int read_stdin(unsigned char **out, size_t *len, size_t limit);
 

@@ -4,9 +4,11 @@
  * finding at or above --fail-on exists, 2 for usage errors and unreadable inputs.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -19,7 +21,8 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: wheelgate check [options] PATH...\n"
 		"\n"
-		"Checks wheels, ELF objects, directories or '-' (stdin) against the rules for the\n"
+		"Checks wheels, ELF objects, directories (every wheel and ELF object below them,\n"
+		"each wheel on its own) or '-' (stdin) against the rules for the\n"
 		"environment they are to be installed in, and says what would break: C++ ABI\n"
 		"mismatches with torch, hollow wheels, GPU code that cannot run on the target GPU,\n"
 		"CUDA runtime majors, local version labels, wheel tags and RECORD integrity.\n"
@@ -57,14 +60,19 @@ static void help(FILE *f)
 		"  --self-test        check every rule's examples and exit\n"
 		"output:\n"
 		"  --format FORMAT    text (default), json or sarif\n"
-		"  -o, --output FILE  write the report to FILE instead of stdout\n"
+		"  -o, --output FILE  write the report (any format) to FILE instead of stdout\n"
+		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
+		"                     and tags come from it; without it those rules are not applied)\n"
 		"  --fail-on LEVEL    error (default), warning or info: the lowest severity that\n"
 		"                     fails an input\n"
 		"  -q, --quiet        text: print only failing inputs and the summary\n"
 		"  -h, --help         show this help\n"
 		"\n"
+		"Every report lists the rules not applied for lack of a fact (a GPU, an environment...).\n"
+		"\n"
 		"exit status: 0 when nothing blocks, 1 when a finding at or above --fail-on exists,\n"
-		"2 for usage errors, broken rule files and inputs that cannot be read.\n");
+		"2 for usage errors, broken rule files, inputs that cannot be read and directories\n"
+		"with no wheel or ELF object.\n");
 }
 
 static int add_csv(cli_config *cfg, const char *key, const char *arg)
@@ -97,23 +105,72 @@ static void list_rules(const wg_ruleset *rs)
 	}
 }
 
-/* One input's block, as the library formats it (the pip gate prints the same). */
-static void print_report(const wg_ruleset *rs, const char *path, const wg_report *r,
-			 wg_severity fail_on, bool quiet)
+/* The inputs checked and their reports, in order; directories add the wheels below them. */
+typedef struct {
+	char **paths;
+	wg_report **reports;
+	char **errors;
+	size_t n, cap;
+} results;
+
+static int results_add(results *rs, const char *path, wg_report *rep, const char *error)
 {
-	if (quiet && wg_report_worst(r) < (int)fail_on)
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 16;
+		char **p = realloc(rs->paths, cap * sizeof(*p));
+		if (p)
+			rs->paths = p;
+		wg_report **r = p ? realloc(rs->reports, cap * sizeof(*r)) : NULL;
+		if (r)
+			rs->reports = r;
+		char **e = r ? realloc(rs->errors, cap * sizeof(*e)) : NULL;
+		if (!e)
+			return -1;
+		rs->errors = e;
+		rs->cap = cap;
+	}
+	rs->paths[rs->n] = strdup(path);
+	rs->reports[rs->n] = rep;
+	rs->errors[rs->n] = error ? strdup(error) : NULL;
+	if (!rs->paths[rs->n]) {
+		free(rs->errors[rs->n]);
+		return -1;
+	}
+	rs->n++;
+	return 0;
+}
+
+static void results_free(results *rs)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		free(rs->paths[i]);
+		wg_report_free(rs->reports[i]);
+		free(rs->errors[i]);
+	}
+	free(rs->paths);
+	free(rs->reports);
+	free(rs->errors);
+}
+
+/* One input's block, as the library formats it (the pip gate prints the same). */
+static void print_report(FILE *out, const wg_ruleset *rs, const results *res, size_t i,
+			 wg_severity fail_on, bool quiet, bool color)
+{
+	const wg_report *r = res->reports[i];
+	if (quiet && r && wg_report_worst(r) < (int)fail_on)
 		return;
 	char *doc = NULL;
-	if (wg_reports_format(&doc, use_color ? WG_FORMAT_TEXT_COLOR : WG_FORMAT_TEXT, rs, NULL,
-			      &path, &r, NULL, 1, fail_on) == WG_OK)
-		fputs(doc, stdout);
+	const char *path = res->paths[i], *err = res->errors[i];
+	if (wg_reports_format(&doc, color ? WG_FORMAT_TEXT_COLOR : WG_FORMAT_TEXT, rs, NULL, &path,
+			      &r, &err, 1, fail_on) == WG_OK)
+		fputs(doc, out);
 	wg_free(doc);
 }
 
 int cmd_check(int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
-	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE };
+	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -123,9 +180,9 @@ int cmd_check(int argc, char **argv)
 		{"fail-on", required_argument, NULL, O_FAILON}, {"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{"env", required_argument, NULL, O_ENV}, {"profile", required_argument, NULL, O_PROFILE},
-		{NULL, 0, NULL, 0}};
+		{"stdin-filename", required_argument, NULL, O_STDIN_NAME}, {NULL, 0, NULL, 0}};
 	cli_config cli = {0}, cfg = {0};
-	const char *config = NULL, *output = NULL, *env_path = NULL;
+	const char *config = NULL, *output = NULL, *env_path = NULL, *stdin_name = NULL;
 	bool no_config = false, list = false, self_test = false, quiet = false;
 	int c, status = EXIT_CLEAN;
 	optind = 1;
@@ -146,6 +203,7 @@ int cmd_check(int argc, char **argv)
 		case O_PROFILE: bad = cfg_add(&cli, "profile", optarg); break;
 		case 'o': output = optarg; break;
 		case O_ENV: env_path = optarg; break;
+		case O_STDIN_NAME: stdin_name = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': help(stdout); cfg_free(&cli); return EXIT_CLEAN;
 		default:
@@ -288,98 +346,146 @@ int cmd_check(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	const char **paths = calloc((size_t)ninputs, sizeof(*paths));
-	const wg_report **reports = calloc((size_t)ninputs, sizeof(*reports));
-	char **errors = calloc((size_t)ninputs, sizeof(*errors));
-	if (!paths || !reports || !errors) {
-		fprintf(stderr, "wheelgate check: out of memory\n");
-		free(paths);
-		free(reports);
-		free(errors);
+	bool text = !strcmp(format, "text");
+	FILE *out = stdout;
+	if (output && !(out = fopen(output, "w"))) {
+		fprintf(stderr, "wheelgate check: -o: %s: %s\n", output, strerror(errno));
 		status = EXIT_USAGE;
 		goto out;
 	}
+	bool color = text && out == stdout && use_color;
 	bool tty = isatty(STDERR_FILENO);
 	size_t passed = 0, failed = 0, unreadable = 0, sev[3] = {0};
+	results res = {0};
+	/* Arguments, then the wheels a directory holds, each checked as given on its own. */
+	char **queue = NULL;
+	size_t nqueue = 0, qcap = 0;
 	for (int i = 0; i < ninputs; i++) {
-		const char *path = argv[optind + i];
-		paths[i] = path;
-		if (tty && ninputs > 1)
-			fprintf(stderr, "\r\033[K[%d/%d] checking %s", i + 1, ninputs, path);
+		if (nqueue == qcap) {
+			qcap = qcap ? 2 * qcap : 64;
+			char **q = realloc(queue, qcap * sizeof(*q));
+			if (!q) {
+				status = EXIT_USAGE;
+				break;
+			}
+			queue = q;
+		}
+		queue[nqueue++] = strdup(argv[optind + i]);
+	}
+	for (size_t qi = 0; qi < nqueue; qi++) {
+		const char *path = queue[qi];
+		if (!path) {
+			fprintf(stderr, "wheelgate check: out of memory\n");
+			status = EXIT_USAGE;
+			continue;
+		}
+		if (tty && nqueue > 1)
+			fprintf(stderr, "\r\033[K[%zu/%zu] checking %s", qi + 1, nqueue, path);
 		wg_scan *scan = NULL;
 		int rc;
+		const char *name = path;
 		if (!strcmp(path, "-")) {
 			unsigned char *buf;
 			size_t len;
 			int r = read_stdin(&buf, &len, (size_t)opts.max_member_size);
-			rc = r < 0 ? WG_EIO : wg_scan_buffer(&scan, sc, buf, len, "-");
+			/* The name gives a wheel on stdin its filename facts (name, version, tags). */
+			name = stdin_name ? stdin_name : "-";
+			rc = r < 0 ? WG_EIO : wg_scan_buffer(&scan, sc, buf, len, name);
 			if (r == 0)
 				free(buf);
 		} else {
 			rc = wg_scan_path(&scan, sc, path);
 		}
+		/* A directory's wheels are inputs of their own, checked right after it. */
+		size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
+		if (nw) {
+			char **q = realloc(queue, (nqueue + nw) * sizeof(*q));
+			if (!q) {
+				status = EXIT_USAGE;
+			} else {
+				queue = q;
+				memmove(queue + qi + 1 + nw, queue + qi + 1, (nqueue - qi - 1) * sizeof(*q));
+				for (size_t k = 0; k < nw; k++)
+					queue[qi + 1 + k] = strdup(wg_scan_wheel_path(scan, k));
+				nqueue += nw;
+				qcap = nqueue;
+			}
+		}
+		bool judged = rc < 0 || !nw || wg_scan_object_count(scan) || wg_scan_problem_count(scan);
 		wg_report *rep = NULL;
-		if (rc == WG_OK)
+		if (rc == WG_OK && judged)
 			rc = wg_check(&rep, sc, rs, scan, &target);
 		wg_scan_free(scan);
 		progress_clear();
-		if (tty && ninputs > 1)
+		if (tty && nqueue > 1)
 			fprintf(stderr, "\r\033[K");
+		if (!judged)
+			continue; /* only wheels below it: they are the inputs */
 		if (rc < 0) {
 			const char *msg = wg_scanner_error(sc);
-			errors[i] = strdup(*msg ? msg : "cannot read stdin");
+			msg = *msg ? msg : "cannot read stdin";
 			unreadable++;
-			fprintf(stderr, "wheelgate: %s\n", errors[i]);
-			if (!strcmp(format, "text"))
-				printf("%sERROR%s %s\n      %s\n", c_red(), c_off(), path, errors[i]);
-			continue;
+			char *e = NULL;
+			wg_escape(&e, msg, WG_ESCAPE_CONTROL);
+			fprintf(stderr, "wheelgate: %s\n", e ? e : "unreadable input");
+			wg_free(e);
+			if (results_add(&res, name, NULL, msg) < 0) {
+				status = EXIT_USAGE;
+				break;
+			}
+		} else {
+			if (results_add(&res, name, rep, NULL) < 0) {
+				wg_report_free(rep);
+				status = EXIT_USAGE;
+				break;
+			}
+			for (size_t k = 0; k < wg_report_count(rep); k++) {
+				wg_finding_info f = WG_FINDING_INFO_INIT;
+				wg_report_finding(&f, rep, k);
+				sev[f.severity]++;
+			}
+			if (wg_report_worst(rep) >= fail_on)
+				failed++;
+			else
+				passed++;
 		}
-		reports[i] = rep;
-		for (size_t k = 0; k < wg_report_count(rep); k++) {
-			wg_finding_info f = WG_FINDING_INFO_INIT;
-			wg_report_finding(&f, rep, k);
-			sev[f.severity]++;
-		}
-		if (wg_report_worst(rep) >= fail_on)
-			failed++;
-		else
-			passed++;
-		if (!strcmp(format, "text"))
-			print_report(rs, path, rep, (wg_severity)fail_on, quiet);
+		if (text)
+			print_report(out, rs, &res, res.n - 1, (wg_severity)fail_on, quiet, color);
 	}
-	FILE *out = stdout;
-	if (output && !(out = fopen(output, "w"))) {
-		perror(output);
-		status = EXIT_USAGE;
-	}
-	if (out && strcmp(format, "text")) {
+	for (size_t i = 0; i < nqueue; i++)
+		free(queue[i]);
+	free(queue);
+	if (!text) {
 		char *doc = NULL;
 		if (wg_reports_format(&doc, !strcmp(format, "sarif") ? WG_FORMAT_SARIF : WG_FORMAT_JSON,
-				      rs, &target, paths, reports, (const char *const *)errors,
-				      (size_t)ninputs, (wg_severity)fail_on) == WG_OK) {
+				      rs, &target, (const char *const *)res.paths,
+				      (const wg_report *const *)res.reports,
+				      (const char *const *)res.errors, res.n,
+				      (wg_severity)fail_on) == WG_OK) {
 			fputs(doc, out);
 			fputc('\n', out);
 		}
 		wg_free(doc);
 	}
-	if (out && out != stdout)
-		fclose(out);
-	/* The summary line goes to stdout for text, to stderr otherwise (the document stays pure). */
-	FILE *sum = strcmp(format, "text") ? stderr : stdout;
-	fprintf(sum, "%d input%s: %zu passed, %zu failed, %zu unreadable; %zu error%s, %zu warning%s, "
-		"%zu info (profile: %s, fail-on: %s)\n", ninputs, ninputs == 1 ? "" : "s", passed,
-		failed, unreadable, sev[2], sev[2] == 1 ? "" : "s", sev[1], sev[1] == 1 ? "" : "s",
-		sev[0], wg_profile_name(wg_target_profile(&target)),
-		wg_severity_name((wg_severity)fail_on));
+	/* The summary closes the text report; beside a JSON or SARIF document, or a report
+	 * written to a file, it goes to stderr (the document stays pure). */
+	char summary[512];
+	snprintf(summary, sizeof(summary), "%zu input%s: %zu passed, %zu failed, %zu unreadable; "
+		 "%zu error%s, %zu warning%s, %zu info (profile: %s, fail-on: %s)\n", res.n,
+		 res.n == 1 ? "" : "s", passed, failed, unreadable, sev[2], sev[2] == 1 ? "" : "s",
+		 sev[1], sev[1] == 1 ? "" : "s", sev[0], wg_profile_name(wg_target_profile(&target)),
+		 wg_severity_name((wg_severity)fail_on));
+	if (text)
+		fputs(summary, out);
+	if (!text || out != stdout)
+		fputs(summary, stderr);
+	if (out != stdout && fclose(out) != 0) {
+		fprintf(stderr, "wheelgate check: -o: %s: %s\n", output, strerror(errno));
+		status = EXIT_USAGE;
+	}
 	if (status == EXIT_CLEAN)
 		status = unreadable ? EXIT_USAGE : failed ? EXIT_FINDINGS : EXIT_CLEAN;
-	for (int i = 0; i < ninputs; i++) {
-		wg_report_free((wg_report *)reports[i]);
-		free(errors[i]);
-	}
-	free(paths);
-	free(reports);
-	free(errors);
+	results_free(&res);
 out:
 	wg_env_free(env);
 	wg_scanner_free(sc);

@@ -18,7 +18,8 @@ static void help(FILE *f)
 		"usage: wheelgate inspect [options] PATH...\n"
 		"\n"
 		"Shows what wheelgate reads from each PATH: a wheel (.whl), an ELF object (.so),\n"
-		"a directory (every ELF file below it), or '-' for a wheel or object on stdin.\n"
+		"a directory (every wheel below it, each on its own, and its loose ELF files),\n"
+		"or '-' for a wheel or object on stdin.\n"
 		"For a wheel: filename tags, WHEEL, METADATA, top_level.txt, RECORD verification\n"
 		"(sha256 and size of every member), and every ELF member. For an ELF object:\n"
 		"class, machine, SONAME, DT_NEEDED, RPATH/RUNPATH, Python extension module name,\n"
@@ -36,11 +37,14 @@ static void help(FILE *f)
 		"                    8.9 or a name (L4, H100, ...; 'wheelgate gpus' lists them);\n"
 		"                    repeatable\n"
 		"  --entries=WHICH   fatbin entries in JSON: all (default) or none\n"
+		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
+		"                    and tags come from it)\n"
 		"  -h, --help        show this help\n"
 		"\n"
 		"exit status: 0 when every input was read and nothing is wrong with it,\n"
 		"1 when an input has problems (unsafe names, corrupt members, RECORD mismatches,\n"
-		"unreadable objects), 2 for usage errors and inputs that cannot be read at all.\n"
+		"unreadable objects), 2 for usage errors, inputs that cannot be read at all and\n"
+		"directories with no wheel or ELF object.\n"
 		"A CUDA object that cannot run on a --gpu is a fact here, not an error;\n"
 		"'wheelgate check' turns facts into verdicts.\n");
 }
@@ -52,13 +56,13 @@ static void print_list(const char *label, const wg_scan *s, wg_wheel_list l, con
 	if (!n)
 		printf("-");
 	for (size_t i = 0; i < n; i++)
-		printf("%s%s", i ? sep : "", wg_wheel_list_item(s, l, i));
+		printf("%s%s", i ? sep : "", esc(wg_wheel_list_item(s, l, i)));
 	printf("\n");
 }
 
 static const char *or_dash(const char *s)
 {
-	return s ? s : "-";
+	return s ? esc(s) : "-";
 }
 
 static void print_abi_line(const wg_object_info *oi)
@@ -141,32 +145,32 @@ static void print_object(const wg_object *o, int syms, const wg_gpu *gpus, size_
 	char sz[32];
 	wg_object_get_info(&oi, o);
 	human_size(sz, sizeof(sz), oi.size);
-	printf("  %sobject %s%s  (%s)\n", c_bold(), oi.path, c_off(), sz);
+	printf("  %sobject %s%s  (%s)\n", c_bold(), esc(oi.path), c_off(), sz);
 	if (oi.error) {
-		printf("    %serror: %s%s\n", c_red(), oi.error, c_off());
+		printf("    %serror: %s%s\n", c_red(), esc(oi.error), c_off());
 		return;
 	}
 	printf("    %-11s ELF%d %s (e_machine %d), %s\n", "format", oi.elf_class, oi.machine_name,
 	       oi.machine, oi.type);
 	if (oi.is_extension)
-		printf("    %-11s module %s%s%s for %s%s%s, %s\n", "extension", c_bold(), oi.module,
-		       c_off(), oi.ext_interpreter ? oi.ext_interpreter : "any interpreter",
-		       oi.ext_platform ? " on " : "", oi.ext_platform ? oi.ext_platform : "",
+		printf("    %-11s module %s%s%s for %s%s%s, %s\n", "extension", c_bold(), esc(oi.module),
+		       c_off(), oi.ext_interpreter ? esc(oi.ext_interpreter) : "any interpreter",
+		       oi.ext_platform ? " on " : "", oi.ext_platform ? esc(oi.ext_platform) : "",
 		       oi.has_init ? "exports its PyInit" : "does NOT export its PyInit");
 	if (oi.soname)
-		printf("    %-11s %s\n", "soname", oi.soname);
+		printf("    %-11s %s\n", "soname", esc(oi.soname));
 	printf("    %-11s", "needed");
 	if (!oi.needed_count)
 		printf(" -");
 	for (size_t i = 0; i < oi.needed_count; i++)
-		printf(" %s", wg_object_needed(o, i));
+		printf(" %s", esc(wg_object_needed(o, i)));
 	printf("\n");
 	if (oi.rpath || oi.runpath)
 		printf("    %-11s rpath %s, runpath %s\n", "paths", or_dash(oi.rpath),
 		       or_dash(oi.runpath));
 	char highest[512];
 	if (wg_object_highest_versions(o, highest, sizeof(highest))) {
-		printf("    %-11s %s (the highest of each family)\n", "versions", highest);
+		printf("    %-11s %s (the highest of each family)\n", "versions", esc(highest));
 		/* Every version needed, per library, in the order the object lists them. */
 		size_t nv = wg_object_version_count(o);
 		for (size_t i = 0; i < nv; i++) {
@@ -177,7 +181,7 @@ static void print_object(const wg_object *o, int syms, const wg_gpu *gpus, size_
 				seen = wg_object_version(o, k, &l2, &v2) == WG_OK && !strcmp(l2, lib);
 			if (seen)
 				continue; /* this library's line is printed */
-			printf("      %-20s", lib);
+			printf("      %-20s", esc(lib));
 			const char **vs = calloc(nv, sizeof(*vs));
 			size_t n = 0;
 			for (size_t k = i; vs && k < nv; k++)
@@ -186,7 +190,7 @@ static void print_object(const wg_object *o, int syms, const wg_gpu *gpus, size_
 			if (vs)
 				qsort(vs, n, sizeof(*vs), by_version);
 			for (size_t k = 0; k < n; k++)
-				printf(" %s", vs[k]);
+				printf(" %s", esc(vs[k]));
 			printf("\n");
 			free(vs);
 		}
@@ -208,10 +212,11 @@ static void print_object(const wg_object *o, int syms, const wg_gpu *gpus, size_
 								      : "";
 		printf("      %c %-6s %-4s %-5s%s %s%s%s%s\n", si.defined ? 'D' : 'U',
 		       wg_binding_name(si.binding), abi, si.torch_facing ? "torch" : "", c_dim(),
-		       c_off(), si.name, si.symver ? (si.symver_hidden || !si.defined ? "@" : "@@") : "",
-		       si.symver ? si.symver : "");
+		       c_off(), esc(si.name),
+		       si.symver ? (si.symver_hidden || !si.defined ? "@" : "@@") : "",
+		       si.symver ? esc(si.symver) : "");
 		if (si.demangled)
-			printf("        %s%s%s\n", c_dim(), si.demangled, c_off());
+			printf("        %s%s%s\n", c_dim(), esc(si.demangled), c_off());
 	}
 }
 
@@ -249,14 +254,14 @@ static void print_wheel(const wg_scan *s, bool members)
 {
 	const char *err = wg_wheel_get(s, WG_WHEEL_FILENAME_ERROR);
 	if (err) {
-		printf("  %-12s%s%s%s\n", "filename", c_yellow(), err, c_off());
+		printf("  %-12s%s%s%s\n", "filename", c_yellow(), esc(err), c_off());
 	} else {
-		printf("  %-12s%s %s", "name", wg_wheel_get(s, WG_WHEEL_NAME),
-		       wg_wheel_get(s, WG_WHEEL_VERSION));
+		printf("  %-12s%s %s", "name", esc(wg_wheel_get(s, WG_WHEEL_NAME)),
+		       esc(wg_wheel_get(s, WG_WHEEL_VERSION)));
 		if (wg_wheel_get(s, WG_WHEEL_LOCAL_VERSION))
-			printf("  (local label %s)", wg_wheel_get(s, WG_WHEEL_LOCAL_VERSION));
+			printf("  (local label %s)", esc(wg_wheel_get(s, WG_WHEEL_LOCAL_VERSION)));
 		if (wg_wheel_get(s, WG_WHEEL_BUILD_TAG))
-			printf("  (build %s)", wg_wheel_get(s, WG_WHEEL_BUILD_TAG));
+			printf("  (build %s)", esc(wg_wheel_get(s, WG_WHEEL_BUILD_TAG)));
 		printf("\n");
 		print_list("python tags", s, WG_LIST_PYTHON_TAGS, ".");
 		print_list("abi tags", s, WG_LIST_ABI_TAGS, ".");
@@ -271,7 +276,7 @@ static void print_wheel(const wg_scan *s, bool members)
 	printf("  %-12s%s %s", "METADATA", or_dash(wg_wheel_get(s, WG_WHEEL_META_NAME)),
 	       or_dash(wg_wheel_get(s, WG_WHEEL_META_VERSION)));
 	if (wg_wheel_get(s, WG_WHEEL_REQUIRES_PYTHON))
-		printf(", Requires-Python %s", wg_wheel_get(s, WG_WHEEL_REQUIRES_PYTHON));
+		printf(", Requires-Python %s", esc(wg_wheel_get(s, WG_WHEEL_REQUIRES_PYTHON)));
 	printf("\n");
 	if (wg_wheel_list_count(s, WG_LIST_REQUIRES_DIST))
 		print_list("requires", s, WG_LIST_REQUIRES_DIST, ", ");
@@ -297,7 +302,7 @@ static void print_wheel(const wg_scan *s, bool members)
 		bool bad = mi.record != WG_RECORD_OK && mi.record != WG_RECORD_UNHASHED;
 		printf("    %s%-10s%s %12llu %-8s %s%s\n", bad ? c_red() : c_dim(),
 		       mi.is_dir ? "dir" : wg_record_status_name(mi.record), c_off(),
-		       (unsigned long long)mi.size, mi.method, mi.name, mi.is_elf ? "  [ELF]" : "");
+		       (unsigned long long)mi.size, mi.method, esc(mi.name), mi.is_elf ? "  [ELF]" : "");
 	}
 }
 
@@ -305,7 +310,7 @@ static int print_text(const wg_scan *s, int syms, bool members, const wg_gpu *gp
 {
 	static const char *const kinds[] = {"?", "wheel", "ELF object", "directory"};
 	wg_scan_kind k = wg_scan_get_kind(s);
-	printf("%s%s%s  (%s)\n", c_bold(), wg_scan_get_path(s), c_off(), kinds[k <= 3 ? k : 0]);
+	printf("%s%s%s  (%s)\n", c_bold(), esc(wg_scan_get_path(s)), c_off(), kinds[k <= 3 ? k : 0]);
 	if (k == WG_SCAN_WHEEL)
 		print_wheel(s, members);
 	size_t n = wg_scan_object_count(s);
@@ -319,7 +324,7 @@ static int print_text(const wg_scan *s, int syms, bool members, const wg_gpu *gp
 		for (size_t i = 0; i < np; i++) {
 			wg_problem_info pi = WG_PROBLEM_INFO_INIT;
 			wg_scan_problem(&pi, s, i);
-			printf("    [%s] %s\n", wg_error_name(pi.code), pi.message);
+			printf("    [%s] %s\n", wg_error_name(pi.code), esc(pi.message));
 		}
 	}
 	printf("\n");
@@ -332,7 +337,9 @@ int cmd_inspect(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},      {"symbols", required_argument, NULL, 's'},
 		{"members", no_argument, NULL, 'm'},   {"compact", no_argument, NULL, 'c'},
 		{"gpu", required_argument, NULL, 'g'}, {"entries", required_argument, NULL, 'e'},
-		{"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+		{"help", no_argument, NULL, 'h'},      {"stdin-filename", required_argument, NULL, 'n'},
+		{NULL, 0, NULL, 0}};
+	const char *stdin_name = NULL;
 	bool json = false, members = false, compact = false, entries = true;
 	int syms = SYMS_DEFAULT, c;
 	const char *gpu_specs[MAX_GPUS];
@@ -371,6 +378,7 @@ int cmd_inspect(int argc, char **argv)
 			}
 			entries = !strcmp(optarg, "all");
 			break;
+		case 'n': stdin_name = optarg; break;
 		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
 			fprintf(stderr, "Try 'wheelgate inspect --help'.\n");
@@ -408,10 +416,25 @@ int cmd_inspect(int argc, char **argv)
 	json_t *doc = json ? json_pack("{s:s, s:s, s:[]}", "schema", WG_INSPECT_SCHEMA,
 				       "wheelgate_version", wg_version_string(), "inputs")
 			   : NULL;
-	for (int i = optind; i < argc; i++) {
-		const char *path = argv[i];
+	/* Arguments, then the wheels a directory holds, each an input of its own. */
+	size_t nqueue = (size_t)(argc - optind);
+	char **queue = calloc(nqueue, sizeof(*queue));
+	for (size_t i = 0; queue && i < nqueue; i++)
+		queue[i] = strdup(argv[optind + (int)i]);
+	if (!queue) {
+		fprintf(stderr, "wheelgate: out of memory\n");
+		nqueue = 0;
+		status = EXIT_USAGE;
+	}
+	for (size_t qi = 0; qi < nqueue; qi++) {
+		const char *path = queue[qi];
 		wg_scan *scan = NULL;
 		int rc;
+		if (!path) {
+			fprintf(stderr, "wheelgate: out of memory\n");
+			status = EXIT_USAGE;
+			continue;
+		}
 		if (!strcmp(path, "-")) {
 			unsigned char *buf;
 			size_t len;
@@ -423,20 +446,39 @@ int cmd_inspect(int argc, char **argv)
 				status = EXIT_USAGE;
 				continue;
 			}
-			rc = wg_scan_buffer(&scan, sc, buf, len, "-");
+			path = stdin_name ? stdin_name : "-";
+			rc = wg_scan_buffer(&scan, sc, buf, len, path);
 			free(buf);
 		} else {
 			rc = wg_scan_path(&scan, sc, path);
 		}
 		progress_clear();
 		if (rc < 0) {
-			fprintf(stderr, "wheelgate: %s\n", wg_scanner_error(sc));
+			fprintf(stderr, "wheelgate: %s\n", esc(wg_scanner_error(sc)));
 			if (doc)
 				json_array_append_new(json_object_get(doc, "inputs"),
-					json_pack("{s:s, s:{s:s, s:s}}", "path", path, "error", "code",
-						  wg_error_name(rc), "message", wg_scanner_error(sc)));
+					json_pack("{s:s, s:{s:s, s:s}}", "path", esc(path), "error", "code",
+						  wg_error_name(rc), "message", esc(wg_scanner_error(sc))));
 			status = EXIT_USAGE;
 			continue;
+		}
+		size_t nw = wg_scan_wheel_count(scan);
+		if (nw) {
+			char **q = realloc(queue, (nqueue + nw) * sizeof(*q));
+			if (!q) {
+				fprintf(stderr, "wheelgate: out of memory\n");
+				status = EXIT_USAGE;
+			} else {
+				queue = q;
+				memmove(queue + qi + 1 + nw, queue + qi + 1, (nqueue - qi - 1) * sizeof(*q));
+				for (size_t k = 0; k < nw; k++)
+					queue[qi + 1 + k] = strdup(wg_scan_wheel_path(scan, k));
+				nqueue += nw;
+			}
+			if (!wg_scan_object_count(scan) && !wg_scan_problem_count(scan)) {
+				wg_scan_free(scan);
+				continue; /* only wheels below it: they are the inputs */
+			}
 		}
 		int st;
 		if (doc) {
@@ -463,6 +505,9 @@ int cmd_inspect(int argc, char **argv)
 			status = st;
 		wg_scan_free(scan);
 	}
+	for (size_t i = 0; i < nqueue; i++)
+		free(queue[i]);
+	free(queue);
 	if (doc) {
 		char *out = json_dumps(doc, (compact ? JSON_COMPACT : JSON_INDENT(2)) |
 						    JSON_PRESERVE_ORDER);

@@ -101,3 +101,19 @@ bool wg_has_suffix_cli(const char *s, const char *suffix)
 	size_t n = strlen(s), m = strlen(suffix);
 	return n >= m && !strcmp(s + n - m, suffix);
 }
+
+const char *esc(const char *s)
+{
+	/* A few results live at once (several in one printf); each is freed when reused. */
+	static char *ring[16];
+	static unsigned next;
+	if (!s)
+		return NULL;
+	char *e = NULL;
+	if (wg_escape(&e, s, WG_ESCAPE_CONTROL) < 0)
+		return "(out of memory)";
+	unsigned i = next++ % 16;
+	wg_free(ring[i]);
+	ring[i] = e;
+	return e;
+}

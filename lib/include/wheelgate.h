@@ -63,6 +63,14 @@ WG_API const char *wg_version_string(void);
 /** Frees memory the library handed to the caller (JSON text and the like). */
 WG_API void wg_free(void *ptr);
 
+/** Escapes of wg_escape(): bytes that are not well-formed UTF-8 become \xNN (always); with
+ * WG_ESCAPE_CONTROL also control characters (C0 and DEL as \xNN, C1 as \u00NN), so that text
+ * from a wheel cannot drive a terminal. */
+#define WG_ESCAPE_UTF8 1u
+#define WG_ESCAPE_CONTROL 2u
+/** s as valid UTF-8 (and with flags, free of control characters) in *out; free with wg_free. */
+WG_API int wg_escape(char **out, const char *s, unsigned int flags);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Options and context                                                                     */
 
@@ -136,6 +144,14 @@ typedef enum { WG_SCAN_WHEEL = 1, WG_SCAN_OBJECT = 2, WG_SCAN_DIRECTORY = 3 } wg
 WG_API wg_scan_kind wg_scan_get_kind(const wg_scan *scan);
 /** The path or name the scan was made from. */
 WG_API const char *wg_scan_get_path(const wg_scan *scan);
+/**
+ * The wheels (files named *.whl) found below a directory scanned with wg_scan_path, sorted as
+ * the walk met them; a directory scan holds only its loose ELF objects, and each wheel is an
+ * input of its own (scan it with wg_scan_path). 0 for scans of other kinds. A directory with
+ * neither a wheel nor an ELF object below it fails wg_scan_path with WG_ENOTFOUND.
+ */
+WG_API size_t wg_scan_wheel_count(const wg_scan *scan);
+WG_API const char *wg_scan_wheel_path(const wg_scan *scan, size_t i);
 
 /* ---- wheel facts ---- */
 
@@ -674,6 +690,24 @@ WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
 WG_API int wg_report_worst(const wg_report *r);
 /** The profile the report was made in (install or publish). */
 WG_API wg_profile wg_report_profile(const wg_report *r);
+
+/**
+ * A rule that was not applied because a fact it needs is unknown: a `when:` condition of the
+ * target (a GPU, the torch C++ ABI...), or what its check kind cannot work without (a Python
+ * environment for the loader rules, the wheel's filename for the tag rules). Rules switched
+ * off, or whose known facts rule them out, are not listed.
+ */
+typedef struct wg_not_applied_info {
+	unsigned int version;
+	const char *rule;    /**< "WG-ABI-001" */
+	const char *lacks;   /**< the facts missing, comma-separated: "gpu", "gpu,cuda", "env" */
+	const char *message; /**< "no target GPU (--gpu)" */
+} wg_not_applied_info;
+#define WG_NOT_APPLIED_INFO_VERSION 1
+#define WG_NOT_APPLIED_INFO_INIT { WG_NOT_APPLIED_INFO_VERSION, NULL, NULL, NULL }
+
+WG_API size_t wg_report_not_applied_count(const wg_report *r);
+WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, size_t i);
 
 /** Formats of wg_reports_format(): JSON, SARIF, and the text `wheelgate check` prints (with
  * or without terminal colours; one block per input, no summary line). */

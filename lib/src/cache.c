@@ -15,7 +15,8 @@
 
 #include "internal.h"
 
-/* 2: ELF facts read through PT_LOAD (issue 10): entries of the section-range reader are stale. */
+/* 2: ELF facts read through PT_LOAD (issue 10): entries of the section-range reader are stale;
+ * names that are not UTF-8 kept as hex. */
 #define CACHE_FORMAT "wheelgate.libindex/2"
 
 static int mkdirs(const char *path)
@@ -77,14 +78,67 @@ static void entry_path(char *out, size_t n, const wg_env *e, const char *lib)
 	snprintf(out, n, "%s/%s.json", e->cache_dir, hex);
 }
 
+/*
+ * Names in an object are bytes, not necessarily UTF-8, and JSON strings must be UTF-8: such a
+ * name is kept as {"hex": "..."}, so that a warm run reads back exactly what a cold one read.
+ * (jansson refuses the bytes as a string; dropping them made warm and cold runs disagree.)
+ */
+static json_t *bytes_json(const char *s)
+{
+	if (!s)
+		return json_null();
+	if (wg_utf8_valid(s))
+		return json_string(s);
+	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(s);
+	char *h = malloc(2 * n + 1);
+	if (!h)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		h[2 * i] = hex[(unsigned char)s[i] >> 4];
+		h[2 * i + 1] = hex[(unsigned char)s[i] & 15];
+	}
+	h[2 * n] = '\0';
+	json_t *j = json_pack("{s:s}", "hex", h);
+	free(h);
+	return j;
+}
+
+/* The bytes of a bytes_json value in l's arena, or NULL (not a string, or malformed). */
+static const char *bytes_value(wg_lib *l, json_t *j)
+{
+	if (json_is_string(j))
+		return wg_arena_strdup(&l->arena, json_string_value(j));
+	const char *h = json_string_value(json_object_get(j, "hex"));
+	size_t n = h ? strlen(h) : 1;
+	char *s = n % 2 == 0 ? wg_arena_alloc(&l->arena, n / 2 + 1) : NULL;
+	for (size_t i = 0; s && i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(h + 2 * i, "%2x", &v) != 1 || !v)
+			return NULL;
+		s[i] = (char)v;
+	}
+	if (s)
+		s[n / 2] = '\0';
+	return s;
+}
+
+/* Appends v to a, or marks the whole array failed: an entry is written whole or not at all. */
+static bool append(json_t *a, json_t *v)
+{
+	return v && json_array_append_new(a, v) == 0;
+}
+
 static json_t *syms_json(const wg_libsym *s, size_t n)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < n; i++) {
 		int flags = s[i].weak | s[i].hidden << 1 | s[i].torch << 2 | s[i].string_abi << 3;
-		json_array_append_new(a, json_pack("[s, o, i]", s[i].name,
-						   s[i].version ? json_string(s[i].version) : json_null(),
-						   flags));
+		if (!append(a, json_pack("[o, o, i]", bytes_json(s[i].name), bytes_json(s[i].version),
+					 flags))) {
+			json_decref(a);
+			return NULL;
+		}
 	}
 	return a;
 }
@@ -93,7 +147,10 @@ static json_t *strs_json(const wg_strlist *l)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < l->n; i++)
-		json_array_append_new(a, json_string(l->v[i]));
+		if (!append(a, bytes_json(l->v[i]))) {
+			json_decref(a);
+			return NULL;
+		}
 	return a;
 }
 
@@ -104,13 +161,16 @@ void wg_cache_put(wg_env *e, const wg_lib *l)
 	json_t *vn = json_array();
 	for (size_t i = 0; vn && i < l->verneeds.len; i++) {
 		const wg_verneed *v = wg_vec_at(&l->verneeds, i);
-		json_array_append_new(vn, json_pack("[s, s, b]", v->file, v->version, v->weak));
+		if (!append(vn, json_pack("[o, o, b]", bytes_json(v->file), bytes_json(v->version),
+					  v->weak))) {
+			json_decref(vn);
+			return;
+		}
 	}
-	json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:o, s:o, s:i, s:o, s:o, s:o, s:o, s:o}",
-		"format", CACHE_FORMAT, "path", l->path, "size", (json_int_t)l->size, "mtime",
-		(json_int_t)l->mtime, "soname", l->soname,
-		"rpath", l->rpath ? json_string(l->rpath) : json_null(),
-		"runpath", l->runpath ? json_string(l->runpath) : json_null(),
+	json_t *j = json_pack("{s:s, s:o, s:I, s:I, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o, s:o}",
+		"format", CACHE_FORMAT, "path", bytes_json(l->path), "size", (json_int_t)l->size,
+		"mtime", (json_int_t)l->mtime, "soname", bytes_json(l->soname),
+		"rpath", bytes_json(l->rpath), "runpath", bytes_json(l->runpath),
 		"torch_abi", (int)l->torch_abi, "needed", strs_json(&l->needed),
 		"verdefs", strs_json(&l->verdefs), "verneeds", vn,
 		"defs", syms_json(l->defs, l->ndefs), "undefs", syms_json(l->undefs, l->nundefs));
@@ -141,14 +201,13 @@ static bool load_syms(wg_lib *l, json_t *a, wg_libsym **out, size_t *n)
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		json_t *it = json_array_get(a, i);
-		const char *name = json_string_value(json_array_get(it, 0));
 		json_t *ver = json_array_get(it, 1);
 		json_int_t flags = json_integer_value(json_array_get(it, 2));
-		if (!name || (!json_is_string(ver) && !json_is_null(ver)))
-			return false;
 		wg_libsym *s = &(*out)[i];
-		s->name = wg_arena_strdup(&l->arena, name);
-		s->version = json_is_string(ver) ? wg_arena_strdup(&l->arena, json_string_value(ver)) : NULL;
+		s->name = bytes_value(l, json_array_get(it, 0));
+		s->version = json_is_null(ver) ? NULL : bytes_value(l, ver);
+		if (!s->name || (!s->version && !json_is_null(ver)))
+			return false;
 		s->weak = flags & 1;
 		s->hidden = (flags >> 1) & 1;
 		s->torch = (flags >> 2) & 1;
@@ -163,7 +222,7 @@ static bool load_strs(wg_lib *l, json_t *a, wg_strlist *out)
 	if (!json_is_array(a))
 		return false;
 	for (size_t i = 0; i < json_array_size(a); i++) {
-		const char *s = json_string_value(json_array_get(a, i));
+		const char *s = bytes_value(l, json_array_get(a, i));
 		if (!s || wg_strlist_add(out, &l->arena, s) < 0)
 			return false;
 	}
@@ -183,19 +242,17 @@ wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime)
 	wg_lib *l = calloc(1, sizeof(*l));
 	bool ok = l != NULL;
 	const char *fmt = json_string_value(json_object_get(j, "format"));
-	const char *p = json_string_value(json_object_get(j, "path"));
+	const char *p = ok ? bytes_value(l, json_object_get(j, "path")) : NULL;
 	ok = ok && fmt && !strcmp(fmt, CACHE_FORMAT) && p && !strcmp(p, path) &&
 	     (uint64_t)json_integer_value(json_object_get(j, "size")) == size &&
 	     (uint64_t)json_integer_value(json_object_get(j, "mtime")) == mtime;
 	if (ok) {
 		wg_vec_init(&l->verneeds, sizeof(wg_verneed));
-		const char *so = json_string_value(json_object_get(j, "soname"));
-		const char *rp = json_string_value(json_object_get(j, "rpath"));
-		const char *rn = json_string_value(json_object_get(j, "runpath"));
+		const char *so = bytes_value(l, json_object_get(j, "soname"));
 		l->path = wg_arena_strdup(&l->arena, path);
-		l->soname = so ? wg_arena_strdup(&l->arena, so) : NULL;
-		l->rpath = rp ? wg_arena_strdup(&l->arena, rp) : NULL;
-		l->runpath = rn ? wg_arena_strdup(&l->arena, rn) : NULL;
+		l->soname = so;
+		l->rpath = bytes_value(l, json_object_get(j, "rpath"));
+		l->runpath = bytes_value(l, json_object_get(j, "runpath"));
 		l->size = size;
 		l->mtime = mtime;
 		l->torch_abi = (wg_string_abi)json_integer_value(json_object_get(j, "torch_abi"));
@@ -206,13 +263,13 @@ wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime)
 		     load_syms(l, json_object_get(j, "undefs"), &l->undefs, &l->nundefs);
 		for (size_t i = 0; ok && i < json_array_size(vn); i++) {
 			json_t *it = json_array_get(vn, i);
-			const char *f = json_string_value(json_array_get(it, 0));
-			const char *v = json_string_value(json_array_get(it, 1));
+			const char *f = bytes_value(l, json_array_get(it, 0));
+			const char *v = bytes_value(l, json_array_get(it, 1));
 			wg_verneed *x = f && v ? wg_vec_push(&l->verneeds) : NULL;
 			ok = x != NULL;
 			if (ok) {
-				x->file = wg_arena_strdup(&l->arena, f);
-				x->version = wg_arena_strdup(&l->arena, v);
+				x->file = f;
+				x->version = v;
 				x->weak = json_is_true(json_array_get(it, 2));
 			}
 		}

@@ -174,6 +174,70 @@ int wg_emit_sev(wg_check_ctx *cc, wg_severity sev, const wg_vars *vars, const ch
 	return f->message ? WG_OK : WG_ENOMEM;
 }
 
+/* The facts a rule needs, what each is called, and what gives it. */
+static const struct {
+	unsigned fact;
+	const char *key, *what;
+} facts[] = {
+	{WG_FACT_PYTHON, "python", "no target Python: --target python= or --env"},
+	{WG_FACT_TORCH, "torch", "no target torch: --target torch= or --env"},
+	{WG_FACT_CUDA, "cuda", "no target CUDA: --target cuda= or --env"},
+	{WG_FACT_CXX11ABI, "cxx11abi", "no target torch C++ ABI: --target cxx11abi= or --env"},
+	{WG_FACT_GPU, "gpu", "no target GPU: --gpu"},
+	{WG_FACT_ENV, "env", "no Python environment to load the objects in: --env"},
+	{WG_FACT_FILENAME, "filename",
+	 "no wheel filename for its name, version and tags: --stdin-filename NAME for stdin"},
+};
+
+static unsigned fact_of_key(const char *k)
+{
+	for (size_t i = 0; i < WG_ARRAY_LEN(facts); i++)
+		if (!strcmp(facts[i].key, k))
+			return facts[i].fact;
+	return 0;
+}
+
+/* The facts of what the rule needs that are unknown for this target and input: its `when`
+ * keys and its kind's needs. The filename is a fact of wheels only. */
+static unsigned lacking(const wg_rule *r, const wg_target *t, const wg_scan *scan)
+{
+	unsigned need = r->kind->needs, known = 0;
+	for (size_t i = 0; i < r->nwhen; i++)
+		need |= fact_of_key(r->when[i].key);
+	known |= t->python_major ? WG_FACT_PYTHON : 0;
+	known |= t->torch[0] ? WG_FACT_TORCH : 0;
+	known |= t->cuda_major ? WG_FACT_CUDA : 0;
+	known |= t->cxx11abi >= 0 ? WG_FACT_CXX11ABI : 0;
+	known |= t->ngpus ? WG_FACT_GPU : 0;
+	known |= t->env ? WG_FACT_ENV : 0;
+	known |= scan->kind != WG_SCAN_WHEEL || !scan->fields[WG_WHEEL_FILENAME_ERROR]
+			 ? WG_FACT_FILENAME : 0;
+	return need & ~known;
+}
+
+static int add_not_applied(wg_report *r, const wg_rule *rule, unsigned lacks)
+{
+	wg_buf keys = {0}, what = {0};
+	int rc = WG_OK;
+	for (size_t i = 0; i < WG_ARRAY_LEN(facts) && rc == WG_OK; i++) {
+		if (!(lacks & facts[i].fact))
+			continue;
+		if (keys.len && (rc = wg_buf_append(&keys, ",", 1)) == WG_OK)
+			rc = wg_buf_append(&what, " and ", 5);
+		if (rc == WG_OK && (rc = wg_buf_append(&keys, facts[i].key, strlen(facts[i].key))) == WG_OK)
+			rc = wg_buf_append(&what, facts[i].what, strlen(facts[i].what));
+	}
+	wg_not_applied *na = rc == WG_OK ? wg_vec_push(&r->not_applied) : NULL;
+	if (na) {
+		na->rule = rule->id;
+		na->lacks = wg_arena_strdup(&r->arena, keys.s ? keys.s : "");
+		na->message = wg_arena_strdup(&r->arena, what.s ? what.s : "");
+	}
+	wg_buf_free(&keys);
+	wg_buf_free(&what);
+	return na && na->lacks && na->message ? WG_OK : WG_ENOMEM;
+}
+
 /* Whether the target satisfies the rule's `when` conditions. */
 static bool applies(const wg_rule *r, const wg_target *t)
 {
@@ -227,6 +291,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 		return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
 	}
 	wg_vec_init(&r->findings, sizeof(wg_finding));
+	wg_vec_init(&r->not_applied, sizeof(wg_not_applied));
 	r->path = wg_arena_strdup(&r->arena, scan->path);
 	r->profile = wg_target_profile(target);
 	wg_check_ctx cc;
@@ -241,7 +306,15 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	for (size_t i = 0; i < rs->rules.len && rc == WG_OK; i++) {
 		const wg_rule *rule = wg_vec_at(&rs->rules, i);
 		/* Rules outside this profile are not part of the question asked. */
-		if (!rule->enabled || rule->sev[r->profile] < 0 || !applies(rule, target))
+		if (!rule->enabled || rule->sev[r->profile] < 0)
+			continue;
+		unsigned lacks = lacking(rule, target, scan);
+		if (lacks) {
+			/* Not silently: the report says which rules a missing fact left out. */
+			rc = add_not_applied(r, rule, lacks);
+			continue;
+		}
+		if (!applies(rule, target))
 			continue;
 		cc.rule = rule;
 		cc.severity = (wg_severity)rule->sev[r->profile];
@@ -264,6 +337,7 @@ WG_API void wg_report_free(wg_report *r)
 	if (!r)
 		return;
 	wg_vec_free(&r->findings);
+	wg_vec_free(&r->not_applied);
 	wg_arena_free(&r->arena);
 	free(r);
 }
@@ -296,6 +370,24 @@ WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
 WG_API wg_profile wg_report_profile(const wg_report *r)
 {
 	return r ? r->profile : WG_PROFILE_PUBLISH;
+}
+
+WG_API size_t wg_report_not_applied_count(const wg_report *r)
+{
+	return r ? r->not_applied.len : 0;
+}
+
+WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, size_t i)
+{
+	if (!out || !r || out->version != WG_NOT_APPLIED_INFO_VERSION)
+		return WG_EINVAL;
+	const wg_not_applied *na = wg_vec_at(&r->not_applied, i);
+	if (!na)
+		return WG_ENOTFOUND;
+	out->rule = na->rule;
+	out->lacks = na->lacks;
+	out->message = na->message;
+	return WG_OK;
 }
 
 WG_API int wg_report_worst(const wg_report *r)

@@ -73,6 +73,12 @@ void wg_buf_free(wg_buf *b);
 
 bool wg_has_suffix(const char *s, const char *suffix);
 bool wg_has_prefix(const char *s, const char *prefix);
+/** Whether s is well-formed UTF-8 (what jansson accepts). */
+bool wg_utf8_valid(const char *s);
+/** Appends s to b with the WG_ESCAPE_* escapes (invalid UTF-8 always, controls on request). */
+int wg_buf_escape(wg_buf *b, const char *s, unsigned flags);
+/** A JSON string of s, invalid UTF-8 escaped as \xNN (json.c); never NULL but out of memory. */
+struct json_t *wg_json_str(const char *s);
 
 /* ---- hashing (hash.c, libcrypto) ---- */
 
@@ -238,6 +244,8 @@ struct wg_scan {
 	wg_strlist lists[WG_LIST_RECORD_ORPHANS + 1];
 	bool has_record;
 	wg_vec members;  /* wg_member */
+	/* directory */
+	wg_strlist wheels; /* *.whl files below it, each an input of its own */
 	/* all */
 	wg_vec objects;  /* wg_object* */
 	wg_vec problems; /* wg_problem */
@@ -479,7 +487,18 @@ typedef struct wg_check_kind {
 	int (*run)(wg_check_ctx *cc);
 	const char *const *patterns; /* pattern lists it requires, NULL-terminated */
 	const char *const *vars;     /* placeholders it fills, NULL-terminated */
+	unsigned needs;              /* WG_FACT_* it does nothing without */
 } wg_check_kind;
+
+/* Facts a rule may need ("when:" keys and check kinds' needs); unknown ones make the rule
+ * "not applied", listed in the report. */
+#define WG_FACT_PYTHON 1u
+#define WG_FACT_TORCH 2u
+#define WG_FACT_CUDA 4u
+#define WG_FACT_CXX11ABI 8u
+#define WG_FACT_GPU 16u
+#define WG_FACT_ENV 32u      /* a Python environment (--env) for the loader */
+#define WG_FACT_FILENAME 64u /* a wheel's filename facts: name, version, tags */
 
 typedef struct {
 	const char *id, *check, *title, *message, *fix, *source;
@@ -517,11 +536,16 @@ typedef struct {
 	wg_severity severity;
 } wg_finding;
 
+typedef struct {
+	const char *rule, *lacks, *message;
+} wg_not_applied;
+
 struct wg_report {
 	wg_arena arena;
 	const char *path;
 	wg_profile profile;
 	wg_vec findings; /* wg_finding */
+	wg_vec not_applied; /* wg_not_applied */
 };
 
 struct wg_check_ctx {

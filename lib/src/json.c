@@ -11,16 +11,28 @@
 
 #include "internal.h"
 
+json_t *wg_json_str(const char *s)
+{
+	if (wg_utf8_valid(s))
+		return json_string(s);
+	/* Names and text from a wheel need not be UTF-8; jansson refuses such strings, and a
+	 * refused string would drop the whole item around it. */
+	wg_buf b = {0};
+	json_t *j = wg_buf_escape(&b, s, WG_ESCAPE_UTF8) == WG_OK ? json_string(b.s) : NULL;
+	wg_buf_free(&b);
+	return j;
+}
+
 static json_t *str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return s ? wg_json_str(s) : json_null();
 }
 
 static json_t *strlist(const wg_strlist *l)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < l->n; i++)
-		json_array_append_new(a, json_string(l->v[i]));
+		json_array_append_new(a, wg_json_str(l->v[i]));
 	return a;
 }
 
@@ -32,7 +44,7 @@ static json_t *purelib(const char *v)
 		return json_true();
 	if (!strcasecmp(v, "false"))
 		return json_false();
-	return json_string(v);
+	return wg_json_str(v);
 }
 
 static json_t *wheel_json(const wg_scan *s)
@@ -61,8 +73,8 @@ static json_t *wheel_json(const wg_scan *s)
 	for (size_t i = 0; members && i < s->members.len; i++) {
 		const wg_member *m = wg_vec_at(&s->members, i);
 		json_array_append_new(members,
-			json_pack("{s:s, s:I, s:I, s:s, s:b, s:b, s:b, s:o, s:s}",
-				  "name", m->name, "size", (json_int_t)m->size,
+			json_pack("{s:o, s:I, s:I, s:s, s:b, s:b, s:b, s:o, s:s}",
+				  "name", wg_json_str(m->name), "size", (json_int_t)m->size,
 				  "compressed_size", (json_int_t)m->csize, "method", m->method,
 				  "dir", m->is_dir, "elf", m->is_elf, "safe", m->safe,
 				  "sha256", str_or_null(m->sha256_b64),
@@ -181,8 +193,9 @@ static json_t *object_json(const wg_scan *scan, const wg_object *o, unsigned fla
 {
 	json_t *ext = json_null();
 	if (o->is_extension)
-		ext = json_pack("{s:s, s:s, s:o, s:o, s:b}", "module", o->module ? o->module : "",
-				"suffix", o->ext_suffix ? o->ext_suffix : "",
+		ext = json_pack("{s:o, s:o, s:o, s:o, s:b}", "module",
+				wg_json_str(o->module ? o->module : ""), "suffix",
+				wg_json_str(o->ext_suffix ? o->ext_suffix : ""),
 				"interpreter", str_or_null(o->ext_interpreter),
 				"platform", str_or_null(o->ext_platform), "has_init", o->has_init);
 	json_t *syms = json_array();
@@ -191,15 +204,15 @@ static json_t *object_json(const wg_scan *scan, const wg_object *o, unsigned fla
 		if ((flags & WG_JSON_ABI_SYMBOLS) && !(y->string_abi && y->surface))
 			continue;
 		json_array_append_new(syms,
-			json_pack("{s:s, s:o, s:o, s:b, s:b, s:s, s:s, s:o, s:b, s:b, s:b}",
-				  "name", y->name, "demangled", str_or_null(y->demangled),
+			json_pack("{s:o, s:o, s:o, s:b, s:b, s:s, s:s, s:o, s:b, s:b, s:b}",
+				  "name", wg_json_str(y->name), "demangled", str_or_null(y->demangled),
 				  "version", str_or_null(y->symver), "version_hidden", y->hidden,
 				  "defined", y->defined, "binding", wg_binding_name(y->binding),
 				  "type", wg_symbol_type_name(y->type),
 				  "string_abi", abi_bits(y->string_abi), "torch", y->torch,
 				  "runtime", y->runtime, "abi_surface", y->surface));
 	}
-	json_t *j = json_pack("{s:s, s:I, s:o}", "path", o->path, "size", (json_int_t)o->size,
+	json_t *j = json_pack("{s:o, s:I, s:o}", "path", wg_json_str(o->path), "size", (json_int_t)o->size,
 			      "error", str_or_null(o->error));
 	if (!j)
 		return NULL;
@@ -209,11 +222,11 @@ static json_t *object_json(const wg_scan *scan, const wg_object *o, unsigned fla
 		return j;
 	}
 	json_object_update_new(j, json_pack(
-		"{s:i, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o,"
+		"{s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
 		" s:{s:s, s:s, s:i, s:i, s:i, s:i},"
 		" s:{s:I, s:I, s:I}, s:o}",
-		"class", o->elf_class, "machine", o->machine, "machine_name", o->machine_name,
-		"type", o->type, "soname", str_or_null(o->soname), "needed", strlist(&o->needed),
+		"class", o->elf_class, "machine", o->machine, "machine_name",
+		str_or_null(o->machine_name), "type", str_or_null(o->type), "soname", str_or_null(o->soname), "needed", strlist(&o->needed),
 		"rpath", str_or_null(o->rpath), "runpath", str_or_null(o->runpath),
 		"python_extension", ext,
 		"string_abi", "abi", wg_string_abi_name(o->abi), "torch_abi",
@@ -225,15 +238,17 @@ static json_t *object_json(const wg_scan *scan, const wg_object *o, unsigned fla
 	json_t *needed = json_array(), *highest = json_array();
 	for (size_t i = 0; needed && i < o->verneeds.len; i++) {
 		const wg_verneed *x = wg_vec_at(&o->verneeds, i);
-		json_array_append_new(needed, json_pack("{s:s, s:s, s:b}", "library", x->file,
-							"version", x->version, "weak", x->weak));
+		json_array_append_new(needed, json_pack("{s:o, s:o, s:b}", "library",
+							wg_json_str(x->file), "version",
+							wg_json_str(x->version), "weak", x->weak));
 	}
 	wg_highest best[16];
 	size_t nb = wg_object_highest(o, best, WG_ARRAY_LEN(best));
 	for (size_t k = 0; highest && k < nb; k++)
-		json_array_append_new(highest, json_pack("{s:s, s:s, s:s}", "family", best[k].v.family,
-							 "version", best[k].version, "library",
-							 best[k].library));
+		json_array_append_new(highest, json_pack("{s:o, s:o, s:o}", "family",
+							 wg_json_str(best[k].v.family), "version",
+							 wg_json_str(best[k].version), "library",
+							 wg_json_str(best[k].library)));
 	json_object_set_new(j, "versions", json_pack("{s:o, s:o, s:o}", "needed", needed ? needed : json_array(),
 						     "highest", highest ? highest : json_array(),
 						     "defined", strlist(&o->verdefs)));
@@ -259,11 +274,12 @@ WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int fl
 							flags, gpus, ngpus));
 	for (size_t i = 0; probs && i < scan->problems.len; i++) {
 		const wg_problem *p = wg_vec_at(&scan->problems, i);
-		json_array_append_new(probs, json_pack("{s:s, s:o, s:s}", "code",
+		json_array_append_new(probs, json_pack("{s:s, s:o, s:o}", "code",
 						       wg_error_name(p->code), "where",
-						       str_or_null(p->where), "message", p->message));
+						       str_or_null(p->where), "message",
+						       wg_json_str(p->message)));
 	}
-	json_t *j = json_pack("{s:s, s:s, s:o, s:o, s:o}", "path", scan->path, "kind",
+	json_t *j = json_pack("{s:o, s:s, s:o, s:o, s:o}", "path", wg_json_str(scan->path), "kind",
 			      kinds[scan->kind <= 3 ? scan->kind : 0], "wheel",
 			      scan->kind == WG_SCAN_WHEEL ? wheel_json(scan) : json_null(),
 			      "objects", objs, "problems", probs);

@@ -11,9 +11,29 @@
 
 #include "internal.h"
 
+/* Every string from an input goes through wg_json_str: invalid UTF-8 is escaped, never the
+ * finding dropped (a count would then disagree with the list). */
 static json_t *nstr(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return s ? wg_json_str(s) : json_null();
+}
+
+static json_t *not_applied_json(const wg_report *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && r && i < r->not_applied.len; i++) {
+		const wg_not_applied *na = wg_vec_at(&r->not_applied, i);
+		json_t *lacks = json_array();
+		char keys[128];
+		snprintf(keys, sizeof(keys), "%s", na->lacks);
+		for (char *save = NULL, *k = strtok_r(keys, ",", &save); lacks && k;
+		     k = strtok_r(NULL, ",", &save))
+			json_array_append_new(lacks, json_string(k));
+		json_array_append_new(a, json_pack("{s:s, s:o, s:s}", "rule", na->rule, "lacks",
+						   lacks ? lacks : json_array(), "message",
+						   na->message));
+	}
+	return a;
 }
 
 static json_t *target_json(const wg_target *t)
@@ -66,10 +86,10 @@ static json_t *check_json(const wg_target *target, const char *const *paths,
 		const wg_report *r = reports[i];
 		if (!r) {
 			unreadable++;
-			json_array_append_new(inputs, json_pack("{s:s, s:s, s:s, s:{s:i, s:i, s:i}, s:[]}",
-				"path", paths[i], "verdict", "error", "error",
-				errors && errors[i] ? errors[i] : "unreadable", "counts", "error", 0,
-				"warning", 0, "info", 0, "findings"));
+			json_array_append_new(inputs, json_pack("{s:o, s:s, s:o, s:{s:i, s:i, s:i}, s:[], s:[]}",
+				"path", nstr(paths[i]), "verdict", "error", "error",
+				nstr(errors && errors[i] ? errors[i] : "unreadable"), "counts", "error", 0,
+				"warning", 0, "info", 0, "findings", "not_applied"));
 			continue;
 		}
 		json_t *fs = json_array();
@@ -79,9 +99,10 @@ static json_t *check_json(const wg_target *target, const char *const *paths,
 			c[f->severity]++;
 			json_t *line = f->line ? json_integer(f->line) : json_null();
 			json_array_append_new(fs, json_pack(
-				"{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "rule", f->rule,
-				"severity", wg_severity_name(f->severity), "title", f->title, "message",
-				f->message, "fix", f->fix, "member", nstr(f->member), "symbol",
+				"{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "rule", f->rule,
+				"severity", wg_severity_name(f->severity), "title", nstr(f->title),
+				"message", nstr(f->message), "fix", nstr(f->fix), "member", nstr(f->member),
+				"symbol",
 				nstr(f->symbol), "file", nstr(f->file), "line", line));
 		}
 		bool fails = false;
@@ -93,10 +114,10 @@ static json_t *check_json(const wg_target *target, const char *const *paths,
 			passed++;
 		for (int s = 0; s < 3; s++)
 			counts[s] += c[s];
-		json_array_append_new(inputs, json_pack("{s:s, s:s, s:o, s:{s:I, s:I, s:I}, s:o}",
-			"path", paths[i], "verdict", fails ? "fail" : "pass", "error", json_null(),
+		json_array_append_new(inputs, json_pack("{s:o, s:s, s:o, s:{s:I, s:I, s:I}, s:o, s:o}",
+			"path", nstr(paths[i]), "verdict", fails ? "fail" : "pass", "error", json_null(),
 			"counts", "error", (json_int_t)c[2], "warning", (json_int_t)c[1], "info",
-			(json_int_t)c[0], "findings", fs));
+			(json_int_t)c[0], "findings", fs, "not_applied", not_applied_json(r)));
 	}
 	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 			 "schema", "wheelgate.check/1", "wheelgate_version", wg_version_string(),
@@ -138,7 +159,7 @@ static const char *sarif_level(wg_severity s)
 static json_t *sarif_location(const char *path, const wg_finding *f)
 {
 	char *uri = uri_of(path);
-	json_t *phys = json_pack("{s:{s:s}}", "artifactLocation", "uri", uri ? uri : "");
+	json_t *phys = json_pack("{s:{s:o}}", "artifactLocation", "uri", nstr(uri ? uri : ""));
 	free(uri);
 	if (f && f->line)
 		json_object_set_new(phys, "region", json_pack("{s:i}", "startLine", (int)f->line));
@@ -148,7 +169,7 @@ static json_t *sarif_location(const char *path, const wg_finding *f)
 		snprintf(fq, sizeof(fq), "%s%s%s", f->member ? f->member : "",
 			 f->member && f->symbol ? "!" : "", f->symbol ? f->symbol : "");
 		json_object_set_new(loc, "logicalLocations",
-				    json_pack("[{s:s, s:s}]", "fullyQualifiedName", fq, "kind",
+				    json_pack("[{s:o, s:s}]", "fullyQualifiedName", nstr(fq), "kind",
 					      f->symbol ? "function" : "module"));
 	}
 	return loc;
@@ -159,6 +180,7 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 {
 	wg_profile profile = wg_target_profile(target);
 	json_t *rules = json_array(), *results = json_array(), *notes = json_array();
+	json_t *config = json_array();
 	for (size_t i = 0; rs && i < rs->rules.len; i++) {
 		const wg_rule *r = wg_vec_at(&rs->rules, i);
 		json_array_append_new(rules, json_pack(
@@ -173,11 +195,29 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 	for (size_t i = 0; i < n; i++) {
 		const wg_report *r = reports[i];
 		if (!r) {
-			json_array_append_new(notes, json_pack("{s:s, s:{s:s}, s:[o]}", "level", "error",
-				"message", "text", errors && errors[i] ? errors[i] : "unreadable",
+			json_array_append_new(notes, json_pack("{s:s, s:{s:o}, s:[o]}", "level", "error",
+				"message", "text", nstr(errors && errors[i] ? errors[i] : "unreadable"),
 				"locations", sarif_location(paths[i], NULL)));
 			continue;
 		}
+		/* Rules a missing fact left out: configuration notifications naming the rule. */
+		json_t *na = not_applied_json(r);
+		for (size_t k = 0; na && k < json_array_size(na); k++) {
+			json_t *x = json_array_get(na, k);
+			const char *id = json_string_value(json_object_get(x, "rule"));
+			size_t idx = 0;
+			for (size_t j = 0; rs && j < rs->rules.len; j++)
+				if (!strcmp(((const wg_rule *)wg_vec_at(&rs->rules, j))->id, id))
+					idx = j;
+			char text[1024];
+			snprintf(text, sizeof(text), "%s not applied: %s", id,
+				 json_string_value(json_object_get(x, "message")));
+			json_array_append_new(config, json_pack("{s:s, s:{s:o}, s:{s:s, s:I}, s:[o], s:{s:O}}",
+				"level", "note", "message", "text", nstr(text), "associatedRule", "id", id,
+				"index", (json_int_t)idx, "locations", sarif_location(paths[i], NULL),
+				"properties", "lacks", json_object_get(x, "lacks")));
+		}
+		json_decref(na);
 		for (size_t k = 0; k < r->findings.len; k++) {
 			const wg_finding *f = wg_vec_at(&r->findings, k);
 			size_t idx = 0;
@@ -186,23 +226,72 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 					idx = j;
 			char text[4096];
 			snprintf(text, sizeof(text), "%s Fix: %s", f->message, f->fix);
-			json_array_append_new(results, json_pack("{s:s, s:I, s:s, s:{s:s}, s:[o]}",
+			json_array_append_new(results, json_pack("{s:s, s:I, s:s, s:{s:o}, s:[o]}",
 				"ruleId", f->rule, "ruleIndex", (json_int_t)idx, "level",
-				sarif_level(f->severity), "message", "text", text, "locations",
+				sarif_level(f->severity), "message", "text", nstr(text), "locations",
 				sarif_location(paths[i], f)));
 		}
 	}
-	json_t *run = json_pack("{s:{s:{s:s, s:s, s:s, s:o}}, s:o, s:[{s:b, s:o}]}",
+	json_t *run = json_pack("{s:{s:{s:s, s:s, s:s, s:o}}, s:o, s:[{s:b, s:o, s:o}]}",
 		"tool", "driver", "name", "wheelgate", "version", wg_version_string(),
 		"semanticVersion", wg_version_string(), "rules", rules, "results", results,
 		"invocations", "executionSuccessful", json_array_size(notes) == 0,
-		"toolExecutionNotifications", notes);
+		"toolExecutionNotifications", notes, "toolConfigurationNotifications", config);
 	json_object_set_new(run, "properties", json_pack("{s:s}", "profile", wg_profile_name(profile)));
 	return json_pack("{s:s, s:s, s:[o]}", "$schema", "https://json.schemastore.org/sarif-2.1.0.json",
 			 "version", "2.1.0", "runs", run);
 }
 
-/* The text of `wheelgate check`: PASS/FAIL/ERROR per input, each finding with its fix. */
+/* Appends a literal piece, or (for text from an input) the text with control characters and
+ * invalid UTF-8 escaped: a wheel's names must not drive the terminal. */
+static void put(wg_buf *b, const char *s)
+{
+	wg_buf_append(b, s, strlen(s));
+}
+
+static void put_esc(wg_buf *b, const char *s)
+{
+	wg_buf_escape(b, s, WG_ESCAPE_UTF8 | WG_ESCAPE_CONTROL);
+}
+
+/* "  not applied: WG-ABI-001, WG-ABI-002 (no target ...); WG-GPU-002 (no target GPU (--gpu))":
+ * rules grouped by what they lack, in rule order. */
+static void text_not_applied(wg_buf *b, const wg_report *r, const char *dim, const char *off)
+{
+	size_t n = r->not_applied.len;
+	if (!n)
+		return;
+	bool *done = calloc(n, sizeof(*done));
+	if (!done)
+		return;
+	put(b, "  ");
+	put(b, dim);
+	put(b, "not applied:");
+	for (size_t i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		const wg_not_applied *g = wg_vec_at(&r->not_applied, i);
+		put(b, i ? "; " : " ");
+		for (size_t j = i, first = 1; j < n; j++) {
+			const wg_not_applied *x = wg_vec_at(&r->not_applied, j);
+			if (done[j] || strcmp(x->message, g->message))
+				continue;
+			done[j] = true;
+			put(b, first ? "" : ", ");
+			put(b, x->rule);
+			first = 0;
+		}
+		put(b, " (");
+		put(b, g->message);
+		put(b, ")");
+	}
+	put(b, off);
+	put(b, "\n");
+	free(done);
+}
+
+/* The text of `wheelgate check`: PASS/FAIL/ERROR per input, each finding with its fix, and
+ * the rules not applied. */
 static char *text(const char *const *paths, const wg_report *const *reports,
 		  const char *const *errors, size_t n, wg_severity fail_on, bool color)
 {
@@ -210,29 +299,51 @@ static char *text(const char *const *paths, const wg_report *const *reports,
 		   *yellow = color ? "\033[33m" : "", *dim = color ? "\033[2m" : "",
 		   *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
 	wg_buf b = {0};
-	char line[8192];
 	for (size_t i = 0; i < n; i++) {
 		const wg_report *r = reports[i];
-		int len;
 		if (!r) {
-			len = snprintf(line, sizeof(line), "%sERROR%s %s\n      %s\n", red, off, paths[i],
-				       errors && errors[i] ? errors[i] : "unreadable");
-			wg_buf_append(&b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+			put(&b, red);
+			put(&b, "ERROR");
+			put(&b, off);
+			put(&b, " ");
+			put_esc(&b, paths[i]);
+			put(&b, "\n      ");
+			put_esc(&b, errors && errors[i] ? errors[i] : "unreadable");
+			put(&b, "\n");
 			continue;
 		}
 		bool fails = wg_report_worst(r) >= (int)fail_on;
-		len = snprintf(line, sizeof(line), "%s%s%s %s\n", fails ? red : green,
-			       fails ? "FAIL" : "PASS", off, paths[i]);
-		wg_buf_append(&b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+		put(&b, fails ? red : green);
+		put(&b, fails ? "FAIL" : "PASS");
+		put(&b, off);
+		put(&b, " ");
+		put_esc(&b, paths[i]);
+		put(&b, "\n");
 		for (size_t k = 0; k < r->findings.len; k++) {
 			const wg_finding *f = wg_vec_at(&r->findings, k);
 			const char *c = f->severity == WG_SEV_ERROR ? red
 					: f->severity == WG_SEV_WARNING ? yellow : dim;
-			len = snprintf(line, sizeof(line), "  %s%s%s[%s] %s%s%s\n      %s\n      %sfix:%s %s\n",
-				       c, wg_severity_name(f->severity), off, f->rule, bold, f->title, off,
-				       f->message, dim, off, f->fix);
-			wg_buf_append(&b, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+			put(&b, "  ");
+			put(&b, c);
+			put(&b, wg_severity_name(f->severity));
+			put(&b, off);
+			put(&b, "[");
+			put_esc(&b, f->rule);
+			put(&b, "] ");
+			put(&b, bold);
+			put_esc(&b, f->title);
+			put(&b, off);
+			put(&b, "\n      ");
+			put_esc(&b, f->message);
+			put(&b, "\n      ");
+			put(&b, dim);
+			put(&b, "fix:");
+			put(&b, off);
+			put(&b, " ");
+			put_esc(&b, f->fix);
+			put(&b, "\n");
 		}
+		text_not_applied(&b, r, dim, off);
 	}
 	if (!b.s)
 		wg_buf_append(&b, "", 0);

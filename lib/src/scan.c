@@ -155,6 +155,7 @@ WG_API void wg_scan_free(wg_scan *scan)
 	}
 	for (size_t i = 0; i < WG_ARRAY_LEN(scan->lists); i++)
 		wg_strlist_free(&scan->lists[i]);
+	wg_strlist_free(&scan->wheels);
 	wg_vec_free(&scan->members);
 	wg_vec_free(&scan->objects);
 	wg_vec_free(&scan->problems);
@@ -968,7 +969,16 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 			walk_dir(w, full, sub, depth + 1);
 			continue;
 		}
-		if (!S_ISREG(st.st_mode) || st.st_size < 4)
+		if (!S_ISREG(st.st_mode))
+			continue;
+		if (wg_has_suffix(names[i]->d_name, ".whl")) {
+			/* A wheel is an input of its own, read by whoever walks the directory; an
+			 * unreadable one is then reported, not skipped. */
+			if (wg_strlist_add(&w->scan->wheels, &w->scan->arena, full) < 0)
+				w->rc = WG_ENOMEM;
+			continue;
+		}
+		if (st.st_size < 4)
 			continue;
 		int fd = open(full, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
@@ -1013,6 +1023,14 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 		if (w.rc == WG_ENOMEM) {
 			wg_scan_free(scan);
 			return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+		}
+		if (!scan->objects.len && !scan->wheels.n) {
+			/* Nothing to judge is not a pass. */
+			const wg_problem *p = scan->problems.len ? wg_vec_at(&scan->problems, 0) : NULL;
+			wg_seterr(&s->err, WG_ENOTFOUND, "no wheel or ELF object found in %s%s%s", path,
+				  p ? "; " : "", p ? p->message : "");
+			wg_scan_free(scan);
+			return WG_ENOTFOUND;
 		}
 		*out = scan;
 		return WG_OK;
@@ -1068,6 +1086,16 @@ WG_API wg_scan_kind wg_scan_get_kind(const wg_scan *scan)
 WG_API const char *wg_scan_get_path(const wg_scan *scan)
 {
 	return scan->path;
+}
+
+WG_API size_t wg_scan_wheel_count(const wg_scan *scan)
+{
+	return scan ? scan->wheels.n : 0;
+}
+
+WG_API const char *wg_scan_wheel_path(const wg_scan *scan, size_t i)
+{
+	return scan && i < scan->wheels.n ? scan->wheels.v[i] : NULL;
 }
 
 WG_API const char *wg_wheel_get(const wg_scan *scan, wg_wheel_field f)

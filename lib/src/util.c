@@ -195,3 +195,80 @@ bool wg_has_prefix(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
+
+/* ---- text from strangers: valid UTF-8 for JSON, no control bytes for terminals ---- */
+
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates,
+ * nothing above U+10FFFF), or 0. */
+static size_t utf8_seq(const unsigned char *p)
+{
+	unsigned char c = p[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		return (p[1] & 0xC0) == 0x80 ? 2 : 0;
+	if (c >= 0xE0 && c <= 0xEF) {
+		unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 ? 3 : 0;
+	}
+	if (c >= 0xF0 && c <= 0xF4) {
+		unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+		return p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 && (p[3] & 0xC0) == 0x80
+			       ? 4 : 0;
+	}
+	return 0;
+}
+
+bool wg_utf8_valid(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_seq(p);
+		if (!n)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+int wg_buf_escape(wg_buf *b, const char *s, unsigned flags)
+{
+	static const char hex[] = "0123456789abcdef";
+	int rc = WG_OK;
+	for (const unsigned char *p = (const unsigned char *)s; *p && rc == WG_OK;) {
+		size_t n = utf8_seq(p);
+		/* C0 controls, DEL, and the C1 controls (U+0080..U+009F) that terminals obey. */
+		bool control = n == 1 ? (*p < 0x20 || *p == 0x7F) : n == 2 && p[0] == 0xC2 && p[1] < 0xA0;
+		if (n && !(control && (flags & WG_ESCAPE_CONTROL))) {
+			rc = wg_buf_append(b, (const char *)p, n);
+			p += n;
+			continue;
+		}
+		if (n == 2) { /* a C1 control: its code point */
+			char u[7] = {'\\', 'u', '0', '0', hex[p[1] >> 4], hex[p[1] & 15], 0};
+			rc = wg_buf_append(b, u, 6);
+			p += 2;
+			continue;
+		}
+		char x[5] = {'\\', 'x', hex[*p >> 4], hex[*p & 15], 0};
+		rc = wg_buf_append(b, x, 4);
+		p++;
+	}
+	if (rc == WG_OK && !b->s)
+		rc = wg_buf_append(b, "", 0);
+	return rc;
+}
+
+WG_API int wg_escape(char **out, const char *s, unsigned int flags)
+{
+	if (!out || !s)
+		return WG_EINVAL;
+	wg_buf b = {0};
+	int rc = wg_buf_escape(&b, s, flags | WG_ESCAPE_UTF8);
+	if (rc < 0) {
+		wg_buf_free(&b);
+		*out = NULL;
+		return rc;
+	}
+	*out = b.s;
+	return WG_OK;
+}

@@ -467,6 +467,209 @@ def usage_errors():
 
 
 
+# ---- no silent pass; nothing lost in output (issue 10, points 6 and 7) ----
+
+def make_wheel(path, files, record_extra=b""):
+    """A wheel with files {name: bytes} and a RECORD of them (plus raw rows record_extra)."""
+    import base64
+    import hashlib
+    import zipfile
+    name = os.path.basename(path).split("-")[0] + "-" + os.path.basename(path).split("-")[1]
+    di = name + ".dist-info"
+    files = dict(files)
+    files.setdefault(di + "/METADATA", ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n"
+                                        % tuple(name.split("-"))).encode())
+    files.setdefault(di + "/WHEEL", b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"
+                     b"Tag: py3-none-any\n")
+    rows = b""
+    for n, data in files.items():
+        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+        rows += b"%s,sha256=%s,%d\n" % (n.encode(), h, len(data))
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in files.items():
+            z.writestr(n, data)
+        z.writestr(di + "/RECORD", rows + record_extra + di.encode() + b"/RECORD,,\n")
+    return path
+
+
+@test
+def a_directory_checks_every_wheel_below_it():
+    """check DIR used to walk ELF files only: a folder of wheels passed unread."""
+    need_corpus()
+    rc, doc, err = check_json(*TARGET, CW)
+    names = sorted(n for n in os.listdir(CW) if n.endswith(".whl"))
+    assert [os.path.basename(i["path"]) for i in doc["inputs"]] == names, doc["inputs"]
+    # Each wheel judged exactly as when it is named on its own.
+    rc2, alone, err2 = check_json(*TARGET, *[os.path.join(CW, n) for n in names])
+    assert rc == rc2 == 1 and doc["inputs"] == alone["inputs"], (rc, rc2)
+    assert doc["summary"] == alone["summary"]
+    # A mixed folder: loose ELF objects are one input (the folder), each wheel another;
+    # links are skipped, other files ignored; a wheel in a subfolder is found.
+    tmp = tempfile.mkdtemp()
+    os.makedirs(os.path.join(tmp, "sub", "deeper"))
+    shutil.copy(os.path.join(W, "purepkg-0.1-py3-none-any.whl"), os.path.join(tmp, "sub", "deeper"))
+    shutil.copy(os.path.join(W, "hollow-1.0-py3-none-any.whl"), tmp)
+    shutil.copy(nocode_object(tempfile.mkdtemp()), os.path.join(tmp, "sub", "nocode.so"))
+    os.symlink(os.path.join(tmp, "hollow-1.0-py3-none-any.whl"), os.path.join(tmp, "link.whl"))
+    open(os.path.join(tmp, "notes.txt"), "w").write("not an input\n")
+    rc, doc, err = check_json(tmp)
+    got = [(i["path"], i["verdict"]) for i in doc["inputs"]]
+    assert got == [(tmp, "fail"), (os.path.join(tmp, "hollow-1.0-py3-none-any.whl"), "fail"),
+                   (os.path.join(tmp, "sub", "deeper", "purepkg-0.1-py3-none-any.whl"), "pass")], got
+    assert rc == 1 and doc["summary"]["inputs"] == 3
+    assert {f["rule"] for f in doc["inputs"][0]["findings"]} >= {"WG-GPU-004"}, doc["inputs"][0]
+    # A broken .whl below a folder is reported, not skipped.
+    open(os.path.join(tmp, "broken-1.0-py3-none-any.whl"), "wb").write(b"PK\x03\x04 no zip")
+    rc, doc, err = check_json(tmp)
+    assert rc == 2 and doc["summary"]["unreadable"] == 1, doc["summary"]
+
+
+@test
+def an_empty_directory_is_not_a_pass():
+    tmp = tempfile.mkdtemp()
+    for setup in (lambda: None, lambda: open(os.path.join(tmp, "README"), "w").write("x\n")):
+        setup()
+        rc, out, err = run("--no-config", tmp)
+        assert rc == 2 and "no wheel or ELF object found in " + tmp in err, (rc, out, err)
+        assert "ERROR " + tmp in out and "1 unreadable" in out, out
+        rc, doc, err = check_json(tmp)
+        assert rc == 2 and doc["inputs"][0]["verdict"] == "error", doc
+        assert "no wheel or ELF object found" in doc["inputs"][0]["error"]
+    rc, out, err = subprocess_inspect(tmp)
+    assert rc == 2 and "no wheel or ELF object found in " + tmp in err, (rc, err)
+
+
+def subprocess_inspect(*args):
+    p = subprocess.run([WG, "inspect", *args], capture_output=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr.decode()
+
+
+@test
+def reports_list_the_rules_not_applied():
+    """--target glibc=2.39 alone passed the old-ABI and the sm_80-only wheels without saying
+    that the ABI and GPU rules were skipped for lack of facts."""
+    need_corpus()
+    old, sm80 = os.path.join(CW, "wgdemo_oldabi_sm90" + SUF), os.path.join(CW, "wgdemo_sm80_only" + SUF)
+    rc, doc, err = check_json("--target", GPU_MACHINE, old, sm80)
+    assert rc == 0, (rc, doc)
+    for inp in doc["inputs"]:
+        na = {x["rule"]: x for x in inp["not_applied"]}
+        assert na["WG-ABI-001"]["lacks"] == ["cxx11abi"], na
+        assert "--target cxx11abi=" in na["WG-ABI-001"]["message"]
+        assert na["WG-GPU-002"]["lacks"] == ["gpu"] and "--gpu" in na["WG-GPU-002"]["message"]
+        assert na["WG-GPU-003"]["lacks"] == ["cuda", "gpu"], na
+        assert {r for r, x in na.items() if x["lacks"] == ["env"]} == \
+            {"WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-004"}, na
+    rc, out, err = run("--no-config", "--target", GPU_MACHINE, old)
+    line = [x for x in out.splitlines() if "not applied:" in x]
+    assert len(line) == 1 and "WG-ABI-001 (no target torch C++ ABI: --target cxx11abi= or --env)" \
+        in line[0] and "WG-GPU-002" in line[0] and "(no target GPU: --gpu)" in line[0], out
+    # With every fact given but an environment, only the loader rules are left out; a rule
+    # switched off is not "not applied".
+    rc, doc, err = check_json(*TARGET, "--disable", "WG-LD-004", old)
+    assert [x["rule"] for x in doc["inputs"][0]["not_applied"]] == \
+        ["WG-LD-001", "WG-LD-002", "WG-LD-003"], doc["inputs"][0]["not_applied"]
+    # SARIF: configuration notifications naming the rule and the lacking facts.
+    rc, out, err = run("--no-config", "--format", "sarif", "--target", GPU_MACHINE, old)
+    validate(out, SARIF_SCHEMA, "Draft4Validator")
+    inv = json.loads(out)["runs"][0]["invocations"][0]
+    rules = json.loads(out)["runs"][0]["tool"]["driver"]["rules"]
+    notes = {n["associatedRule"]["id"]: n for n in inv["toolConfigurationNotifications"]}
+    assert notes["WG-ABI-001"]["properties"]["lacks"] == ["cxx11abi"], notes
+    for rid, n in notes.items():
+        assert rules[n["associatedRule"]["index"]]["id"] == rid
+        assert n["message"]["text"].startswith(rid + " not applied: ")
+
+
+@test
+def stdin_takes_a_filename():
+    """`check -` lost the filename facts; --stdin-filename gives them back."""
+    name = "flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl"
+    path = os.path.join(W, name)
+    tgt = ["--target", "torch=2.11.0+cu130,cxx11abi=1", "--profile", "publish"]
+    data = open(path, "rb").read()
+    p = subprocess.run([WG, "check", "--no-config", "--format", "json", *tgt, "-"], input=data,
+                       capture_output=True)
+    bare = json.loads(p.stdout)["inputs"][0]
+    validate(p.stdout, CHECK_SCHEMA)
+    assert bare["path"] == "-" and "WG-CUDA-002" not in {f["rule"] for f in bare["findings"]}
+    na = {x["rule"]: x["lacks"] for x in bare["not_applied"]}
+    assert na["WG-CUDA-002"] == ["filename"] and na["WG-TAG-005"] == ["filename"], na
+    p = subprocess.run([WG, "check", "--no-config", "--format", "json", *tgt, "--stdin-filename",
+                        name, "-"], input=data, capture_output=True)
+    named = json.loads(p.stdout)["inputs"][0]
+    rc, doc, err = check_json(*tgt, path)
+    byfile = doc["inputs"][0]
+    assert named["path"] == name and named["findings"] == byfile["findings"], named
+    assert named["not_applied"] == byfile["not_applied"]
+    assert "WG-CUDA-002" in {f["rule"] for f in named["findings"]}
+    assert "filename" not in {k for x in named["not_applied"] for k in x["lacks"]}
+    p = subprocess.run([WG, "inspect", "--json", "--stdin-filename", name, "-"], input=data,
+                       capture_output=True)
+    w = json.loads(p.stdout)["inputs"][0]["wheel"]["filename"]
+    assert w["name"] == "flash_attn" and w["local_version"] == "cu12torch2.8cxx11abiFALSE", w
+
+
+@test
+def output_file_in_every_format():
+    """-o FILE in text format wrote an empty file."""
+    good = os.path.join(W, "hollow-1.0-py3-none-any.whl")
+    tmp = tempfile.mkdtemp()
+    for fmt in ("text", "json", "sarif"):
+        out_file = os.path.join(tmp, "report." + fmt)
+        rc, out, err = run("--no-config", "--format", fmt, "-o", out_file, good)
+        rc2, out2, err2 = run("--no-config", "--format", fmt, good)
+        assert rc == rc2 == 1 and out == "", (fmt, rc, out)
+        text = open(out_file).read()
+        assert text == out2 and text.strip(), (fmt, text)
+        if fmt == "text":
+            assert "FAIL " + good in text and "1 input: 0 passed, 1 failed" in text
+            assert "1 input: 0 passed, 1 failed" in err  # the summary also on the terminal
+    rc, out, err = run("--no-config", "-o", "/nonexistent/dir/r.txt", good)
+    assert rc == 2 and "/nonexistent/dir/r.txt" in err, (rc, err)
+
+
+@test
+def text_that_is_not_utf8_is_escaped_never_dropped():
+    """JSON and SARIF dropped findings whose text is not UTF-8 while counting them (OpenCV:
+    counts 5, 3 listed); a wheel's bytes reached the terminal raw."""
+    tmp = tempfile.mkdtemp()
+    whl = make_wheel(os.path.join(tmp, "weird-1.0-py3-none-any.whl"),
+                     {"weird/__init__.py": b"x = 1\n"},
+                     b"weird/ghost\xff\xfe.py,sha256=AAAA,1\n"
+                     b"weird/\x1b[2J\x1b]0;pwned\x07.py,sha256=AAAA,1\n"
+                     b"weird/plain.py,sha256=AAAA,1\n")
+    rc, doc, err = check_json("--fail-on", "warning", whl)
+    inp = doc["inputs"][0]
+    listed = len(inp["findings"])
+    assert listed == sum(inp["counts"].values()) >= 3, inp
+    assert doc["summary"]["errors"] + doc["summary"]["warnings"] + doc["summary"]["infos"] == listed
+    members = [f["member"] for f in inp["findings"] if f["member"]]
+    assert "weird/ghost\\xff\\xfe.py" in members, members
+    assert "weird/\x1b[2J\x1b]0;pwned\x07.py" in members, members  # JSON escapes controls itself
+    rc, out, err = run("--no-config", "--format", "sarif", whl)
+    validate(out, SARIF_SCHEMA, "Draft4Validator")
+    assert len(json.loads(out)["runs"][0]["results"]) == listed
+    p = subprocess.run([WG, "check", "--no-config", whl], capture_output=True)
+    assert b"\x1b" not in p.stdout and b"\xff" not in p.stdout and b"\x07" not in p.stdout
+    assert b"weird/ghost\\xff\\xfe.py" in p.stdout and b"\\x1b[2J\\x1b]0;pwned\\x07" in p.stdout
+    rc, out, err = subprocess_inspect("--members", whl)
+    assert b"\x1b" not in out and b"\xff" not in out and b"ghost\\xff\\xfe.py" in out, out
+    rc, out, err = subprocess_inspect("--json", whl)
+    orphans = json.loads(out)["inputs"][0]["wheel"]["record"]["orphans"]
+    assert "weird/ghost\\xff\\xfe.py" in orphans and len(orphans) == 3, orphans
+    # The Python binding and what the pip gate prints: no UnicodeDecodeError.
+    lib = os.path.join(os.path.dirname(WG), "libwheelgate.so.0")
+    code = ("import sys,wheelgate; r=wheelgate.check(sys.argv[1], fail_on='warning');"
+            "print(len(r.findings), r.verdict); wheelgate.Checker().check([sys.argv[1]]).text")
+    env = dict(os.environ, WHEELGATE_LIB=lib, PYTHONPATH=os.path.join(ROOT, "hooks", "pip"))
+    if b"libasan.so" in open(lib, "rb").read():  # a sanitizer build: its runtime comes first
+        asan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                              text=True).stdout.strip()
+        env.update(LD_PRELOAD=asan, ASAN_OPTIONS="detect_leaks=0")
+    p = subprocess.run([sys.executable, "-c", code, whl], capture_output=True, env=env)
+    assert p.returncode == 0 and p.stdout.decode().split() == [str(listed), "fail"], p
+
 
 if __name__ == "__main__":
     sys.exit(main())

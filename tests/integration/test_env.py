@@ -139,13 +139,13 @@ def the_index_cache():
     need_env()
     with tempfile.TemporaryDirectory() as cache:
         t0 = time.time()
-        cold, _ = check_env(cache)
+        cold, cold_doc = check_env(cache)
         t1 = time.time()
         files = glob.glob(os.path.join(cache, "wheelgate", "libs", "*.json"))
         assert len(files) >= 10, files  # torch's 12 libraries, libcudart, the system's
-        warm, _ = check_env(cache)
+        warm, warm_doc = check_env(cache)
         t2 = time.time()
-        assert warm == cold
+        assert warm == cold and warm_doc == cold_doc  # the whole document, not only findings
         print("  cold %.2f s, warm %.2f s, %d entries" % (t1 - t0, t2 - t1, len(files)))
         # Corrupt entries are ignored and rewritten; the verdicts do not change.
         for i, f in enumerate(files):
@@ -171,6 +171,49 @@ def the_index_cache():
             assert f.endswith(".json"), f  # no temporary file left behind
             with open(f) as fh:
                 json.load(fh)
+
+
+def patch_name(path, old, new):
+    data = open(path, "rb").read()
+    assert old in data and len(old) == len(new)
+    open(path, "wb").write(data.replace(old, new))
+
+
+@test
+def the_cache_keeps_names_that_are_not_utf8():
+    """A warm run gave another total than a cold one: the index cache (JSON) dropped the names
+    jansson refused (not UTF-8), so a symbol found cold was missing warm (WG-LD-001)."""
+    need_env()
+    tmp = tempfile.mkdtemp()
+    lib = os.path.join(tmp, "libwgbad.so")
+    ext = os.path.join(tmp, "wgbad.cpython-312-x86_64-linux-gnu.so")
+    with open(os.path.join(tmp, "lib.c"), "w") as f:
+        f.write("int wgbadsymQQQQ(int x) { return x + 1; }\n")
+    with open(os.path.join(tmp, "ext.c"), "w") as f:
+        f.write("int wgbadsymQQQQ(int x);\nint PyInit_wgbad(void) { return wgbadsymQQQQ(1); }\n")
+    for cmd in (["gcc", "-shared", "-fPIC", "-o", lib, os.path.join(tmp, "lib.c"),
+                 "-Wl,-soname,libwgbad.so"],
+                ["gcc", "-shared", "-fPIC", "-o", ext, os.path.join(tmp, "ext.c"), "-L" + tmp,
+                 "-lwgbad", "-Wl,-rpath," + tmp]):
+        if subprocess.run(cmd, capture_output=True).returncode != 0:
+            raise Skip("no gcc to build the fixture")
+    # The same bytes, not UTF-8 and with an escape sequence, in both the definition and the
+    # reference: the loader binds them (the names match byte for byte).
+    for f in (lib, ext):
+        patch_name(f, b"wgbadsymQQQQ", b"wgbadsym\xff\xfe\x1b[")
+    with tempfile.TemporaryDirectory() as cache:
+        docs = []
+        for _ in range(3):  # cold, warm, warm
+            rc, out, err = run("check", "--no-config", "--format", "json", "--env", ENV, ext,
+                               env={"XDG_CACHE_HOME": cache})
+            assert rc == 0, (rc, out, err)
+            docs.append(json.loads(out))
+        assert docs[0]["inputs"][0]["findings"] == [], docs[0]
+        assert docs[1] == docs[0] and docs[2] == docs[0], (docs[0]["summary"], docs[1]["summary"])
+        # The entry of libwgbad.so holds the name, as hex.
+        hexname = b"wgbadsym\xff\xfe\x1b[".hex()
+        assert any(hexname in open(f).read()
+                   for f in glob.glob(os.path.join(cache, "wheelgate", "libs", "*.json")))
 
 
 @test

@@ -167,6 +167,132 @@ START_TEST(test_threads_share_a_context)
 }
 END_TEST
 
+START_TEST(test_escape)
+{
+	static const struct {
+		const char *in, *out, *out_control;
+	} cases[] = {
+		{"plain", "plain", "plain"},
+		{"caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x98\x80", "caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x98\x80",
+		 "caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x98\x80"},
+		{"a\xff" "b", "a\\xff" "b", "a\\xff" "b"},
+		{"\xc0\x80", "\\xc0\\x80", "\\xc0\\x80"},             /* overlong NUL */
+		{"\xed\xa0\x80", "\\xed\\xa0\\x80", "\\xed\\xa0\\x80"}, /* a surrogate */
+		{"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80", "\\xf4\\x90\\x80\\x80"}, /* > U+10FFFF */
+		{"end\xe6\x97", "end\\xe6\\x97", "end\\xe6\\x97"},      /* cut short */
+		{"\x1b[2Jx\x07", "\x1b[2Jx\x07", "\\x1b[2Jx\\x07"},
+		{"tab\tnl\n\x7f", "tab\tnl\n\x7f", "tab\\x09nl\\x0a\\x7f"},
+		{"csi\xc2\x9b" "1m", "csi\xc2\x9b" "1m", "csi\\u009b" "1m"}, /* a C1 control */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *e = NULL;
+		ck_assert_int_eq(wg_escape(&e, cases[i].in, 0), WG_OK);
+		ck_assert_str_eq(e, cases[i].out);
+		wg_free(e);
+		ck_assert_int_eq(wg_escape(&e, cases[i].in, WG_ESCAPE_CONTROL), WG_OK);
+		ck_assert_str_eq(e, cases[i].out_control);
+		wg_free(e);
+	}
+	char *e = NULL;
+	ck_assert_int_eq(wg_escape(&e, NULL, 0), WG_EINVAL);
+	ck_assert_int_eq(wg_escape(NULL, "x", 0), WG_EINVAL);
+}
+END_TEST
+
+START_TEST(test_directory_inputs)
+{
+	/* Every wheel below a directory is listed, sorted, for the caller to scan on its own. */
+	wg_scan *s = t_scan(FIX_WHEELS);
+	size_t n = wg_scan_wheel_count(s);
+	ck_assert_uint_gt(n, 5);
+	for (size_t i = 0; i < n; i++) {
+		const char *p = wg_scan_wheel_path(s, i);
+		ck_assert_ptr_nonnull(strstr(p, FIX_WHEELS "/"));
+		ck_assert_ptr_nonnull(strstr(p, ".whl"));
+		if (i)
+			ck_assert_int_lt(strcmp(wg_scan_wheel_path(s, i - 1), p), 0);
+	}
+	ck_assert_ptr_null(wg_scan_wheel_path(s, n));
+	wg_scan_free(s);
+	/* Loose ELF objects only: no wheels. */
+	s = t_scan(FIX_ABI);
+	ck_assert_uint_eq(wg_scan_wheel_count(s), 0);
+	ck_assert_uint_gt(wg_scan_object_count(s), 0);
+	wg_scan_free(s);
+	/* Nothing to judge is an error, not an empty pass. */
+	char tmp[] = "/tmp/wg-empty-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	const char *msg = t_scan_fails(tmp, WG_ENOTFOUND);
+	ck_assert_ptr_nonnull(strstr(msg, "no wheel or ELF object found in "));
+	ck_assert_ptr_nonnull(strstr(msg, tmp));
+	rmdir(tmp);
+}
+END_TEST
+
+static bool lacks(const wg_report *r, const char *rule, const char *want)
+{
+	for (size_t i = 0; i < wg_report_not_applied_count(r); i++) {
+		wg_not_applied_info na = WG_NOT_APPLIED_INFO_INIT;
+		ck_assert_int_eq(wg_report_not_applied(&na, r, i), WG_OK);
+		if (!strcmp(na.rule, rule)) {
+			ck_assert_ptr_nonnull(na.message);
+			return !strcmp(na.lacks, want);
+		}
+	}
+	return false;
+}
+
+START_TEST(test_not_applied)
+{
+	wg_ruleset *rs = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	wg_scan *s = t_scan(GOOD);
+	wg_report *r = NULL;
+	wg_target inst;
+	wg_target_init(&inst, WG_TARGET_VERSION);
+	inst.profile = WG_PROFILE_INSTALL; /* the loader rules belong to the install question */
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &inst), WG_OK);
+	ck_assert(lacks(r, "WG-ABI-001", "cxx11abi"));
+	ck_assert(lacks(r, "WG-GPU-002", "gpu"));
+	ck_assert(lacks(r, "WG-GPU-003", "cuda,gpu"));
+	ck_assert(lacks(r, "WG-LD-001", "env"));
+	/* A rule outside the profile is not "not applied": it is not part of the question. */
+	ck_assert(!lacks(r, "WG-SYS-003", "filename"));
+	ck_assert(!lacks(r, "WG-TAG-005", "filename")); /* the file has a wheel's name */
+	wg_not_applied_info na = WG_NOT_APPLIED_INFO_INIT;
+	ck_assert_int_eq(wg_report_not_applied(&na, r, 999), WG_ENOTFOUND);
+	na.version = 7;
+	ck_assert_int_eq(wg_report_not_applied(&na, r, 0), WG_EINVAL);
+	na.version = WG_NOT_APPLIED_INFO_VERSION;
+	wg_report_free(r);
+	/* Facts given: those rules apply. */
+	wg_target t;
+	wg_target_init(&t, WG_TARGET_VERSION);
+	ck_assert_int_eq(wg_target_parse(&t, "python=3.12,torch=2.11.0+cu130,cxx11abi=1"), WG_OK);
+	ck_assert_int_eq(wg_target_add_gpu(&t, t_ctx, "sm_90"), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	for (size_t i = 0; i < wg_report_not_applied_count(r); i++) {
+		ck_assert_int_eq(wg_report_not_applied(&na, r, i), WG_OK);
+		ck_assert_str_eq(na.lacks, "env");
+	}
+	ck_assert_uint_eq(wg_report_not_applied_count(r), 4);
+	wg_report_free(r);
+	wg_scan_free(s);
+	/* The same wheel from memory without its name: the filename rules are left out. */
+	size_t len;
+	char *buf = slurp(GOOD, &len);
+	ck_assert_int_eq(wg_scan_buffer(&s, t_sc, buf, len, "-"), WG_OK);
+	t.profile = WG_PROFILE_PUBLISH; /* the filename's claims are the publish question */
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	ck_assert(lacks(r, "WG-TAG-005", "filename"));
+	ck_assert(lacks(r, "WG-CUDA-002", "filename"));
+	wg_report_free(r);
+	wg_scan_free(s);
+	free(buf);
+	wg_ruleset_free(rs);
+}
+END_TEST
+
 Suite *suite_api(void)
 {
 	Suite *s = suite_create("api");
@@ -177,6 +303,9 @@ Suite *suite_api(void)
 	tcase_add_test(tc, test_buffer_errors);
 	tcase_add_test(tc, test_handles_and_versions);
 	tcase_add_test(tc, test_threads_share_a_context);
+	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_directory_inputs);
+	tcase_add_test(tc, test_not_applied);
 	suite_add_tcase(s, tc);
 	return s;
 }

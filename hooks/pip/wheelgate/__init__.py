@@ -105,6 +105,10 @@ def _load():
         "wg_env_open": ([PP, P, ctypes.c_char_p, P], ctypes.c_int), "wg_env_free": ([P], None),
         "wg_env_fill_target": ([P, ctypes.POINTER(_Target)], ctypes.c_int),
         "wg_scan_path": ([PP, P, ctypes.c_char_p], ctypes.c_int), "wg_scan_free": ([P], None),
+        "wg_scan_wheel_count": ([P], ctypes.c_size_t),
+        "wg_scan_wheel_path": ([P, ctypes.c_size_t], ctypes.c_char_p),
+        "wg_scan_object_count": ([P], ctypes.c_size_t),
+        "wg_scan_problem_count": ([P], ctypes.c_size_t),
         "wg_check": ([PP, P, P, P, ctypes.POINTER(_Target)], ctypes.c_int),
         "wg_report_free": ([P], None), "wg_report_worst": ([P], ctypes.c_int),
         "wg_reports_format": ([PP, ctypes.c_int, P, ctypes.POINTER(_Target),
@@ -121,7 +125,13 @@ def _load():
 
 
 def _b(s):
-    return s.encode() if isinstance(s, str) else s
+    return os.fsencode(s) if isinstance(s, str) else s
+
+
+def _s(b):
+    """Text from the library: valid UTF-8 (it escapes a wheel's other bytes), but a message
+    is never worth a UnicodeDecodeError."""
+    return b.decode("utf-8", "backslashreplace") if b is not None else ""
 
 
 def _strv(items):
@@ -149,6 +159,8 @@ class Report:
         self.verdict = d["verdict"]
         self.error = d["error"]
         self.findings = [Finding(f) for f in d["findings"]]
+        # Rules a missing fact left out: [{"rule", "lacks": [...], "message"}].
+        self.not_applied = d.get("not_applied", [])
 
     @property
     def blocking(self):
@@ -186,7 +198,7 @@ class Checker:
         if self.fail_on is None:
             raise WheelgateError("fail_on must be error, warning or info, not %r" % fail_on)
         if lib.wg_context_new(ctypes.byref(self._ctx), None) < 0:
-            raise WheelgateError(lib.wg_error_last().decode())
+            raise WheelgateError(_s(lib.wg_error_last()))
         opts = _RulesetOptions()
         opts.version = 1
         self._keep = [_strv(rules), _strv(disable), _strv(enable)]
@@ -194,9 +206,9 @@ class Checker:
         opts.disable, opts.ndisable = self._keep[1]
         opts.enable, opts.nenable = self._keep[2]
         if lib.wg_ruleset_new(ctypes.byref(self._rs), self._ctx, ctypes.byref(opts)) < 0:
-            raise WheelgateError(lib.wg_error_last().decode())
+            raise WheelgateError(_s(lib.wg_error_last()))
         if lib.wg_scanner_new(ctypes.byref(self._sc), self._ctx) < 0:
-            raise WheelgateError(lib.wg_error_last().decode())
+            raise WheelgateError(_s(lib.wg_error_last()))
         self._target = _Target()
         lib.wg_target_init(ctypes.byref(self._target), 2)
         if profile not in _PROFILES:
@@ -204,36 +216,48 @@ class Checker:
         self._target.profile = _PROFILES[profile]
         if env is not None:
             if lib.wg_env_open(ctypes.byref(self._env), self._sc, _b(os.fspath(env)), None) < 0:
-                raise WheelgateError(lib.wg_scanner_error(self._sc).decode())
+                raise WheelgateError(_s(lib.wg_scanner_error(self._sc)))
             lib.wg_env_fill_target(self._env, ctypes.byref(self._target))
         for spec in ([target] if isinstance(target, str) else list(target or [])):
             if lib.wg_target_parse(ctypes.byref(self._target), _b(spec)) < 0:
-                raise WheelgateError(lib.wg_error_last().decode())
+                raise WheelgateError(_s(lib.wg_error_last()))
         for g in gpus:
             if lib.wg_target_add_gpu(ctypes.byref(self._target), self._ctx, _b(g)) < 0:
-                raise WheelgateError(lib.wg_error_last().decode())
+                raise WheelgateError(_s(lib.wg_error_last()))
 
     def check(self, paths):
-        """Checks every path (wheel, .so, directory); returns a Result."""
+        """Checks every path (wheel, .so, directory); returns a Result. A directory stands
+        for every wheel below it (each an input of its own) and its loose ELF objects."""
         lib = self._lib
-        paths = [os.fspath(p) for p in paths]
-        n = len(paths)
-        reports = (ctypes.c_void_p * max(1, n))()
-        errors = (ctypes.c_char_p * max(1, n))()
-        cpaths = (ctypes.c_char_p * max(1, n))(*[_b(p) for p in paths])
+        queue = [_b(os.fspath(p)) for p in paths]
+        done = []  # (path, report handle or None, error or None)
         try:
-            for i, p in enumerate(paths):
+            while queue:
+                p = queue.pop(0)
                 scan = ctypes.c_void_p()
                 rep = ctypes.c_void_p()
-                rc = lib.wg_scan_path(ctypes.byref(scan), self._sc, _b(p))
+                rc = lib.wg_scan_path(ctypes.byref(scan), self._sc, p)
+                judged = True
                 if rc == 0:
-                    rc = lib.wg_check(ctypes.byref(rep), self._sc, self._rs, scan,
-                                      ctypes.byref(self._target))
+                    wheels = [lib.wg_scan_wheel_path(scan, k)
+                              for k in range(lib.wg_scan_wheel_count(scan))]
+                    queue[0:0] = wheels
+                    judged = not wheels or lib.wg_scan_object_count(scan) or \
+                        lib.wg_scan_problem_count(scan)
+                    if judged:
+                        rc = lib.wg_check(ctypes.byref(rep), self._sc, self._rs, scan,
+                                          ctypes.byref(self._target))
                     lib.wg_scan_free(scan)
+                if not judged:
+                    continue
                 if rc < 0:
-                    errors[i] = lib.wg_scanner_error(self._sc)
+                    done.append((p, None, lib.wg_scanner_error(self._sc)))
                 else:
-                    reports[i] = rep
+                    done.append((p, rep.value, None))
+            n = len(done)
+            cpaths = (ctypes.c_char_p * max(1, n))(*[d[0] for d in done])
+            reports = (ctypes.c_void_p * max(1, n))(*[d[1] for d in done])
+            errors = (ctypes.c_char_p * max(1, n))(*[d[2] for d in done])
             docs = []
             for fmt in (1, 3):  # JSON, then the text of `wheelgate check`
                 out = ctypes.c_void_p()
@@ -241,12 +265,12 @@ class Checker:
                                          ctypes.byref(self._target), cpaths, reports, errors, n,
                                          self.fail_on) < 0:
                     raise WheelgateError("cannot format the report")
-                docs.append(ctypes.string_at(out.value).decode())
+                docs.append(_s(ctypes.string_at(out.value)))
                 lib.wg_free(out)
         finally:
-            for i in range(n):
-                if reports[i]:
-                    lib.wg_report_free(reports[i])
+            for d in done:
+                if d[1]:
+                    lib.wg_report_free(d[1])
         return Result(json.loads(docs[0]), docs[1])
 
     def close(self):
@@ -273,15 +297,16 @@ class Checker:
 
 def check(path, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
           fail_on="error", profile="auto"):
-    """Checks one path (a Report) or a list of paths (a list of Reports). profile: "install"
+    """Checks one path (a Report), or a list of paths or a directory (a list of Reports: a
+    directory stands for the wheels below it, and its loose ELF objects). profile: "install"
     (will it work here?), "publish" (is the wheel what it claims?) or "auto" (install with an
     env or a declared target, else publish)."""
     with Checker(env=env, target=target, gpus=gpus, rules=rules, disable=disable, enable=enable,
                  fail_on=fail_on, profile=profile) as c:
-        if isinstance(path, (list, tuple)):
-            return c.check(path).reports
+        if isinstance(path, (list, tuple)) or os.path.isdir(path):
+            return c.check(path if isinstance(path, (list, tuple)) else [path]).reports
         return c.check([path]).reports[0]
 
 
 def version():
-    return _load().wg_version_string().decode()
+    return _s(_load().wg_version_string())

@@ -64,4 +64,4 @@ static const char *const patterns[] = {"libraries", NULL};
 static const char *const vars[] = {"object", "module", "library", "symbol", "demangled", "count",
 				   "more", "object_abi", "target_abi", "abi_flag", "abi_label",
 				   "abi_bool", NULL};
-const wg_check_kind wg_check_abi_mismatch = {"abi-mismatch", run, patterns, vars};
+const wg_check_kind wg_check_abi_mismatch = {"abi-mismatch", run, patterns, vars, 0};

@@ -44,4 +44,4 @@ static int run(wg_check_ctx *cc)
 static const char *const patterns[] = {"symbols", NULL};
 static const char *const vars[] = {"object", "module", "new_symbol", "old_symbol", "new_count",
 				   "old_count", NULL};
-const wg_check_kind wg_check_abi_mixed = {"abi-mixed", run, patterns, vars};
+const wg_check_kind wg_check_abi_mixed = {"abi-mixed", run, patterns, vars, 0};

@@ -46,4 +46,4 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"object", "library", "library_cuda", NULL};
-const wg_check_kind wg_check_cuda_runtime_major = {"cuda-runtime-major", run, NULL, vars};
+const wg_check_kind wg_check_cuda_runtime_major = {"cuda-runtime-major", run, NULL, vars, 0};

@@ -51,4 +51,4 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"platform_arch", NULL};
 static const char *const vars[] = {"object", "machine", "platform", NULL};
-const wg_check_kind wg_check_elf_machine = {"elf-machine", run, patterns, vars};
+const wg_check_kind wg_check_elf_machine = {"elf-machine", run, patterns, vars, WG_FACT_FILENAME};

@@ -58,4 +58,5 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"cpython_tag", NULL};
 static const char *const vars[] = {"object", "module", "interpreter", "tags", NULL};
-const wg_check_kind wg_check_ext_interpreter = {"ext-interpreter", run, patterns, vars};
+const wg_check_kind wg_check_ext_interpreter = {"ext-interpreter", run, patterns, vars,
+	WG_FACT_FILENAME};

@@ -50,4 +50,4 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"objects", NULL};
 static const char *const vars[] = {"object", "module", "gpu", "sm", "cc", "sass", "ptx", NULL};
-const wg_check_kind wg_check_gpu_cannot_run = {"gpu-cannot-run", run, patterns, vars};
+const wg_check_kind wg_check_gpu_cannot_run = {"gpu-cannot-run", run, patterns, vars, 0};

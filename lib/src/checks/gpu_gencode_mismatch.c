@@ -150,4 +150,4 @@ done:
 static const char *const patterns[] = {"objects", NULL};
 static const char *const vars[] = {"object", "archs", "other_object", "other_archs", "gpu", NULL};
 const wg_check_kind wg_check_gpu_gencode_mismatch = {"gpu-gencode-mismatch", run, patterns,
-						     vars};
+						     vars, 0};

@@ -39,4 +39,4 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"runtime", NULL};
 static const char *const vars[] = {"object", "entries", NULL};
-const wg_check_kind wg_check_gpu_no_code = {"gpu-no-code", run, patterns, vars};
+const wg_check_kind wg_check_gpu_no_code = {"gpu-no-code", run, patterns, vars, 0};

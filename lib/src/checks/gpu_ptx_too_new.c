@@ -44,4 +44,4 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"objects", NULL};
 static const char *const vars[] = {"object", "gpu", "ptx_isa", "needs_cuda", NULL};
-const wg_check_kind wg_check_gpu_ptx_too_new = {"gpu-ptx-too-new", run, patterns, vars};
+const wg_check_kind wg_check_gpu_ptx_too_new = {"gpu-ptx-too-new", run, patterns, vars, 0};

@@ -245,4 +245,4 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"import", "from_import", "compiled", "guard", NULL};
 static const char *const vars[] = {"module", "file", "line", "objects", NULL};
-const wg_check_kind wg_check_hollow_wheel = {"hollow-wheel", run, patterns, vars};
+const wg_check_kind wg_check_hollow_wheel = {"hollow-wheel", run, patterns, vars, 0};

@@ -37,4 +37,5 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"libraries", NULL};
 static const char *const vars[] = {"object", "library", "scope", NULL};
-const wg_check_kind wg_check_ld_missing_library = {"ld-missing-library", run, patterns, vars};
+const wg_check_kind wg_check_ld_missing_library = {"ld-missing-library", run, patterns, vars,
+	WG_FACT_ENV};

@@ -36,4 +36,5 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"object", "library", "version", "scope", NULL};
-const wg_check_kind wg_check_ld_missing_version = {"ld-missing-version", run, NULL, vars};
+const wg_check_kind wg_check_ld_missing_version = {"ld-missing-version", run, NULL, vars,
+	WG_FACT_ENV};

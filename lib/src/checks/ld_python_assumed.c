@@ -17,4 +17,5 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"env", NULL};
-const wg_check_kind wg_check_ld_python_assumed = {"ld-python-assumed", run, NULL, vars};
+const wg_check_kind wg_check_ld_python_assumed = {"ld-python-assumed", run, NULL, vars,
+	WG_FACT_ENV};

@@ -67,4 +67,4 @@ static int run(wg_check_ctx *cc)
 
 static const char *const vars[] = {"object", "symbol", "demangled", "version", "library", "count",
 				   "more", "why", "scope", NULL};
-const wg_check_kind wg_check_ld_unresolved = {"ld-unresolved", run, NULL, vars};
+const wg_check_kind wg_check_ld_unresolved = {"ld-unresolved", run, NULL, vars, WG_FACT_ENV};

@@ -68,4 +68,5 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"cuda", "torch", "abi", NULL};
 static const char *const vars[] = {"label", "what", "wheel_value", "target_value", NULL};
-const wg_check_kind wg_check_local_version = {"local-version", run, patterns, vars};
+const wg_check_kind wg_check_local_version = {"local-version", run, patterns, vars,
+	WG_FACT_FILENAME};

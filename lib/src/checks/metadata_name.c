@@ -38,4 +38,5 @@ static int run(wg_check_ctx *cc)
 static const char *const patterns[] = {"name", NULL};
 static const char *const vars[] = {"filename_name", "metadata_name", "filename_version",
 				   "metadata_version", "what", NULL};
-const wg_check_kind wg_check_metadata_name = {"metadata-name", run, patterns, vars};
+const wg_check_kind wg_check_metadata_name = {"metadata-name", run, patterns, vars,
+	WG_FACT_FILENAME};

@@ -69,4 +69,5 @@ static int run(wg_check_ctx *cc)
 
 static const char *const vars[] = {"object", "platform", "library", "version", "allowed",
 				   "symbol", NULL};
-const wg_check_kind wg_check_platform_tag_versions = {"platform-tag-versions", run, NULL, vars};
+const wg_check_kind wg_check_platform_tag_versions = {"platform-tag-versions", run, NULL, vars,
+	WG_FACT_FILENAME};

@@ -27,4 +27,4 @@ static int run(wg_check_ctx *cc)
 static const char *const patterns[] = {"binary_platform", NULL};
 static const char *const vars[] = {"platform", NULL};
 const wg_check_kind wg_check_platform_without_binaries = {"platform-without-binaries", run,
-							   patterns, vars};
+							   patterns, vars, WG_FACT_FILENAME};

@@ -31,4 +31,4 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"any_platform", NULL};
 static const char *const vars[] = {"object", "count", "why", NULL};
-const wg_check_kind wg_check_pure_with_binaries = {"pure-with-binaries", run, patterns, vars};
+const wg_check_kind wg_check_pure_with_binaries = {"pure-with-binaries", run, patterns, vars, 0};

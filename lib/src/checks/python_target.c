@@ -50,4 +50,5 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"python_tag", NULL};
 static const char *const vars[] = {"tags", NULL};
-const wg_check_kind wg_check_python_target = {"python-target", run, patterns, vars};
+const wg_check_kind wg_check_python_target = {"python-target", run, patterns, vars,
+	WG_FACT_FILENAME};

@@ -27,4 +27,4 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"member", "what", NULL};
-const wg_check_kind wg_check_record_mismatch = {"record-mismatch", run, NULL, vars};
+const wg_check_kind wg_check_record_mismatch = {"record-mismatch", run, NULL, vars, 0};

@@ -20,4 +20,4 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"dist_info", NULL};
-const wg_check_kind wg_check_record_missing = {"record-missing", run, NULL, vars};
+const wg_check_kind wg_check_record_missing = {"record-missing", run, NULL, vars, 0};

@@ -37,4 +37,4 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"member", "what", NULL};
-const wg_check_kind wg_check_record_unlisted = {"record-unlisted", run, NULL, vars};
+const wg_check_kind wg_check_record_unlisted = {"record-unlisted", run, NULL, vars, 0};

@@ -66,4 +66,4 @@ static int run(wg_check_ctx *cc)
 
 static const char *const vars[] = {"object", "library", "version", "family", "provided", "system",
 				   "symbol", "symbols", "beyond", "scope", NULL};
-const wg_check_kind wg_check_system_versions = {"system-versions", run, NULL, vars};
+const wg_check_kind wg_check_system_versions = {"system-versions", run, NULL, vars, 0};

@@ -83,4 +83,5 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"bare_platform", NULL};
 static const char *const vars[] = {"platform", "needs", "policy", "limiting", NULL};
-const wg_check_kind wg_check_tightest_manylinux = {"tightest-manylinux", run, patterns, vars};
+const wg_check_kind wg_check_tightest_manylinux = {"tightest-manylinux", run, patterns, vars,
+	WG_FACT_FILENAME};

@@ -30,4 +30,4 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"member", "problem", "code", NULL};
-const wg_check_kind wg_check_unreadable = {"unreadable", run, NULL, vars};
+const wg_check_kind wg_check_unreadable = {"unreadable", run, NULL, vars, 0};

@@ -26,4 +26,4 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const vars[] = {"member", "problem", NULL};
-const wg_check_kind wg_check_unsafe_member = {"unsafe-member", run, NULL, vars};
+const wg_check_kind wg_check_unsafe_member = {"unsafe-member", run, NULL, vars, 0};

@@ -70,4 +70,4 @@ static int run(wg_check_ctx *cc)
 
 static const char *const patterns[] = {"tag", NULL};
 static const char *const vars[] = {"missing", "extra", NULL};
-const wg_check_kind wg_check_wheel_tags = {"wheel-tags", run, patterns, vars};
+const wg_check_kind wg_check_wheel_tags = {"wheel-tags", run, patterns, vars, WG_FACT_FILENAME};
