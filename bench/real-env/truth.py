@@ -3,10 +3,12 @@
 
 Every installed distribution of PY's environment whose RECORD lists an ELF file is packed back
 into a wheel from its RECORD and checked with `wheelgate check --env PY --gpu auto`; reality is
-measured in fresh processes of PY: every extension module imported by its dotted name, the
-distribution's top-level packages imported, every other shared library loaded with ctypes after
-`import torch` (unless an import or a GPU operation was seen to map it: /proc/self/maps), and
-one GPU operation each for torch, cupy and jax. The confusion table compares the two.
+measured in fresh processes of PY: every extension module imported by its dotted name (and,
+where that fails otherwise than by the loader's words about it, dlopen'ed: a native load failure
+or a Python-level one), the distribution's top-level packages imported (those RECORD holds),
+every other shared library loaded with ctypes after `import torch` (unless an import or a GPU
+operation was seen to map it: /proc/self/maps), and one GPU operation each for torch, cupy and
+jax. The confusion table compares the two.
 
 Standard library only. Usage:
   truth.py --wheelgate PATH/TO/wheelgate [--python PY] [--out DIR] [--jobs N]
@@ -29,6 +31,7 @@ import queue
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -137,9 +140,68 @@ def is_elf(path):
         return False
 
 
+def dynsym_defines(path, name):
+    """Whether the ELF file's dynamic symbol table (.dynsym, its names in the linked .dynstr)
+    defines `name`: True or False, or None when there is no section header table to read."""
+    want = name.encode()
+    try:
+        with open(path, "rb") as f:
+            h = f.read(64)
+            if len(h) < 52 or h[:4] != b"\x7fELF" or h[4] not in (1, 2) or h[5] not in (1, 2):
+                return None
+            e = "<" if h[5] == 1 else ">"
+            wide = h[4] == 2
+            if wide:
+                shoff, = struct.unpack_from(e + "Q", h, 0x28)
+                shentsize, shnum = struct.unpack_from(e + "HH", h, 0x3A)
+                fmt, symfmt = e + "IIQQQQIIQQ", e + "IBBHQQ"
+            else:
+                shoff, = struct.unpack_from(e + "I", h, 0x20)
+                shentsize, shnum = struct.unpack_from(e + "HH", h, 0x2E)
+                fmt, symfmt = e + "IIIIIIIIII", e + "IIIBBH"
+            if not shoff or not shnum or shentsize < struct.calcsize(fmt):
+                return None
+            f.seek(shoff)
+            sh = f.read(shentsize * shnum)
+            if len(sh) < shentsize * shnum:
+                return None
+            secs = [struct.unpack_from(fmt, sh, i * shentsize) for i in range(shnum)]
+            # (name, type, flags, addr, offset, size, link, info, addralign, entsize)
+            found = False
+            for s in secs:
+                if s[1] != 11 or s[6] >= shnum:           # SHT_DYNSYM, its string table
+                    continue
+                found = True
+                st = secs[s[6]]
+                f.seek(st[4])
+                strtab = f.read(st[5])
+                offs, i = set(), strtab.find(want + b"\0")
+                while i >= 0:
+                    offs.add(i)
+                    i = strtab.find(want + b"\0", i + 1)
+                if not offs:
+                    continue
+                size = struct.calcsize(symfmt)
+                f.seek(s[4])
+                syms = f.read(s[5])
+                for j in range(0, len(syms) - size + 1, size):
+                    sym = struct.unpack_from(symfmt, syms, j)
+                    shndx = sym[3] if wide else sym[5]
+                    if sym[0] in offs and shndx != 0:     # defined, not an undefined reference
+                        return True
+            return False if found else None
+    except (OSError, struct.error):
+        return None
+
+
 def exports_pyinit(path, stem):
-    """A plain .so is an extension module when it carries PyInit_<stem> (its dynamic string
-    table does; a byte search is enough to tell a module from a library)."""
+    """An object with an extension suffix is a Python module only when it defines
+    PyInit_<stem> in its dynamic symbol table (torchaudio's lib/*.abi3.so do not: they are
+    libraries that torch.ops.load_library loads). Without a section header table, a byte
+    search of the file stands in."""
+    got = dynsym_defines(path, "PyInit_" + stem)
+    if got is not None:
+        return got
     try:
         with open(path, "rb") as f:
             if os.fstat(f.fileno()).st_size > (512 << 20):
@@ -158,10 +220,12 @@ def classify(arc, path, suffixes):
     if suf is None and base.endswith(".so") and re.search(r"\.cpython-\d+", base):
         return "other", None    # a module for another interpreter: this one never loads it
     if suf is None and base.endswith(".so") and ".so" in suffixes:
-        stem = base[:-3]
-        if stem.isidentifier() and exports_pyinit(path, stem):
-            suf = ".so"
+        suf = ".so"
     if suf is not None:
+        stem = base[:-len(suf)]
+        # A suffix alone makes no module: PyInit_<stem> does.
+        if not (stem.isidentifier() and exports_pyinit(path, stem)):
+            return "library", None
         parts = arc[:-len(suf)].split("/")
         if all(p.isidentifier() for p in parts):
             return "module", ".".join(parts)
@@ -198,6 +262,10 @@ def scan_dist(d, suffixes):
 
 
 def top_levels(d, inside, suffixes):
+    """(top-level names to import, stale names): top_level.txt's names (else those RECORD
+    shows), kept only where RECORD holds them at the site root: a package directory with
+    files, a module file or an extension module. top_level.txt can be stale (xxhash 4.0.1
+    lists _xxhash, which no file provides): such a name is a note, not a failure."""
     if d["top_level"] is not None:
         names = d["top_level"]
     else:
@@ -213,12 +281,18 @@ def top_levels(d, inside, suffixes):
                 suf = next((s for s in suffixes if first.endswith(s)), None)
                 if suf:
                     names.append(first[:-len(suf)])
-    out = []
+    out, stale = [], []
     for n in names:
         n = n.replace("/", ".")
-        if all(p.isidentifier() for p in n.split(".")) and n not in out:
+        if not all(p.isidentifier() for p in n.split(".")) or n in out or n in stale:
+            continue
+        rel = n.replace(".", "/")
+        files = {rel + s for s in [".py", ".pyc"] + list(suffixes)}
+        if any(a.startswith(rel + "/") or a in files for a in inside):
             out.append(n)
-    return out
+        else:
+            stale.append(n)
+    return out, stale
 
 
 # --- packing a wheel back from its RECORD -------------------------------------------------
@@ -364,9 +438,40 @@ def run_bounded(cmd, timeout, cwd, env=None):
 
 
 PROBE = r'''
-import importlib, json, os, sys
+import importlib, json, os, re, sys
 mode, target, pre, roots = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(os.pathsep)
+path = sys.argv[5] if len(sys.argv) > 5 else None
+pre = [m for m in pre.split(",") if m and m != "-"]
 res = {"ok": False, "error": None, "pre_error": None, "out": None}
+# What the dynamic loader says when it cannot load an object (glibc's dl-*.c), as dlopen()'s
+# error reaches Python in an ImportError (an extension) or an OSError (ctypes).
+LOADER = re.compile(r"cannot open shared object file|undefined symbol|version `[^']*' not found|"
+                    r"wrong ELF class|file too short|invalid ELF header|cannot enable executable "
+                    r"stack|static TLS block|ELF load command|ELF file|only ET_DYN and ET_EXEC|"
+                    r"cannot map zero-fill pages|failed to map segment|cannot change memory "
+                    r"protections|cannot restore segment prot|unexpected reloc type|"
+                    r"unsupported version .* of Verdef record|unsupported version .* of Verneed "
+                    r"record|symbol .* version .* not defined in file|cannot dynamically load|"
+                    r"cannot allocate memory|cannot create shared object descriptor|"
+                    r"error while loading shared libraries|not a dynamic executable")
+
+
+def preimport():
+    for m in pre:
+        try:
+            importlib.import_module(m)
+        except BaseException as e:
+            res["pre_error"] = (res["pre_error"] + "; " if res["pre_error"] else "") + \
+                "import %s: %s: %s" % (m, type(e).__name__, e)
+
+
+def same(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, TypeError):
+        return False
+
+
 GPU = {
 "torch": """
 import torch
@@ -397,11 +502,32 @@ out = "%s matmul=%.3g fft=%.3g" % (d, m, f)
 """,
 }
 try:
-    if pre == "torch":
+    if mode == "module":
+        # An extension module: its import, as Python does it (its packages first). When that
+        # fails with the loader's own words about this very file, the loader failed on it;
+        # when it fails otherwise (a parent package, PyInit, the package's Python code), the
+        # loader is asked directly: dlopen(path, RTLD_NOW) after the same pre-imports (its
+        # top-level package, torch where installed) tells a native failure from a Python one.
         try:
-            import torch
+            importlib.import_module(target)
+            res["ok"] = True
         except BaseException as e:
-            res["pre_error"] = "%s: %s" % (type(e).__name__, e)
+            res["error"] = "%s: %s" % (type(e).__name__, e)
+            if isinstance(e, ImportError) and LOADER.search(str(e)) and \
+                    (same(getattr(e, "path", None), path) or path in str(e)):
+                res["level"] = "native"
+            else:
+                preimport()
+                import ctypes
+                try:
+                    ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+                    res["dlopen"] = {"ok": True, "error": None}
+                    res["level"] = "python"
+                except BaseException as e2:
+                    res["dlopen"] = {"ok": False, "error": "%s: %s" % (type(e2).__name__, e2)}
+                    res["level"] = "native"
+    else:
+        preimport()
     if mode == "import":
         importlib.import_module(target)
     elif mode == "dlopen":
@@ -411,7 +537,8 @@ try:
         g = {}
         exec(GPU[target], g)
         res["out"] = g.get("out")
-    res["ok"] = True
+    if mode != "module":
+        res["ok"] = True
 except BaseException as e:
     res["error"] = "%s: %s" % (type(e).__name__, e)
 maps = set()
@@ -433,13 +560,13 @@ os._exit(0)   # loading is the question; teardown crashes are not
 '''
 
 
-def probe(py, mode, target, pre, roots, timeout, cwd):
+def probe(py, mode, target, pre, roots, timeout, cwd, path=None):
     t = time.monotonic()
     timeout = budget(timeout)
     if timeout < 1:
         return {"ok": None, "error": NOT_RUN, "maps": [], "seconds": 0}
-    rc, out, err = run_bounded([py, "-c", PROBE, mode, target, pre, os.pathsep.join(roots)],
-                               timeout, cwd, probe_env())
+    rc, out, err = run_bounded([py, "-c", PROBE, mode, target, pre, os.pathsep.join(roots)] +
+                               ([path] if path else []), timeout, cwd, probe_env())
     out = out.decode(errors="replace")
     err = err.decode(errors="replace")
     res = {"ok": False, "error": None, "maps": []}
@@ -508,38 +635,79 @@ def names_member(f, arc):
 
 # --- the comparison ----------------------------------------------------------------------
 
+def names_failure(text, arc, m):
+    """Whether an import's error text is about member arc: its file's name, its dotted name."""
+    text = text or ""
+    return arc.rsplit("/", 1)[-1] in text or bool(m.get("module")) and \
+        re.search(r"(?<![\w.])%s(?![\w])" % re.escape(m["module"]), text) is not None
+
+
 def judge(rec):
-    """Fills rec['reality'] and rec['compare'] from the probes and the check."""
-    failures = [arc for arc, m in sorted(rec["members"].items())
-                if m.get("result") and m["result"]["ok"] is False]
+    """Fills rec['reality'] and rec['compare'] from the probes and the check.
+
+    A member fails natively when the dynamic loader fails on it: a library's dlopen, or an
+    extension module whose import fails with the loader's words about it or, failing
+    otherwise, whose dlopen(RTLD_NOW) fails too. An extension module whose import fails while
+    its dlopen works failed at the Python level: no ELF check can see that, so it is listed
+    apart and counted neither as a native failure nor as a miss. A native failure is blocking
+    when a top-level import of the distribution fails with it, optional otherwise."""
+    failed = [(arc, m) for arc, m in sorted(rec["members"].items())
+              if m.get("result") and m["result"]["ok"] is False]
+    native = [(a, m) for a, m in failed
+              if m["kind"] != "module" or m["result"].get("level") != "python"]
+    pylevel = [(a, m) for a, m in failed
+               if m["kind"] == "module" and m["result"].get("level") == "python"]
     top_bad = {t: r["error"] for t, r in rec["top_level"].items() if r and r["ok"] is False}
     gpu_bad = {g: r["error"] for g, r in rec["gpu"].items() if r and r["ok"] is False}
     unknown = [t for t, r in list(rec["top_level"].items()) + list(rec["gpu"].items())
                if not r or r["ok"] is None]
+    blocking = {}
+    for arc, m in native:
+        err = m["result"]["error"]
+        blocking[arc] = sorted(t for t, e in top_bad.items()
+                               if e == err or names_failure(e, arc, m))
     # works: True, False, or None where a probe that decides it did not run
     works = False if top_bad or gpu_bad else None if unknown else True
-    rec["reality"] = {"works": works, "top_level_failed": top_bad, "gpu_failed": gpu_bad,
-                      "failed_members": failures, "not_run": unknown}
+    # Broken natively: a GPU operation fails, or a native load failure blocks an import.
+    # Otherwise a broken wheel is broken at the Python level (a top-level import fails with
+    # no loader failure under it).
+    broken_by = None if works is not False else \
+        "native" if gpu_bad or any(blocking.values()) else "python"
+    rec["reality"] = {"works": works, "broken_by": broken_by, "top_level_failed": top_bad,
+                      "gpu_failed": gpu_bad, "failed_members": [a for a, _ in native],
+                      "python_failures": [a for a, _ in pylevel], "not_run": unknown}
     c = rec["check"] or {}
     findings = c.get("findings", [])
-    errors = [f for f in findings if f["severity"] == "error"]
     verdict = c.get("verdict")
     rec["compare"] = {
         "verdict": verdict,
         "false_error": verdict == "fail" and works is True,
-        "missed_wheel": verdict == "pass" and works is False,
+        "missed_wheel": verdict == "pass" and broken_by == "native",
+        "python_broken_passed": verdict == "pass" and broken_by == "python",
         "load_failures": [],
+        "python_failures": [],
     }
-    for arc in failures:
-        m = rec["members"][arc]
+    for arc, m in failed:
         if m["kind"] == "module" and m["module"].split(".")[0] in top_bad:
             m["label"] = "extension module (its package fails to import)"
-        by_err = [f["rule"] for f in errors if names_member(f, arc)]
-        by_warn = [f["rule"] for f in findings if f["severity"] == "warning" and names_member(f, arc)]
+    for arc, m in native:
+        by_err = sorted({f["rule"] for f in findings
+                         if f["severity"] == "error" and names_member(f, arc)})
+        by_warn = sorted({f["rule"] for f in findings
+                          if f["severity"] == "warning" and names_member(f, arc)})
+        r = m["result"]
         rec["compare"]["load_failures"].append({
-            "member": arc, "kind": m["label"], "error": m["result"]["error"],
-            "errors": sorted(set(by_err)), "warnings": sorted(set(by_warn)),
-            "missed": not by_err})
+            "member": arc, "kind": m["label"], "error": r["error"],
+            "dlopen": r.get("dlopen"), "blocking": bool(blocking[arc]),
+            "blocks": blocking[arc], "errors": by_err, "warnings": by_warn,
+            "missed": not by_err and not by_warn,
+            "warned_only_blocking": bool(blocking[arc]) and not by_err and bool(by_warn)})
+    for arc, m in pylevel:
+        r = m["result"]
+        rec["compare"]["python_failures"].append({
+            "member": arc, "module": m["module"], "kind": m["label"], "error": r["error"],
+            "dlopen": r.get("dlopen"),
+            "named_by": sorted({f["rule"] for f in findings if names_member(f, arc)})})
 
 
 def md_cell(s, n=MSG_MAX):
@@ -557,6 +725,16 @@ def capped(L, rows, fmt):
         L.append("| ... %d more in truth.json |" % (len(rows) - ROWS_MAX))
 
 
+def wg_answer(x):
+    """What wheelgate's findings amount to for one native load failure."""
+    if x["errors"]:
+        return "caught (error)"
+    if x["warnings"]:
+        return "**only a warning: it blocks the import**" if x["blocking"] else \
+            "caught (warning: optional)"
+    return "**missed**"
+
+
 def table(recs, meta):
     L = []
     ok = [r for r in recs if r["check"]]
@@ -565,10 +743,17 @@ def table(recs, meta):
     unknown = [r for r in ok if r["reality"]["works"] is None]
     fe = [r for r in ok if r["compare"]["false_error"]]
     mw = [r for r in ok if r["compare"]["missed_wheel"]]
+    pw = [r for r in ok if r["compare"]["python_broken_passed"]]
     unj = [r for r in ok if r["compare"]["verdict"] not in ("pass", "fail")]
     lf = [(r, x) for r in ok for x in r["compare"]["load_failures"]]
+    blocking = [(r, x) for r, x in lf if x["blocking"]]
+    by_error = [(r, x) for r, x in lf if x["errors"]]
     missed = [(r, x) for r, x in lf if x["missed"]]
-    warned = [(r, x) for r, x in missed if x["warnings"]]
+    warned_opt = [(r, x) for r, x in lf if not x["errors"] and x["warnings"] and
+                  not x["blocking"]]
+    warned_blk = [(r, x) for r, x in lf if x["warned_only_blocking"]]
+    pf = [(r, x) for r in ok for x in r["compare"]["python_failures"]]
+    stale = [(r, t) for r in ok for t in r.get("stale_top_level", [])]
     L.append("## Totals\n")
     L.append("python %s (%s), torch %s; %s; GPUs: %s; %d distributions, %d with ELF files "
              "checked in %ss\n" % (meta["python"], meta["executable"],
@@ -584,17 +769,32 @@ def table(recs, meta):
     L.append("|---|---:|")
     L.append("| wheels checked | %d |" % len(ok))
     L.append("| wheels wheelgate failed | %d |" % len(fails))
-    L.append("| wheels that import and run (reality) | %d |" % len(works))
+    L.append("| wheels that import and run (reality: top-level packages import, GPU operations "
+             "run) | %d |" % len(works))
+    L.append("| of which hold a submodule that fails to import at the Python level | %d |" %
+             sum(1 for r in works if r["reality"]["python_failures"]))
     if unknown:
         L.append("| wheels whose reality is unknown (--deadline reached) | %d |" % len(unknown))
     L.append("| **false errors**: wheels failed that import and run | **%d** |" % len(fe))
-    L.append("| of which hold a member that fails to load | %d |" %
+    L.append("| of which hold a native load failure | %d |" %
              sum(1 for r in fe if r["reality"]["failed_members"]))
-    L.append("| broken wheels (an import or GPU operation fails) that wheelgate passed | %d |" %
-             len(mw))
+    L.append("| **broken wheels wheelgate passed** (a native load failure blocks an import, or "
+             "a GPU operation fails) | **%d** |" % len(mw))
+    L.append("| broken wheels wheelgate passed, broken at the Python level only (outside what "
+             "an ELF check can see) | %d |" % len(pw))
     L.append("| native load failures (modules and libraries) | %d |" % len(lf))
-    L.append("| **native load failures missed** (no error names the member) | **%d** |" % len(missed))
-    L.append("| of which a warning names it | %d |" % len(warned))
+    L.append("| native load failures: blocking / optional | %d / %d |" %
+             (len(blocking), len(lf) - len(blocking)))
+    L.append("| native load failures an error names | %d |" % len(by_error))
+    L.append("| optional native load failures only a warning names (caught) | %d |" %
+             len(warned_opt))
+    L.append("| **missed** (no error and no warning names it) | **%d** |" % len(missed))
+    L.append("| of which blocking | %d |" % sum(1 for _, x in missed if x["blocking"]))
+    L.append("| **blocking failures with only a warning** (a miss of severity) | **%d** |" %
+             len(warned_blk))
+    L.append("| Python-level import failures (not a loader failure; outside what an ELF check "
+             "can see) | %d |" % len(pf))
+    L.append("| stale top_level.txt names (not in RECORD: not imported) | %d |" % len(stale))
     L.append("| checks that gave no verdict (timeout, no JSON, unreadable) | %d |" % len(unj))
     L.append("| distributions with ELF files that could not be packed | %d |" %
              len(meta.get("not_packed", [])))
@@ -603,12 +803,15 @@ def table(recs, meta):
     per = collections.OrderedDict()
     for r in ok:
         bad = set(r["reality"]["failed_members"])
+        py_bad = set(r["reality"]["python_failures"])
         for f in r["check"].get("findings", []):
             k = (f["rule"], f["severity"])
             row = per.setdefault(k, {"working": 0, "working_wheels": set(), "broken_member": 0,
-                                     "broken_other": 0})
+                                     "python_member": 0, "broken_other": 0})
             if any(names_member(f, a) for a in bad):
                 row["broken_member"] += 1
+            elif any(names_member(f, a) for a in py_bad):
+                row["python_member"] += 1
             elif r["reality"]["works"]:
                 row["working"] += 1
                 row["working_wheels"].add(r["name"])
@@ -616,17 +819,18 @@ def table(recs, meta):
                 row["broken_other"] += 1
     L.append("## Per rule\n")
     L.append("| rule | severity | findings on working packages (wheels) | findings naming a "
-             "member that fails to load | other findings on broken wheels |")
-    L.append("|---|---|---:|---:|---:|")
+             "native load failure | findings naming a Python-level failure | other findings on "
+             "broken wheels |")
+    L.append("|---|---|---:|---:|---:|---:|")
     for (rule, sev), row in sorted(per.items()):
-        L.append("| %s | %s | %d (%d) | %d | %d |" % (rule, sev, row["working"],
-                                                     len(row["working_wheels"]),
-                                                     row["broken_member"], row["broken_other"]))
+        L.append("| %s | %s | %d (%d) | %d | %d | %d |" % (
+            rule, sev, row["working"], len(row["working_wheels"]), row["broken_member"],
+            row["python_member"], row["broken_other"]))
     L.append("")
     L.append("## Per wheel\n")
     L.append("| distribution | wheelgate | errors | warnings | reality | modules ok | "
-             "libraries ok |")
-    L.append("|---|---|---|---|---|---:|---:|")
+             "libraries ok | native load failures (blocking) | Python-level failures |")
+    L.append("|---|---|---|---|---|---:|---:|---:|---:|")
     for r in ok:
         fs = r["check"].get("findings", [])
         er = collections.Counter(f["rule"] for f in fs if f["severity"] == "error")
@@ -639,10 +843,12 @@ def table(recs, meta):
         else:
             what = ["import %s" % t for t in re_["top_level_failed"]] + \
                    ["%s GPU op" % g for g in re_["gpu_failed"]]
-            real = "BROKEN: " + ", ".join(what)
+            real = "BROKEN%s: %s" % (" (Python level)" if re_["broken_by"] == "python" else "",
+                                     ", ".join(what))
         mods = [m for m in r["members"].values() if m["kind"] == "module"]
         libs = [m for m in r["members"].values() if m["kind"] == "library"]
-        L.append("| %s %s | %s%s | %s | %s | %s | %d/%d | %d/%d |" % (
+        lfs = r["compare"]["load_failures"]
+        L.append("| %s %s | %s%s | %s | %s | %s | %d/%d | %d/%d | %s | %s |" % (
             r["name"], r["version"], r["compare"]["verdict"],
             " (FALSE ERROR)" if r["compare"]["false_error"] else
             " (MISSED)" if r["compare"]["missed_wheel"] else "",
@@ -650,17 +856,51 @@ def table(recs, meta):
             ", ".join("%s×%d" % kv for kv in sorted(wa.items())) or "-",
             md_cell(real, 120),
             sum(1 for m in mods if m["result"] and m["result"]["ok"]), len(mods),
-            sum(1 for m in libs if m["result"] and m["result"]["ok"]), len(libs)))
+            sum(1 for m in libs if m["result"] and m["result"]["ok"]), len(libs),
+            "%d (%d)" % (len(lfs), sum(1 for x in lfs if x["blocking"])) if lfs else "-",
+            len(r["compare"]["python_failures"]) or "-"))
     L.append("")
     L.append("## Native load failures\n")
+    L.append("The dynamic loader fails on the member: a library's dlopen after `import torch`, "
+             "or an extension module's import with the loader's words about it, or its "
+             "dlopen(RTLD_NOW) after its top-level package (and torch) where the import fails "
+             "otherwise. *Blocking*: a top-level import fails with it; *optional*: the "
+             "top-level packages import without it, and a warning naming it is the right "
+             "answer.\n")
     if lf:
-        L.append("| distribution | member | kind | reality | errors naming it | "
-                 "warnings naming it |")
-        L.append("|---|---|---|---|---|---|")
-        capped(L, lf, lambda rx: "| %s | %s | %s | %s | %s | %s |" % (
-            rx[0]["name"], md_cell(rx[1]["member"]), rx[1]["kind"], md_cell(rx[1]["error"], 160),
-            ", ".join(rx[1]["errors"]) or ("**none (missed)**" if not rx[1]["warnings"] else "none"),
-            ", ".join(rx[1]["warnings"]) or "-"))
+        L.append("| distribution | member | kind | blocking | reality | errors naming it | "
+                 "warnings naming it | wheelgate |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        capped(L, lf, lambda rx: "| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            rx[0]["name"], md_cell(rx[1]["member"]), rx[1]["kind"],
+            "**blocking** (import %s)" % ", ".join(rx[1]["blocks"]) if rx[1]["blocking"]
+            else "optional",
+            md_cell(rx[1]["error"] if not (rx[1].get("dlopen") or {}).get("error") else
+                    "%s; dlopen: %s" % (rx[1]["error"], rx[1]["dlopen"]["error"]), 200),
+            ", ".join(rx[1]["errors"]) or "-", ", ".join(rx[1]["warnings"]) or "-",
+            wg_answer(rx[1])))
+    else:
+        L.append("none")
+    L.append("")
+    L.append("## Python-level import failures: not a loader failure, outside what an ELF check "
+             "can see\n")
+    if pf:
+        L.append("| distribution | member | import error | dlopen(RTLD_NOW) after its top-level "
+                 "package | findings naming it |")
+        L.append("|---|---|---|---|---|")
+        capped(L, pf, lambda rx: "| %s | %s | %s | %s | %s |" % (
+            rx[0]["name"], md_cell(rx[1]["member"]), md_cell(rx[1]["error"], 200),
+            "ok" if (rx[1].get("dlopen") or {}).get("ok") else "-",
+            ", ".join(rx[1]["named_by"]) or "-"))
+    else:
+        L.append("none")
+    L.append("")
+    notes = [(r, n) for r in ok for n in r.get("notes", [])]
+    L.append("## Notes\n")
+    if notes:
+        L.append("| distribution | note |")
+        L.append("|---|---|")
+        capped(L, notes, lambda rn: "| %s | %s |" % (rn[0]["name"], md_cell(rn[1])))
     else:
         L.append("none")
     L.append("")
@@ -744,6 +984,10 @@ def main():
         if outside_elf:
             roots_note.append("%d ELF file(s) outside site-packages not packed: %s" %
                               (len(outside_elf), ", ".join(outside_elf[:3])))
+        tops, stale = top_levels(d, inside, suffixes)
+        if stale:
+            roots_note.append("top_level.txt names %s, which RECORD does not hold: not imported"
+                              % ", ".join(stale))
         for arc, m in members.items():
             m["label"] = {"module": "extension module", "library": "library (dlopen alone)",
                           "other": "not loaded (executable, object or other interpreter)"}[m["kind"]]
@@ -751,7 +995,7 @@ def main():
         recs.append({"name": d["name"], "key": dist_key(d["name"]), "version": d["version"],
                      "dist_info": d["dist_info"], "root_is_purelib": d["root_is_purelib"],
                      "tags": d["tags"], "members": members, "notes": roots_note,
-                     "top_level": {t: None for t in top_levels(d, inside, suffixes)},
+                     "top_level": {t: None for t in tops}, "stale_top_level": stale,
                      "gpu": {}, "check": None, "pack": None})
         packs.append((d, inside, outside, recs[-1]))
     log("%d distributions ship ELF files: %s" % (len(recs), " ".join(r["name"] for r in recs)))
@@ -780,11 +1024,17 @@ def main():
                 for p in res.get("maps", []):
                     maps_ok.setdefault(os.path.realpath(p), who)
 
-    def do_probe(rec, what, key, mode, target, pre):
-        res = probe(py, mode, target, pre, roots, a.timeout, cwd)
+    def do_probe(rec, what, key, mode, target, pre, path=None):
+        res = probe(py, mode, target, pre, roots, a.timeout, cwd, path)
         if mode != "dlopen":
-            note_maps(res, "%s %s" % ("import" if mode == "import" else "GPU op", target))
+            note_maps(res, "%s %s" % ("GPU op" if mode == "gpu" else "import", target))
         res["maps"] = len(res.get("maps", []))
+        if mode == "module" and res["ok"] is False and not res.get("level"):
+            # The import crashed or hung before the probe could ask the loader: ask it in a
+            # process of its own, after the same pre-imports.
+            d = probe(py, "dlopen", path, pre, roots, a.timeout, cwd)
+            res["dlopen"] = {"ok": d["ok"], "error": d["error"], "pre_error": d.get("pre_error")}
+            res["level"] = None if d["ok"] is None else "python" if d["ok"] else "native"
         with lock:
             if what == "member":
                 rec["members"][key]["result"] = res
@@ -819,7 +1069,10 @@ def main():
             nprobes += 1
         for arc, m in rec["members"].items():
             if m["kind"] == "module":
-                pool.submit(3, do_probe, rec, "member", arc, "import", m["module"], "-")
+                top = m["module"].split(".")[0]
+                pre = ",".join([top] + (["torch"] if env["torch"] and top != "torch" else []))
+                path = os.path.join(os.path.dirname(rec["dist_info"]), arc)
+                pool.submit(3, do_probe, rec, "member", arc, "module", m["module"], pre, path)
                 nprobes += 1
             elif m["kind"] == "library":
                 path = os.path.join(os.path.dirname(rec["dist_info"]), arc)

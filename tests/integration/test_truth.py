@@ -2,11 +2,16 @@
 """The real-environment truth harness (bench/real-env/truth.py) without a GPU: a venv of
 Debian's python3 with small distributions built here with g++ and installed by pip from real
 wheels (dist-info, RECORD): one that works (an extension and the library it needs from
-<pkg>.libs), one whose extension needs a library that is not there, one that works with an
-optional extension and a ctypes plugin that cannot load, one whose extension fails its own
-initialisation (no loader can predict that), and a pure one (not packed). The harness must pack
-each back into the wheel it came from, find reality, and count what wheelgate got right and
-wrong: its counts are recomputed here from wheelgate's own output on the same wheels.
+<pkg>.libs), one whose extension needs a library that is not there (a blocking native load
+failure), one that works with an optional extension and a ctypes plugin that cannot load
+(optional native load failures), a stale top_level.txt name, a `.abi3.so` library without
+PyInit (torchaudio's lib/ kind), an extension whose PyInit raises and one no import reaches
+(its parent is a module, not a package) while their dlopen works (Python-level failures), one
+whose package imports its extension under try/except and raises again (blocking, though it
+looks optional), one whose extension fails its own initialisation (Python-level, and it breaks
+the package), and a pure one (not packed). The harness must pack each back into the wheel it came from, find
+reality, and count what wheelgate got right and wrong: its counts are recomputed here from
+wheelgate's own output on the same wheels.
 
 Usage: test_truth.py WHEELGATE TRUTH_PY GXX [PYTHON]
 """
@@ -69,7 +74,8 @@ def make_wheel(dirpath, name, version, tag, files, top_level=True):
         "true" if tag.endswith("any") else "false",
         "".join("Tag: %s\n" % t for t in expand(tag)))).encode()
     if top_level:
-        files[di + "/top_level.txt"] = (name + "\n").encode()
+        names = [name] if top_level is True else top_level
+        files[di + "/top_level.txt"] = "".join(n + "\n" for n in names).encode()
     rows = ["%s,sha256=%s,%d" % (n, base64.urlsafe_b64encode(hashlib.sha256(d).digest())
                                  .rstrip(b"=").decode(), len(d)) for n, d in files.items()]
     rows.append(di + "/RECORD,,")
@@ -139,6 +145,16 @@ def build():
                  'extern "C" int wgt_plugin(void) { return wgt_missing(); }', "-L" + b,
                  "-lwgtmissing")
     initfail = ext("wgtruth_initfail", "_ext", "", "return 0;")
+    guarded = ext("wgtruth_guarded", "_ext", uses[0] % "wgt_missing", uses[1] % ("wgt_missing", 7),
+                  "-L" + b, "-lwgtmissing")
+    # PyInit raising: the loader loaded it, Python refused it.
+    raising = ext("wgtruth_plugin", "_raise",
+                  "extern void *PyExc_RuntimeError; void PyErr_SetString(void *, const char *);",
+                  'PyErr_SetString(PyExc_RuntimeError, "wgtruth: refused"); return 0;')
+    # A sound module that no import reaches: wgtruth_plugin.shadow is shadow.py, no package.
+    shadowed = ext("wgtruth_plugin.shadow", "_mod", "", "")
+    # An extension suffix on a library that defines no PyInit_: torch.ops.load_library's kind.
+    ops = gxx(os.path.join(b, "_ops.abi3.so"), 'extern "C" int wgt_ops(void) { return 1; }')
     wheels = {
         "wgtruth_good": {"wgtruth_good/__init__.py": b"from . import _ext, _plain\n",
                          "wgtruth_good/_ext" + sfx: good,
@@ -149,13 +165,26 @@ def build():
         "wgtruth_plugin": {"wgtruth_plugin/__init__.py":
                            b"try:\n    from . import _opt\nexcept ImportError:\n    _opt = None\n",
                            "wgtruth_plugin/_opt" + sfx: opt,
-                           "wgtruth_plugin/plugins/libwgtplugin.so": plugin},
+                           "wgtruth_plugin/plugins/libwgtplugin.so": plugin,
+                           "wgtruth_plugin/_raise" + sfx: raising,
+                           "wgtruth_plugin/shadow.py": b"",
+                           "wgtruth_plugin/shadow/_mod" + sfx: shadowed,
+                           "wgtruth_plugin/lib/_ops.abi3.so": ops},
+        # Imported under try/except, yet the handler raises again: the failure blocks the
+        # import, and its error names the module rather than repeating the loader's words.
+        "wgtruth_guarded": {"wgtruth_guarded/__init__.py":
+                            b"try:\n    from . import _ext\nexcept ImportError:\n"
+                            b"    raise RuntimeError('wgtruth_guarded._ext is unavailable')\n",
+                            "wgtruth_guarded/_ext" + sfx: guarded},
         "wgtruth_initfail": {"wgtruth_initfail/__init__.py": b"from . import _ext\n",
                              "wgtruth_initfail/_ext" + sfx: initfail},
     }
     # wgtruth_good has no top_level.txt: its top-level packages come from RECORD, where
     # wgtruth_good.libs/ is no package.
-    paths = {n: make_wheel(wd, n, "1.0", tag, f, top_level=n != "wgtruth_good")
+    # wgtruth_plugin's top_level.txt is stale: _wgtruth_gone is no file of it (xxhash 4.0.1's
+    # _xxhash).
+    tops = {"wgtruth_good": False, "wgtruth_plugin": ["wgtruth_plugin", "_wgtruth_gone"]}
+    paths = {n: make_wheel(wd, n, "1.0", tag, f, top_level=tops.get(n, True))
              for n, f in wheels.items()}
     paths["wgtruth_pure"] = make_wheel(wd, "wgtruth_pure", "1.0", "py3-none-any",
                                        {"wgtruth_pure/__init__.py": b""})
@@ -228,20 +257,50 @@ def reality_is_measured_in_fresh_processes():
     assert lib["label"].startswith("library (loaded by import wgtruth_good"), lib["label"]
 
     broken = w["wgtruth_broken"]
-    assert not broken["reality"]["works"]
+    assert not broken["reality"]["works"] and broken["reality"]["broken_by"] == "native"
     assert "libwgtmissing.so" in broken["reality"]["top_level_failed"]["wgtruth_broken"]
     assert broken["reality"]["failed_members"] == ["wgtruth_broken/_ext" + sfx]
+    assert broken["members"]["wgtruth_broken/_ext" + sfx]["result"]["level"] == "native"
+    assert [x["blocking"] for x in broken["compare"]["load_failures"]] == [True]
 
     plugin = w["wgtruth_plugin"]
     assert plugin["reality"]["works"], plugin["reality"]
+    # Optional native failures: the package imports without them.
     assert sorted(plugin["reality"]["failed_members"]) == \
         ["wgtruth_plugin/_opt" + sfx, "wgtruth_plugin/plugins/libwgtplugin.so"]
+    assert [x["blocking"] for x in plugin["compare"]["load_failures"]] == [False, False]
     p = plugin["members"]["wgtruth_plugin/plugins/libwgtplugin.so"]
     assert p["label"] == "library (dlopen alone)" and "libwgtmissing.so" in p["result"]["error"]
+    opt = plugin["members"]["wgtruth_plugin/_opt" + sfx]["result"]
+    assert opt["level"] == "native" and "libwgtmissing.so" in opt["error"], opt
+    # Python-level failures: the import fails, the loader loads the file.
+    assert sorted(plugin["reality"]["python_failures"]) == \
+        ["wgtruth_plugin/_raise" + sfx, "wgtruth_plugin/shadow/_mod" + sfx]
+    r = plugin["members"]["wgtruth_plugin/_raise" + sfx]["result"]
+    assert r["level"] == "python" and r["dlopen"]["ok"], r
+    assert r["error"].startswith("RuntimeError: wgtruth: refused"), r
+    r = plugin["members"]["wgtruth_plugin/shadow/_mod" + sfx]["result"]
+    assert r["level"] == "python" and r["dlopen"]["ok"], r
+    assert r["error"].startswith("ModuleNotFoundError"), r
+    # top_level.txt's stale name is a note, never imported.
+    assert list(plugin["top_level"]) == ["wgtruth_plugin"], plugin["top_level"]
+    assert plugin["stale_top_level"] == ["_wgtruth_gone"]
+    assert any("_wgtruth_gone" in n for n in plugin["notes"]), plugin["notes"]
+    # An .abi3.so without PyInit_ is a library, loaded by dlopen.
+    ops = plugin["members"]["wgtruth_plugin/lib/_ops.abi3.so"]
+    assert ops["kind"] == "library" and ops["module"] is None and ops["result"]["ok"], ops
+
+    guarded = w["wgtruth_guarded"]
+    assert not guarded["reality"]["works"] and guarded["reality"]["broken_by"] == "native"
+    assert [(x["member"], x["blocking"]) for x in guarded["compare"]["load_failures"]] == \
+        [("wgtruth_guarded/_ext" + sfx, True)], guarded["compare"]
 
     initfail = w["wgtruth_initfail"]
-    assert not initfail["reality"]["works"]
-    assert "SystemError" in initfail["members"]["wgtruth_initfail/_ext" + sfx]["result"]["error"]
+    assert not initfail["reality"]["works"] and initfail["reality"]["broken_by"] == "python"
+    r = initfail["members"]["wgtruth_initfail/_ext" + sfx]["result"]
+    assert "SystemError" in r["error"] and r["level"] == "python" and r["dlopen"]["ok"], r
+    assert initfail["reality"]["failed_members"] == []
+    assert initfail["reality"]["python_failures"] == ["wgtruth_initfail/_ext" + sfx]
 
 
 def wheelgate(wheel):
@@ -261,45 +320,73 @@ def names(f, member):
 def the_table_counts_what_wheelgate_said():
     s = setup()
     w = by_name()
-    false_err = missed_wheels = failures = missed = 0
+    c = dict.fromkeys(("false_err", "missed_wheels", "py_wheels", "failures", "blocking",
+                       "by_error", "warned_opt", "missed", "warned_blk", "python"), 0)
     for name, rec in w.items():
         inp = wheelgate(rec["pack"]["wheel"])
         assert rec["check"]["verdict"] == inp["verdict"], (name, rec["check"]["verdict"])
         assert rec["check"]["counts"] == inp["counts"], name
         assert len(rec["check"]["findings"]) == len(inp["findings"]), name
-        works = rec["reality"]["works"]
+        re_ = rec["reality"]
+        works = re_["works"]
         assert rec["compare"]["false_error"] == (inp["verdict"] == "fail" and works), name
-        assert rec["compare"]["missed_wheel"] == (inp["verdict"] == "pass" and not works), name
-        false_err += inp["verdict"] == "fail" and works
-        missed_wheels += inp["verdict"] == "pass" and not works
-        for m, x in zip(rec["reality"]["failed_members"], rec["compare"]["load_failures"]):
-            failures += 1
-            miss = not any(f["severity"] == "error" and names(f, m) for f in inp["findings"])
-            assert x["member"] == m and x["missed"] == miss, (name, x)
-            missed += miss
-    # A missing library is within a loader's reach: wheelgate names it; a failing
-    # initialisation is not: nothing names it, and the table must say so.
+        native_broken = not works and re_["broken_by"] == "native"
+        assert rec["compare"]["missed_wheel"] == (inp["verdict"] == "pass" and native_broken)
+        c["false_err"] += inp["verdict"] == "fail" and works
+        c["missed_wheels"] += inp["verdict"] == "pass" and native_broken
+        c["py_wheels"] += inp["verdict"] == "pass" and re_["broken_by"] == "python"
+        assert [x["member"] for x in rec["compare"]["load_failures"]] == re_["failed_members"]
+        for x in rec["compare"]["load_failures"]:
+            m = x["member"]
+            err = any(f["severity"] == "error" and names(f, m) for f in inp["findings"])
+            warn = any(f["severity"] == "warning" and names(f, m) for f in inp["findings"])
+            assert x["missed"] == (not err and not warn), (name, x)
+            assert x["warned_only_blocking"] == (x["blocking"] and not err and warn), (name, x)
+            c["failures"] += 1
+            c["blocking"] += x["blocking"]
+            c["by_error"] += err
+            c["warned_opt"] += not err and warn and not x["blocking"]
+            c["missed"] += not err and not warn
+            c["warned_blk"] += x["blocking"] and not err and warn
+        assert [x["member"] for x in rec["compare"]["python_failures"]] == re_["python_failures"]
+        c["python"] += len(re_["python_failures"])
+    # A missing library is within a loader's reach: wheelgate names it.
     br = w["wgtruth_broken"]["compare"]["load_failures"]
     assert [x["missed"] for x in br] == [False], br
-    inf = w["wgtruth_initfail"]["compare"]["load_failures"]
-    assert [x["missed"] for x in inf] == [True], inf
-    assert failures == 4 and missed >= 1
+    assert c["failures"] == 4 and c["blocking"] == 2 and c["python"] == 3, c
     table = open(os.path.join(s["out"], "table.md")).read()
     assert table.strip() == s["stdout"].strip()
 
-    def row(label):
-        m = re.search(r"^\| (?:\*\*)?%s[^|]*\| (?:\*\*)?(\d+)" % re.escape(label), table, re.M)
+    def row(label, n=1):
+        m = re.search(r"^\| (?:\*\*)?%s[^|]*\| (?:\*\*)?(\d+)(?: / (\d+))?" % re.escape(label),
+                      table, re.M)
         assert m, label
-        return int(m.group(1))
-    assert row("wheels checked") == 4
-    assert row("wheels that import and run (reality)") == 2
-    assert row("false errors") == false_err
-    assert row("broken wheels (an import or GPU operation fails) that wheelgate passed") == \
-        missed_wheels
-    assert row("native load failures (modules and libraries)") == failures
-    assert row("native load failures missed") == missed
-    assert "| wgtruth_initfail 1.0 | pass (MISSED) |" in table or \
-        w["wgtruth_initfail"]["check"]["verdict"] == "fail"
+        return int(m.group(1)) if n == 1 else (int(m.group(1)), int(m.group(2)))
+    assert row("wheels checked") == 5
+    assert row("wheels that import and run (reality") == 2
+    assert row("of which hold a submodule that fails to import at the Python level") == 1
+    assert row("false errors") == c["false_err"]
+    assert row("broken wheels wheelgate passed**") == c["missed_wheels"]
+    assert row("broken wheels wheelgate passed, broken at the Python level") == c["py_wheels"]
+    assert row("native load failures (modules and libraries)") == c["failures"]
+    assert row("native load failures: blocking / optional", 2) == \
+        (c["blocking"], c["failures"] - c["blocking"])
+    assert row("native load failures an error names") == c["by_error"]
+    assert row("optional native load failures only a warning names") == c["warned_opt"]
+    assert row("missed") == c["missed"]
+    assert row("blocking failures with only a warning") == c["warned_blk"]
+    assert row("Python-level import failures") == c["python"] == 3
+    assert row("stale top_level.txt names") == 1
+    # Python-level failures have their own table, never the native one.
+    native = table.split("## Native load failures")[1].split("\n## ")[0]
+    python = table.split("## Python-level import failures")[1].split("\n## ")[0]
+    for m in ("_raise", "shadow/_mod", "wgtruth_initfail/_ext"):
+        assert m in python and m not in native, m
+    for m in ("wgtruth_plugin/_opt", "libwgtplugin.so", "wgtruth_broken/_ext",
+              "wgtruth_guarded/_ext"):
+        assert m in native and m not in python, m
+    assert "| wgtruth_initfail 1.0 | %s |" % w["wgtruth_initfail"]["check"]["verdict"] in table
+    assert "BROKEN (Python level): import wgtruth_initfail" in table
 
 
 if __name__ == "__main__":
