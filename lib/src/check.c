@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 
@@ -518,8 +519,28 @@ wg_severity wg_load_severity(wg_check_ctx *cc, const char *member, const char **
 	if (!r || r->how == WG_IMPORT_REQUIRED)
 		return cc->severity;
 	const char *pkg = r->module ? r->module : "";
+	/* What the user imports: the outermost package of the module that is a regular package
+	 * (has an __init__.py in the wheel); namespace packages (cuda/) are passed over. */
 	char top[256];
 	snprintf(top, sizeof(top), "%.*s", (int)strcspn(pkg, "."), pkg);
+	for (size_t len = strcspn(pkg, "."); pkg[len] == '.'; len += 1 + strcspn(pkg + len + 1, ".")) {
+		char init[512];
+		snprintf(init, sizeof(init), "%.*s/__init__.py", (int)len, pkg);
+		for (char *c = init; *c && c < init + len; c++)
+			if (*c == '.')
+				*c = '/';
+		bool found = false;
+		for (size_t k = 0; k < s->sources.len && !found; k++) {
+			const wg_source *src = wg_vec_at(&s->sources, k);
+			size_t nl = strlen(src->name), il = strlen(init);
+			/* "a/__init__.py", or under ".data/purelib/" */
+			found = wg_has_suffix(src->name, init) && (nl == il || src->name[nl - il - 1] == '/');
+		}
+		if (found) {
+			snprintf(top, sizeof(top), "%.*s", (int)len, pkg);
+			break;
+		}
+	}
 	if (r->how == WG_ROLE_ALONE && r->via)
 		*why = wg_check_printf(cc, " (loaded by %s, which nothing in the wheel loads through "
 				       "DT_NEEDED: a plugin loaded with ctypes/dlopen or by another "
@@ -541,6 +562,39 @@ wg_severity wg_load_severity(wg_check_ctx *cc, const char *member, const char **
 	return WG_SEV_WARNING < cc->severity ? WG_SEV_WARNING : cc->severity;
 }
 
+/*
+ * Whether the package's import runs `import torch` first (its code imports torch, it requires
+ * torch, it links torch's libraries, or it is torch): then its objects load into the state
+ * torch leaves; otherwise into the interpreter's alone. Loose objects,
+ * with no package to read, are judged as they always were, after `import torch`.
+ */
+static bool imports_torch(wg_check_ctx *cc)
+{
+	const wg_scan *s = cc->scan;
+	if (s->kind != WG_SCAN_WHEEL)
+		return true;
+	const char *name = s->fields[WG_WHEEL_NAME];
+	if (name && !strcmp(name, "torch"))
+		return true;
+	const wg_strlist *req = &s->lists[WG_LIST_REQUIRES_DIST];
+	for (size_t i = 0; i < req->n; i++) {
+		const char *r = req->v[i];
+		size_t n = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+		/* a requirement without an extra marker (`; extra == ...` ones are optional) */
+		if (n == 5 && !strncasecmp(r, "torch", 5) && !strstr(r, "extra"))
+			return true;
+	}
+	/* An extension linked against torch's libraries is a torch extension: used after
+	 * `import torch` (without it, the loader cannot even find libc10.so). */
+	for (size_t i = 0; i < s->objects.len; i++) {
+		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
+		for (size_t k = 0; !o->error && k < o->needed.n; k++)
+			if (wg_has_prefix(o->needed.v[k], "libc10") || wg_has_prefix(o->needed.v[k], "libtorch"))
+				return true;
+	}
+	return wg_pyimports_mentions(cc->imports, "torch");
+}
+
 int wg_check_ld(wg_check_ctx *cc)
 {
 	if (cc->ld_done)
@@ -549,13 +603,14 @@ int wg_check_ld(wg_check_ctx *cc)
 	if (!cc->target->env)
 		return WG_OK;
 	int rc = wg_check_roles(cc);
+	bool with_torch = rc == WG_OK && imports_torch(cc);
 	for (size_t i = 0; i < cc->scan->objects.len && rc == WG_OK; i++) {
 		const wg_object *o = *(wg_object **)wg_vec_at(&cc->scan->objects, i);
 		/* A library another object of the wheel loads is judged inside that load. */
 		if (!loadable(o) || !cc->roles[i].root)
 			continue;
 		rc = wg_resolve(cc->target->env, cc->scan, o, &cc->report->arena, &cc->ld_issues,
-				&cc->python_assumed);
+				&cc->python_assumed, with_torch);
 	}
 	return rc;
 }

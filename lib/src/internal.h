@@ -391,6 +391,8 @@ struct wg_env {
 	char *cache_dir;  /* NULL: no cache */
 	bool preloaded;   /* the state after `import torch` is built */
 	wg_vec loaded;    /* wg_lib*: what is loaded after `import torch`, in load order */
+	size_t npython;   /* the first npython of loaded: the interpreter alone (no torch) */
+	size_t limit;     /* how many of loaded the current resolution sees */
 };
 
 wg_lib *wg_lib_from_object(const wg_object *o, const char *path);
@@ -417,9 +419,10 @@ typedef struct {
 	const char *root; /* the wheel object whose load (import) this is */
 } wg_ld_issue;
 
-/** Resolves obj (of scan) as the loader would after `import torch` in env. */
+/** Resolves obj (of scan) as the loader would in env, after `import torch` when with_torch
+ * (the package imports torch), else with the interpreter alone. */
 int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a, wg_vec *issues,
-	       bool *python_assumed);
+	       bool *python_assumed, bool with_torch);
 
 /* ---- the target system's runtime versions (sysver.c) ---- */
 
@@ -465,6 +468,8 @@ void wg_pyimports_free(wg_pyimports *im);
 int wg_pyimports_how(const wg_pyimports *im, const char *module, const char **file,
 		     unsigned *line);
 const char *wg_import_how_name(int how);
+/** Whether any statement of the wheel imports top or a module inside it. */
+bool wg_pyimports_mentions(const wg_pyimports *im, const char *top);
 
 /* ---- rules and checks (rules.c, check.c, checks/) ---- */
 

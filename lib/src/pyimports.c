@@ -192,6 +192,51 @@ static int header_kind(const char *s, size_t n)
 	return WG_IMPORT_REQUIRED; /* class, with: run at import */
 }
 
+/*
+ * Whether the try: at line start (indent ind) really guards its body: one of its handlers
+ * catches ImportError (ImportError, ModuleNotFoundError, Exception, BaseException, a bare
+ * except, or a tuple naming one) and does not raise again. A try whose handlers re-raise
+ * leaves the package as broken as no try at all.
+ */
+static bool try_guards(const char *p, const char *end, size_t ind)
+{
+	bool in_handler = false, handler_catches = false, guards = false;
+	int lines = 0;
+	while (p < end && lines++ < 4096) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *s = p;
+		p = nl ? nl + 1 : end;
+		size_t i = skip_ws(s, 0, n);
+		if (i == n || s[i] == '#')
+			continue;
+		if (i < ind || (i == ind && !word_at(s + i, n - i, "except") &&
+				!word_at(s + i, n - i, "else") && !word_at(s + i, n - i, "finally"))) {
+			break; /* the try statement ended */
+		}
+		if (i == ind) {
+			if (in_handler && handler_catches)
+				guards = true;
+			in_handler = word_at(s + i, n - i, "except");
+			handler_catches = false;
+			if (in_handler) {
+				const char *t = s + i + 6;
+				size_t tn = n - i - 6, k = skip_ws(t, 0, tn);
+				handler_catches = k < tn && t[k] == ':'; /* bare except: */
+				static const char *const names[] = {"ImportError", "ModuleNotFoundError",
+								    "Exception", "BaseException", "OSError"};
+				for (size_t w = 0; w < WG_ARRAY_LEN(names) && !handler_catches; w++)
+					handler_catches = memmem(t, tn, names[w], strlen(names[w])) != NULL;
+			}
+			continue;
+		}
+		/* inside a handler's body: a raise undoes the guard */
+		if (in_handler && word_at(s + i, n - i, "raise"))
+			handler_catches = false;
+	}
+	return guards || (in_handler && handler_catches);
+}
+
 static int scan_source(wg_pyimports *im, const wg_source *src)
 {
 	bool init;
@@ -286,6 +331,9 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 			}
 		}
 		int hk = header_kind(t, tn);
+		/* A try whose handlers do not swallow ImportError guards nothing. */
+		if (hk == WG_IMPORT_GUARDED && word_at(t, tn, "try") && !try_guards(p, end, ind))
+			hk = WG_IMPORT_REQUIRED;
 		if (hk >= 0 && depth < WG_ARRAY_LEN(stack))
 			stack[depth++] = (block){ind, hk};
 	}
@@ -403,4 +451,15 @@ const char *wg_import_how_name(int how)
 	case WG_IMPORT_LAZY: return "imported lazily, inside a function";
 	default: return "never imported by the package's own code";
 	}
+}
+
+bool wg_pyimports_mentions(const wg_pyimports *im, const char *top)
+{
+	size_t n = strlen(top);
+	for (size_t k = 0; im && k < im->edges.len; k++) {
+		const edge *e = wg_vec_at(&im->edges, k);
+		if (!strncmp(e->target, top, n) && (e->target[n] == '\0' || e->target[n] == '.'))
+			return true;
+	}
+	return false;
 }

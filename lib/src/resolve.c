@@ -72,9 +72,15 @@ typedef struct {
 	wg_vec fresh;    /* const wg_lib*: objects this import loads */
 } rctx;
 
+/* What the current resolution sees of the preloaded state. */
+static size_t nloaded(const wg_env *e)
+{
+	return e->limit < e->loaded.len ? e->limit : e->loaded.len;
+}
+
 static bool is_loaded(wg_env *e, const wg_lib *l)
 {
-	for (size_t i = 0; i < e->loaded.len; i++)
+	for (size_t i = 0; i < nloaded(e); i++)
 		if (*(const wg_lib **)wg_vec_at(&e->loaded, i) == l)
 			return true;
 	return false;
@@ -90,7 +96,7 @@ static bool in_vec(const wg_vec *v, const wg_lib *l)
 
 static const wg_lib *already(wg_env *e, const wg_vec *extra, const char *name)
 {
-	for (size_t i = 0; i < e->loaded.len; i++) {
+	for (size_t i = 0; i < nloaded(e); i++) {
 		const wg_lib *l = *(const wg_lib **)wg_vec_at(&e->loaded, i);
 		if (!strcmp(l->soname, name) || !strcmp(base_of(l->path), name))
 			return l;
@@ -192,10 +198,12 @@ static void preload(wg_env *e)
 	if (e->preloaded)
 		return;
 	e->preloaded = true;
+	e->limit = SIZE_MAX;
 	wg_vec_init(&e->loaded, sizeof(const wg_lib *));
 	const wg_lib *py = e->python ? wg_env_load(e, e->python) : NULL;
 	if (py)
 		preload_tree(e, py, true);
+	e->npython = e->loaded.len;
 	if (!e->torch_dir)
 		return;
 	char path[PATH_MAX];
@@ -277,9 +285,11 @@ static bool version_missing(const wg_vec *issues, const char *object, const char
 }
 
 int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a, wg_vec *issues,
-	       bool *python_assumed)
+	       bool *python_assumed, bool with_torch)
 {
 	preload(e);
+	e->limit = with_torch ? SIZE_MAX : e->npython;
+	size_t first_issue = issues->len;
 	wg_vec vlibs;
 	wg_vec_init(&vlibs, sizeof(wg_lib *));
 	rctx r = {e, &vlibs, {0}, {0}};
@@ -340,6 +350,10 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 				*f = d;
 		}
 	}
+	/* ld.so stops at the first library it cannot find: no symbol is looked up then. */
+	for (size_t i = first_issue; i < issues->len; i++)
+		if (((wg_ld_issue *)wg_vec_at(issues, i))->kind == WG_LD_MISSING_LIBRARY)
+			goto done;
 	/* Every newly loaded object's version needs and symbols (RTLD_NOW). */
 	for (size_t i = 0; i < r.fresh.len && rc == WG_OK; i++) {
 		const wg_lib *l = *(const wg_lib **)wg_vec_at(&r.fresh, i);
@@ -371,7 +385,7 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 			if (u->version && version_missing(issues, display(scan, l, obj, root), u->version))
 				continue; /* the loader stops at the version: reported as such */
 			bool found = false;
-			for (size_t j = 0; j < e->loaded.len && !found; j++) {
+			for (size_t j = 0; j < nloaded(e) && !found; j++) {
 				const wg_lib *g = *(const wg_lib **)wg_vec_at(&e->loaded, j);
 				found = g->global && wg_lib_lookup(g, u->name, u->version);
 			}

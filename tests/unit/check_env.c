@@ -74,7 +74,7 @@ START_TEST(test_loader_agrees_with_dlopen)
 	wg_vec issues;
 	bool assumed = false;
 	wg_vec_init(&issues, sizeof(wg_ld_issue));
-	ck_assert_int_eq(wg_resolve(e, s, wg_scan_object(s, 0), &a, &issues, &assumed), WG_OK);
+	ck_assert_int_eq(wg_resolve(e, s, wg_scan_object(s, 0), &a, &issues, &assumed, true), WG_OK);
 	bool loads = load_for_real(env, ext, err, sizeof(err));
 	ck_assert_msg((issues.len == 0) == loads, "%s in %s: predicted %zu issue(s), dlopen %s",
 		      name, env, issues.len, loads ? "loaded" : err);
