@@ -209,6 +209,9 @@ def every_rule_triggers_and_stays_quiet():
         ("WG-ABI-002", os.path.join(W, "mixedabi-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
         ("WG-HOL-001", os.path.join(W, "hollow-1.0-py3-none-any.whl"),
          os.path.join(W, "optional-1.0-py3-none-any.whl"), []),
+        # The compiled module comes from a Requires-Dist dependency (not one behind an extra).
+        ("WG-HOL-001", os.path.join(W, "wrapextra-1.0-py3-none-any.whl"),
+         os.path.join(W, "wrapdep-1.0-py3-none-any.whl"), []),
         ("WG-TAG-001", os.path.join(W, "purebin-1.0-py3-none-any.whl"),
          os.path.join(W, "purepkg-0.1-py3-none-any.whl"), []),
         # Root-Is-Purelib: true on a manylinux wheel of libraries (the nvidia-* wheels).

@@ -72,6 +72,31 @@ static bool shipped(const wg_scan *scan, wg_arena *a, const char *m)
 	return false;
 }
 
+/*
+ * Whether a distribution in Requires-Dist (without an extra marker) is named like the
+ * module's top-level package: `wgdemo` requiring `wgdemo-cuda` gets `wgdemo_cuda` from it.
+ * Names compare PEP 503-normalised (wgdemo_cuda, wgdemo-cuda and WgDemo.Cuda are one).
+ */
+static bool required_dist(const wg_scan *scan, wg_arena *a, const char *module)
+{
+	char top[256];
+	snprintf(top, sizeof(top), "%.*s", (int)strcspn(module, "."), module);
+	const char *want = wg_normalize_name(a, top);
+	const wg_strlist *req = &scan->lists[WG_LIST_REQUIRES_DIST];
+	for (size_t i = 0; want && i < req->n; i++) {
+		const char *r = req->v[i];
+		size_t n = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+		const char *semi = strchr(r, ';');
+		if (semi && strstr(semi, "extra"))
+			continue; /* only with an extra: not installed by default */
+		char *name = wg_arena_strndup(a, r, n);
+		const char *norm = name ? wg_normalize_name(a, name) : NULL;
+		if (norm && !strcmp(norm, want))
+			return true;
+	}
+	return false;
+}
+
 static size_t indent_of(const char *line, size_t n)
 {
 	size_t i = 0;
@@ -112,6 +137,8 @@ static int report(wg_check_ctx *cc, wg_arena *a, seen *done, size_t *ndone, cons
 		return WG_OK;
 	if (shipped(cc->scan, a, module))
 		return WG_OK;
+	if (required_dist(cc->scan, a, module))
+		return WG_OK; /* a dependency brings it: a wrapper, not a hollow wheel */
 	/* A dotted module from another distribution (torch._C) is that one's business; only a
 	 * missing top-level module or a missing part of this wheel's own packages counts. */
 	if (strchr(module, '.')) {
