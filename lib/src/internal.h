@@ -465,8 +465,7 @@ typedef struct wg_pyimports wg_pyimports;
 int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan);
 void wg_pyimports_free(wg_pyimports *im);
 /** How module (dotted) is imported; file:line of the statement that decides, if any. */
-int wg_pyimports_how(const wg_pyimports *im, const char *module, const char **file,
-		     unsigned *line);
+int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, unsigned *line);
 const char *wg_import_how_name(int how);
 /** Whether any statement of the wheel imports top or a module inside it. */
 bool wg_pyimports_mentions(const wg_pyimports *im, const char *top);

@@ -367,7 +367,28 @@ void wg_pyimports_free(wg_pyimports *im)
 	free(im);
 }
 
-int wg_pyimports_how(const wg_pyimports *im, const char *module, const char **file, unsigned *line)
+/* Appends a copy of name to the reached list (grown as needed); false when out of memory. */
+static bool reach(wg_pyimports *im, const char ***list, size_t *n, size_t *cap, const char *name)
+{
+	for (size_t j = 0; j < *n; j++)
+		if (!strcmp((*list)[j], name))
+			return true;
+	if (*n == *cap) {
+		size_t nc = *cap * 2;
+		const char **bigger = realloc(*list, nc * sizeof(**list));
+		if (!bigger)
+			return false;
+		*list = bigger;
+		*cap = nc;
+	}
+	const char *copy = wg_arena_strdup(&im->arena, name);
+	if (!copy)
+		return false;
+	(*list)[(*n)++] = copy;
+	return true;
+}
+
+int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, unsigned *line)
 {
 	*file = NULL;
 	*line = 0;
@@ -381,20 +402,22 @@ int wg_pyimports_how(const wg_pyimports *im, const char *module, const char **fi
 	 * parents' __init__ run first), follow the module-level, unguarded imports. Parents of an
 	 * imported module are imported too.
 	 */
-	size_t cap = 256, n = 0;
+	size_t cap = 64, n = 0;
 	const char **reached = malloc(cap * sizeof(*reached));
 	if (!reached)
 		return WG_IMPORT_NONE;
 	char buf[1024];
+	bool ok = true, required = false;
 	snprintf(buf, sizeof(buf), "%s", module);
-	for (char *dot = strchr(buf, '.'); dot && n < cap; dot = strchr(dot + 1, '.')) {
+	for (char *dot = strchr(buf, '.'); dot && ok; dot = strchr(dot + 1, '.')) {
 		*dot = '\0';
-		reached[n++] = wg_arena_strdup((wg_arena *)&im->arena, buf);
+		ok = reach(im, &reached, &n, &cap, buf);
 		*dot = '.';
 	}
-	bool required = false;
-	for (size_t i = 0; i < n && !required; i++) {
-		for (size_t k = 0; k < im->edges.len; k++) {
+	/* Each reached module's module-level imports, and their parents, are reached in turn:
+	 * at most every module the wheel's statements name, each visited once. */
+	for (size_t i = 0; i < n && ok && !required; i++) {
+		for (size_t k = 0; k < im->edges.len && ok; k++) {
 			const edge *e = wg_vec_at(&im->edges, k);
 			if (e->ctx != WG_IMPORT_REQUIRED || strcmp(e->from, reached[i]))
 				continue;
@@ -404,18 +427,13 @@ int wg_pyimports_how(const wg_pyimports *im, const char *module, const char **fi
 				*line = e->line;
 				break;
 			}
-			/* the target and its parents become reached (a bounded walk) */
 			snprintf(buf, sizeof(buf), "%s", e->target);
-			for (char *q = buf;; q++) {
+			for (char *q = buf; ok; q++) {
 				char c = *q;
 				if (c != '.' && c != '\0')
 					continue;
 				*q = '\0';
-				bool have = false;
-				for (size_t j = 0; j < n && !have; j++)
-					have = !strcmp(reached[j], buf);
-				if (!have && n < cap)
-					reached[n++] = wg_arena_strdup((wg_arena *)&im->arena, buf);
+				ok = reach(im, &reached, &n, &cap, buf);
 				*q = c;
 				if (!c)
 					break;
