@@ -39,6 +39,9 @@ bool wg_has_suffix_cli(const char *s, const char *suffix);
 /* Text from an input made safe for a terminal: control characters and invalid UTF-8 escaped
  * (\xNN). The result stays valid until 16 more calls; NULL for NULL. */
 const char *esc(const char *s);
+/* Inserts the wheels a directory scan found right after position at of the input queue
+ * (*queue, *n entries, each malloc'd); -1 when out of memory. */
+int queue_wheels(char ***queue, size_t *n, size_t at, const wg_scan *scan);
 /* Reads all of stdin (for "-") into a malloc'd buffer. */
 int read_stdin(unsigned char **out, size_t *len, size_t limit);
 

@@ -399,17 +399,11 @@ int cmd_check(int argc, char **argv)
 		/* A directory's wheels are inputs of their own, checked right after it. */
 		size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
 		if (nw) {
-			char **q = realloc(queue, (nqueue + nw) * sizeof(*q));
-			if (!q) {
+			if (queue_wheels(&queue, &nqueue, qi, scan) < 0) {
+				fprintf(stderr, "wheelgate check: out of memory\n");
 				status = EXIT_USAGE;
-			} else {
-				queue = q;
-				memmove(queue + qi + 1 + nw, queue + qi + 1, (nqueue - qi - 1) * sizeof(*q));
-				for (size_t k = 0; k < nw; k++)
-					queue[qi + 1 + k] = strdup(wg_scan_wheel_path(scan, k));
-				nqueue += nw;
-				qcap = nqueue;
 			}
+			qcap = nqueue;
 		}
 		bool judged = rc < 0 || !nw || wg_scan_object_count(scan) || wg_scan_problem_count(scan);
 		wg_report *rep = NULL;

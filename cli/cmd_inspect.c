@@ -464,16 +464,9 @@ int cmd_inspect(int argc, char **argv)
 		}
 		size_t nw = wg_scan_wheel_count(scan);
 		if (nw) {
-			char **q = realloc(queue, (nqueue + nw) * sizeof(*q));
-			if (!q) {
+			if (queue_wheels(&queue, &nqueue, qi, scan) < 0) {
 				fprintf(stderr, "wheelgate: out of memory\n");
 				status = EXIT_USAGE;
-			} else {
-				queue = q;
-				memmove(queue + qi + 1 + nw, queue + qi + 1, (nqueue - qi - 1) * sizeof(*q));
-				for (size_t k = 0; k < nw; k++)
-					queue[qi + 1 + k] = strdup(wg_scan_wheel_path(scan, k));
-				nqueue += nw;
 			}
 			if (!wg_scan_object_count(scan) && !wg_scan_problem_count(scan)) {
 				wg_scan_free(scan);

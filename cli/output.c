@@ -117,3 +117,28 @@ const char *esc(const char *s)
 	ring[i] = e;
 	return e;
 }
+
+int queue_wheels(char ***queue, size_t *n, size_t at, const wg_scan *scan)
+{
+	size_t nw = wg_scan_wheel_count(scan);
+	if (!nw)
+		return 0;
+	char **q = realloc(*queue, (*n + nw) * sizeof(*q));
+	if (!q)
+		return -1;
+	*queue = q;
+	memmove(q + at + 1 + nw, q + at + 1, (*n - at - 1) * sizeof(*q));
+	for (size_t k = 0; k < nw; k++)
+		q[at + 1 + k] = NULL;
+	*n += nw;
+	for (size_t k = 0; k < nw; k++)
+		if (!(q[at + 1 + k] = strdup(wg_scan_wheel_path(scan, k)))) {
+			/* undo: the queue stays as it was */
+			for (size_t j = 0; j < k; j++)
+				free(q[at + 1 + j]);
+			memmove(q + at + 1, q + at + 1 + nw, (*n - at - 1 - nw) * sizeof(*q));
+			*n -= nw;
+			return -1;
+		}
+	return 0;
+}

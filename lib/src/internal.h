@@ -462,6 +462,9 @@ enum {
 	WG_IMPORT_REQUIRED = 5     /* run by `import <package>` (or a top-level module itself) */
 };
 typedef struct wg_pyimports wg_pyimports;
+/** The dotted module of a .py member ("a/b.py" -> a.b, "a/__init__.py" -> a, with
+ * .data/purelib|platlib/ removed); NULL for anything else. */
+char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init);
 int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan);
 void wg_pyimports_free(wg_pyimports *im);
 /** How module (dotted) is imported; file:line of the statement that decides, if any. */

@@ -28,10 +28,10 @@ struct wg_pyimports {
 	wg_vec edges; /* edge */
 };
 
-/* The import path of a member (".data/purelib/" and ".data/platlib/" removed). */
-static char *module_of(wg_arena *a, const char *member, bool *is_init)
+char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init)
 {
 	const char *p = member, *data = strstr(p, ".data/");
+	*is_init = false;
 	if (data && !memchr(p, '/', (size_t)(data - p))) {
 		p = data + 6;
 		if (wg_has_prefix(p, "purelib/") || wg_has_prefix(p, "platlib/"))
@@ -40,7 +40,6 @@ static char *module_of(wg_arena *a, const char *member, bool *is_init)
 			return NULL;
 	}
 	size_t n = strlen(p);
-	*is_init = false;
 	if (wg_has_suffix(p, "/__init__.py")) {
 		n -= 12;
 		*is_init = true;
@@ -240,7 +239,7 @@ static bool try_guards(const char *p, const char *end, size_t ind)
 static int scan_source(wg_pyimports *im, const wg_source *src)
 {
 	bool init;
-	char *mod = module_of(&im->arena, src->name, &init);
+	char *mod = wg_py_module_of(&im->arena, src->name, &init);
 	if (!mod)
 		return WG_OK;
 	char *pkg = init ? mod : wg_arena_strdup(&im->arena, mod);

@@ -15,36 +15,6 @@
 
 #include "../internal.h"
 
-/* The import path of a member (".data/purelib/" and ".data/platlib/" removed): "a/b.py" is
- * module a.b, "a/__init__.py" is package a; directories are packages. */
-static char *module_of(wg_arena *a, const char *member, bool *is_pkg_init)
-{
-	const char *p = member;
-	const char *data = strstr(p, ".data/");
-	if (data && !memchr(p, '/', (size_t)(data - p))) {
-		p = data + 6;
-		if (wg_has_prefix(p, "purelib/") || wg_has_prefix(p, "platlib/"))
-			p += 8;
-		else
-			return NULL;
-	}
-	size_t n = strlen(p);
-	*is_pkg_init = false;
-	if (wg_has_suffix(p, "/__init__.py")) {
-		n -= 12;
-		*is_pkg_init = true;
-	} else if (wg_has_suffix(p, ".py")) {
-		n -= 3;
-	} else {
-		return NULL;
-	}
-	char *m = wg_arena_strndup(a, p, n);
-	for (char *q = m; q && *q; q++)
-		if (*q == '/')
-			*q = '.';
-	return m;
-}
-
 /* Whether the wheel ships module m: a .py, a package, or an extension. */
 static bool shipped(const wg_scan *scan, wg_arena *a, const char *m)
 {
@@ -52,7 +22,7 @@ static bool shipped(const wg_scan *scan, wg_arena *a, const char *m)
 	for (size_t i = 0; i < scan->members.len; i++) {
 		const wg_member *mem = wg_vec_at(&scan->members, i);
 		bool init;
-		char *mod = module_of(a, mem->name, &init);
+		char *mod = wg_py_module_of(a, mem->name, &init);
 		if (!mod) {
 			/* directories and data files still make packages of their path */
 			char *path = wg_arena_strdup(a, mem->name);
@@ -191,7 +161,7 @@ static int run(wg_check_ctx *cc)
 		if (!wg_rule_in_scope(cc, false, src->name))
 			continue;
 		bool init;
-		char *mod = module_of(a, src->name, &init);
+		char *mod = wg_py_module_of(a, src->name, &init);
 		if (!mod)
 			continue;
 		/* The package relative imports start from. */
