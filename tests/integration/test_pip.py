@@ -271,12 +271,19 @@ def the_binding_on_its_own():
             "r = wheelgate.check(sys.argv[1])\n"
             "print(json.dumps([r.verdict, [(f.rule, f.severity, f.file, f.line) for f in r.findings]]))\n"
             "rs = wheelgate.check([sys.argv[2], sys.argv[1]], gpus=['H100'])\n"
-            "print(json.dumps([x.verdict for x in rs]))\n")
+            "print(json.dumps([x.verdict for x in rs]))\n"
+            "print(json.dumps([r.profile, rs[0].profile,"
+            " wheelgate.check(sys.argv[1], profile='install').profile]))\n"
+            "try:\n    wheelgate.check(sys.argv[1], profile='ship')\n"
+            "except wheelgate.WheelgateError as e:\n    print(json.dumps(str(e)))\n")
     p = subprocess.run([sys.executable, "-c", code, w("hollow-1.0-py3-none-any.whl"),
                         w("purepkg-0.1-py3-none-any.whl")], capture_output=True, text=True,
                        env=env())
     assert p.returncode == 0, p.stderr
-    first, second = [json.loads(l) for l in p.stdout.splitlines()]
+    first, second, profiles, bad = [json.loads(l) for l in p.stdout.splitlines()]
+    # No target: the publish question; a GPU declared, or asked for: install.
+    assert profiles == ["publish", "install", "install"], profiles
+    assert "install, publish or auto" in bad, bad
     assert first[0] == "fail" and ["WG-HOL-001", "error", "hollow/__init__.py", 4] in first[1], first
     assert second == ["pass", "fail"], second
     p = subprocess.run([sys.executable, "-c", "import wheelgate; wheelgate.check('x')"],

@@ -177,6 +177,11 @@ class Result:
         self.document = doc
         self.reports = [Report(i) for i in doc["inputs"]]
         self.target = doc["target"]
+        # The question answered: "install" (will it work here?) or "publish" (is the wheel
+        # what it claims?).
+        self.profile = doc.get("profile")
+        for r in self.reports:
+            r.profile = self.profile
         self.text = text
 
     @property
