@@ -375,6 +375,20 @@ def rule_files_override_extend_and_fail_clearly():
                          "missing.yaml:3:5: rule needs 'message'"),
         "field.yaml": ("kind: rules\nrules:\n  - id: X-1\n    colour: red\n",
                        "field.yaml:4:13: unknown rule field 'colour'"),
+        "profname.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
+                          "    profiles: {ship: error}\n    title: t\n    message: m\n    fix: f\n",
+                          "profname.yaml:5:22: rule X-1: unknown profile 'ship' (known: install, "
+                          "publish)"),
+        "profsev.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
+                         "    profiles: {install: loud}\n    title: t\n    message: m\n    fix: f\n",
+                         "rule X-1: profile install: severity must be error, warning, info or "
+                         "off, not 'loud'"),
+        "profmap.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
+                         "    profiles: install\n    title: t\n    message: m\n    fix: f\n",
+                         "rule X-1: 'profiles' must map install and/or publish"),
+        "nosev.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
+                       "    title: t\n    message: m\n    fix: f\n",
+                       "rule needs 'severity'"),
         "when.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
                       "    severity: error\n    title: t\n    message: m\n    fix: f\n"
                       "    when: {rocm: known}\n", "when.yaml:9:18: when: 'rocm' is not a target fact"),
