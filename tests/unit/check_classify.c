@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
+#include "core/data.h"
 #include "internal.h"
 #include "test_util.h"
 

@@ -1,0 +1,245 @@
+/*
+ * hollow-wheel: a wheel with no compiled object whose Python code imports a module that the
+ * wheel does not ship and that looks compiled (`flash_attn_2_cuda`, `*_cuda`, `*_C`, `*_ext`:
+ * the rule's `compiled` patterns). Import statements are found line by line with the rule's
+ * `import` and `from_import` patterns; an import guarded by a `try:` (the rule's `guard`
+ * patterns) is optional and not a finding. Relative imports resolve against the file's
+ * package.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+
+#include "internal.h"
+
+/* Whether the wheel ships module m: a .py, a package, or an extension. */
+static bool shipped(const wg_scan *scan, wg_arena *a, const char *m)
+{
+	size_t ml = strlen(m);
+	for (size_t i = 0; i < scan->members.len; i++) {
+		const wg_member *mem = wg_vec_at(&scan->members, i);
+		bool init;
+		char *mod = wg_py_module_of(a, mem->name, &init);
+		if (!mod) {
+			/* directories and data files still make packages of their path */
+			char *path = wg_arena_strdup(a, mem->name);
+			for (char *q = path; q && *q; q++)
+				if (*q == '/')
+					*q = '.';
+			mod = path;
+		}
+		if (!strncmp(mod, m, ml) && (mod[ml] == '\0' || mod[ml] == '.'))
+			return true;
+	}
+	for (size_t i = 0; i < scan->objects.len; i++) {
+		const wg_object *o = *(wg_object **)wg_vec_at(&scan->objects, i);
+		if (o->module && !strcmp(o->module, m))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether a distribution in Requires-Dist (without an extra marker) is named like the
+ * module's top-level package: `wgdemo` requiring `wgdemo-cuda` gets `wgdemo_cuda` from it.
+ * Names compare PEP 503-normalised (wgdemo_cuda, wgdemo-cuda and WgDemo.Cuda are one).
+ */
+static bool required_dist(const wg_scan *scan, wg_arena *a, const char *module)
+{
+	char top[256];
+	snprintf(top, sizeof(top), "%.*s", (int)strcspn(module, "."), module);
+	const char *want = wg_normalize_name(a, top);
+	const wg_strlist *req = &scan->lists[WG_LIST_REQUIRES_DIST];
+	for (size_t i = 0; want && i < req->n; i++) {
+		const char *r = req->v[i];
+		size_t n = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+		const char *semi = strchr(r, ';');
+		if (semi && strstr(semi, "extra"))
+			continue; /* only with an extra: not installed by default */
+		char *name = wg_arena_strndup(a, r, n);
+		const char *norm = name ? wg_normalize_name(a, name) : NULL;
+		if (norm && !strcmp(norm, want))
+			return true;
+	}
+	return false;
+}
+
+static size_t indent_of(const char *line, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	return i;
+}
+
+/* An import inside a try: block is optional (the code handles its absence). */
+static bool guarded(wg_check_ctx *cc, char **lines, size_t *lens, size_t at)
+{
+	size_t ind = indent_of(lines[at], lens[at]);
+	for (size_t k = at; k-- > 0;) {
+		if (lens[k] == indent_of(lines[k], lens[k]))
+			continue; /* blank */
+		size_t ki = indent_of(lines[k], lens[k]);
+		if (ki < ind)
+			return wg_rule_matches(cc, "guard", lines[k], NULL, 0);
+	}
+	return false;
+}
+
+typedef struct {
+	const char *module, *file;
+	unsigned line;
+} seen;
+
+static int report(wg_check_ctx *cc, wg_arena *a, seen *done, size_t *ndone, const char *module,
+		  const char *file, unsigned line)
+{
+	for (size_t i = 0; i < *ndone; i++)
+		if (!strcmp(done[i].module, module))
+			return WG_OK;
+	const char *last = strrchr(module, '.');
+	last = last ? last + 1 : module;
+	if (!wg_rule_matches(cc, "compiled", module, NULL, 0) &&
+	    !wg_rule_matches(cc, "compiled", last, NULL, 0))
+		return WG_OK;
+	if (shipped(cc->scan, a, module))
+		return WG_OK;
+	if (required_dist(cc->scan, a, module))
+		return WG_OK; /* a dependency brings it: a wrapper, not a hollow wheel */
+	/* A dotted module from another distribution (torch._C) is that one's business; only a
+	 * missing top-level module or a missing part of this wheel's own packages counts. */
+	if (strchr(module, '.')) {
+		char top[256];
+		snprintf(top, sizeof(top), "%.*s", (int)strcspn(module, "."), module);
+		if (!shipped(cc->scan, a, top))
+			return WG_OK;
+	}
+	if (*ndone < 64)
+		done[(*ndone)++] = (seen){module, file, line};
+	wg_vars v = {0};
+	wg_vars_set(&v, "module", module);
+	wg_vars_set(&v, "file", file);
+	wg_vars_set(&v, "line", wg_check_printf(cc, "%u", line));
+	wg_vars_set(&v, "objects", "0");
+	return wg_emit(cc, &v, file, NULL, file, line);
+}
+
+/* "a.b as c, d" -> each module path, without aliases. */
+static int each_name(const char *list, size_t n, const char *prefix, wg_arena *a,
+		     const char **out, size_t max)
+{
+	size_t k = 0;
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) - 1 ? n : sizeof(buf) - 1), list);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok && k < max; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok) || *tok == '(')
+			tok++;
+		size_t len = strcspn(tok, " \t)\\#");
+		if (!len)
+			continue;
+		out[k++] = prefix ? wg_arena_printf(a, "%s.%.*s", prefix, (int)len, tok)
+				  : wg_arena_strndup(a, tok, len);
+	}
+	return (int)k;
+}
+
+static int run(wg_check_ctx *cc)
+{
+	const wg_scan *s = cc->scan;
+	if (s->kind != WG_SCAN_WHEEL || s->objects.len)
+		return WG_OK;
+	wg_arena *a = &cc->report->arena;
+	seen done[64];
+	size_t ndone = 0;
+	int rc = WG_OK;
+	for (size_t i = 0; i < s->sources.len && rc == WG_OK; i++) {
+		const wg_source *src = wg_vec_at(&s->sources, i);
+		if (!wg_rule_in_scope(cc, false, src->name))
+			continue;
+		bool init;
+		char *mod = wg_py_module_of(a, src->name, &init);
+		if (!mod)
+			continue;
+		/* The package relative imports start from. */
+		char *pkg = init ? mod : wg_arena_strdup(a, mod);
+		if (!init && pkg) {
+			char *dot = strrchr(pkg, '.');
+			if (dot)
+				*dot = '\0';
+			else
+				pkg[0] = '\0';
+		}
+		size_t nlines = 1;
+		for (size_t k = 0; k < src->len; k++)
+			nlines += src->text[k] == '\n';
+		char **lines = malloc(nlines * sizeof(*lines));
+		size_t *lens = malloc(nlines * sizeof(*lens));
+		if (!lines || !lens) {
+			free(lines);
+			free(lens);
+			return WG_ENOMEM;
+		}
+		size_t nl = 0;
+		for (char *p = src->text; p <= src->text + src->len && nl < nlines;) {
+			char *e = memchr(p, '\n', (size_t)(src->text + src->len - p));
+			size_t len = e ? (size_t)(e - p) : (size_t)(src->text + src->len - p);
+			lines[nl] = wg_arena_strndup(a, p, len);
+			lens[nl++] = len;
+			if (!e)
+				break;
+			p = e + 1;
+		}
+		for (size_t k = 0; k < nl && rc == WG_OK; k++) {
+			size_t caps[6];
+			const char *names[32];
+			int nn = 0;
+			if (wg_rule_matches(cc, "import", lines[k], caps, 2) && caps[2] != SIZE_MAX) {
+				nn = each_name(lines[k] + caps[2], caps[3] - caps[2], NULL, a, names, 32);
+			} else if (wg_rule_matches(cc, "from_import", lines[k], caps, 3) &&
+				   caps[2] != SIZE_MAX) {
+				const char *m = lines[k] + caps[2];
+				size_t ml = caps[3] - caps[2], dots = 0;
+				while (dots < ml && m[dots] == '.')
+					dots++;
+				char *base;
+				if (dots) {
+					/* from . import x / from ..pkg import y */
+					char *b = wg_arena_strdup(a, pkg ? pkg : "");
+					for (size_t d = 1; d < dots && b; d++) {
+						char *dot = strrchr(b, '.');
+						if (dot)
+							*dot = '\0';
+						else
+							b[0] = '\0';
+					}
+					base = ml > dots ? (b && *b ? wg_arena_printf(a, "%s.%.*s", b, (int)(ml - dots), m + dots)
+								    : wg_arena_strndup(a, m + dots, ml - dots))
+							 : b;
+				} else {
+					base = wg_arena_strndup(a, m, ml);
+				}
+				if (!base || !*base)
+					continue;
+				names[nn++] = base;
+				if (caps[4] != SIZE_MAX)
+					nn += each_name(lines[k] + caps[4], caps[5] - caps[4], base, a,
+							names + nn, 31);
+			}
+			if (!nn || guarded(cc, lines, lens, k))
+				continue;
+			for (int j = 0; j < nn && rc == WG_OK; j++)
+				rc = report(cc, a, done, &ndone, names[j], src->name, (unsigned)k + 1);
+		}
+		free(lines);
+		free(lens);
+	}
+	return rc;
+}
+
+static const char *const patterns[] = {"import", "from_import", "compiled", "guard", NULL};
+static const char *const vars[] = {"module", "file", "line", "objects", NULL};
+const wg_check_kind wg_check_hollow_wheel = {"hollow-wheel", run, patterns, vars, 0};
