@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "wheelgate.h"
 
@@ -277,6 +278,10 @@ struct wg_scanner {
 void wg_scan_add_problem(wg_scan *scan, int code, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 wg_object *wg_scan_new_object(wg_scan *scan, const char *path, uint64_t size);
+wg_scan *wg_scan_new(wg_scan_kind kind, const char *path, const wg_context *ctx);
+/** Reads one ELF image into a new object of scan; problems are recorded, not returned. */
+int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
+		    const uint8_t *data, size_t len);
 
 /* ---- wheel filename (wheelname.c) ---- */
 
@@ -305,6 +310,10 @@ typedef struct {
 } wg_record_row;
 
 int wg_record_parse(wg_vec *rows, wg_arena *a, const char *text, size_t len, wg_err *err);
+/* RECORD verification (record.c): every member against its row; orphans listed. */
+void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t len);
+/** Without a usable RECORD, nothing read can be verified. */
+void wg_record_mark_none(wg_scan *scan);
 
 /* ---- Python extension names (pyext.c) ---- */
 
@@ -333,6 +342,26 @@ int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err);
 typedef int (*wg_chunk_cb)(const uint8_t *data, size_t n, void *payload);
 int wg_zip_read(wg_zip *z, uint64_t i, uint64_t declared, wg_chunk_cb cb, void *payload,
 		wg_err *err);
+
+/* ---- sources (source.c, walk.c) and the wheel reader (wheel.c) ---- */
+
+/** A regular file mapped into memory (an empty one is an empty image). */
+typedef struct {
+	const uint8_t *data;
+	size_t len;
+	bool mapped;
+} wg_file_image;
+int wg_file_map(wg_file_image *img, int fd, const char *name, uint64_t size, wg_err *err);
+void wg_file_unmap(wg_file_image *img);
+/** Walks the directory path into scan; WG_ENOMEM when it had to stop. */
+int wg_dir_walk(wg_scan *scan, wg_scanner *s, const char *path);
+/** Reads the opened wheel z into scan (a wheel scan). */
+int wg_wheel_read(wg_scan *scan, wg_scanner *s, wg_zip *z);
+static inline const char *wg_base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
 
 /* ---- ELF (elf.c, the only user of libbfd) ---- */
 
