@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/data.h"
-#include "internal.h"
+#include "facts/facts.h"
 #include "test_util.h"
 
 static const wg_data_file *shipped(void)

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "loader/loader.h"
 #include "test_util.h"
 
 #define ENVS WG_FIXTURES "/envs"

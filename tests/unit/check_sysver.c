@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "model/model.h"
 #include "test_util.h"
 
 #define SYSDIR WG_FIXTURES "/abi-ld/sys"

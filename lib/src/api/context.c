@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/data.h"
-#include "internal.h"
+#include "api/api.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* context and scanner                                                                      */

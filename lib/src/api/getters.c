@@ -2,7 +2,7 @@
  * The public accessors of the fact model: scans, wheels, members, problems, objects, symbols.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "internal.h"
+#include "api/api.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* accessors                                                                                */

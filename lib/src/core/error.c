@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 static _Thread_local char last_error[1024];
 

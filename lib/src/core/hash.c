@@ -4,7 +4,7 @@
  */
 #include <openssl/evp.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 struct wg_sha256 {
 	EVP_MD_CTX *md;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 struct wg_arena_chunk {
 	wg_arena_chunk *next;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 struct wg_regex {
 	pcre2_code *code;

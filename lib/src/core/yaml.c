@@ -8,7 +8,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 struct wg_yaml_doc {
 	yaml_document_t doc;

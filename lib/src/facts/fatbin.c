@@ -13,7 +13,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 #define FATBIN_MAGIC 0xBA55ED50u
 #define WRAPPER_MAGIC 0x466243B1u

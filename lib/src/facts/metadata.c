@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 static void trim(const char **s, const char **e)
 {

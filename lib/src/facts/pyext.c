@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 static bool exports(const wg_object *obj, const char *name)
 {

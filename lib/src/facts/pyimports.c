@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 typedef struct {
 	const char *from;   /* importing module (dotted) */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 /* Without a usable RECORD, nothing read can be verified. */
 void wg_record_mark_none(wg_scan *scan)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 typedef struct {
 	wg_vec *rows;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 enum { CLS_NEW, CLS_OLD, CLS_TORCH, CLS_RUNTIME, CLS_COUNT };
 static const char *const class_names[CLS_COUNT] = {"new_string", "old_string", "torch_facing",

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* wheels                                                                                   */

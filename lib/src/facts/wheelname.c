@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 /* The PEP 440 version grammar (the public version scheme plus a local label). */
 static const char pep440[] =

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 typedef struct {
 	wg_scan *scan;

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <zip.h>
 
-#include "internal.h"
+#include "input/input.h"
 
 struct wg_zip {
 	zip_t *za;

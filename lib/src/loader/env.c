@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "loader/loader.h"
 
 static bool is_dir(const char *p)
 {

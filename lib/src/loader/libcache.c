@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "loader/loader.h"
 
 /* 2: ELF facts read through PT_LOAD (issue 10): entries of the section-range reader are stale;
  * names that are not UTF-8 kept as hex. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "loader/loader.h"
 
 static uint32_t fnv(const char *s)
 {

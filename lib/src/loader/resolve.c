@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "loader/loader.h"
 
 static const char *base_of(const char *p)
 {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "core/data.h"
-#include "internal.h"
+#include "model/model.h"
 
 bool wg_ver_parse(const char *v, char *family, size_t n, unsigned num[4], int *nn)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "model/model.h"
 
 WG_API int wg_target_init(wg_target *t, unsigned int version)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "output/output.h"
 
 /* Every string from an input goes through wg_json_str: invalid UTF-8 is escaped, never the
  * finding dropped (a count would then disagree with the list). */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "output/output.h"
 
 json_t *wg_json_str(const char *s)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "rules/checks/check.h"
 
 #define WG_CHECK(n) extern const wg_check_kind wg_check_##n;
 #include "checks/list.h"

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "core/data.h"
-#include "internal.h"
+#include "rules/rules.h"
 
 #define MAX_RULE_FILE (4u << 20)
 

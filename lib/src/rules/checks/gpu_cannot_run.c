@@ -11,7 +11,7 @@
  */
 #include <stdio.h>
 
-#include "internal.h"
+#include "rules/checks/check.h"
 
 static int run(wg_check_ctx *cc)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "rules/checks/check.h"
 
 #define MAX_CCS 256 /* compute capabilities compared (X.Y as X * 10 + Y) */
 

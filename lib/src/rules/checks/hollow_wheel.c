@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "internal.h"
+#include "rules/checks/check.h"
 
 /* Whether the wheel ships module m: a .py, a package, or an extension. */
 static bool shipped(const wg_scan *scan, wg_arena *a, const char *m)

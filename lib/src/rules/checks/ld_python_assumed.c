@@ -4,7 +4,7 @@
  * as provided instead of resolved. Said once per input, as information.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "internal.h"
+#include "rules/checks/check.h"
 
 static int run(wg_check_ctx *cc)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "rules/checks/check.h"
 
 static int emit(wg_check_ctx *cc, const char *label, const char *what, const char *have,
 		const char *want)

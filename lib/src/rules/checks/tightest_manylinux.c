@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "rules/checks/check.h"
 
 static int run(wg_check_ctx *cc)
 {

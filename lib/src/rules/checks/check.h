@@ -1,0 +1,85 @@
+/*
+ * All a check kind includes: its context (the scan, the target, the rule, the report), the
+ * placeholders it fills, wg_emit, the rule's patterns and scope, the iterator over the objects
+ * in scope, and the loader's and the roles' verdicts that the engine computes once per scan.
+ * A kind is one file, rules/checks/<name>.c, defining `const wg_check_kind wg_check_<name>`,
+ * and one line in list.h.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_CHECK_H
+#define WG_CHECK_H
+
+#include "rules/rules.h"
+
+#define WG_MAX_VARS 32
+typedef struct {
+	struct {
+		const char *key, *value;
+	} v[WG_MAX_VARS];
+	int n;
+} wg_vars;
+void wg_vars_set(wg_vars *vs, const char *key, const char *value);
+
+struct wg_check_ctx {
+	const wg_scan *scan;
+	const wg_target *target;
+	const wg_rule *rule;
+	wg_severity severity; /* the rule's severity in this profile */
+	wg_profile profile;
+	wg_rmatch *md;
+	wg_report *report;
+	/* The loader's verdict on every object, computed once for the ld-* kinds. */
+	bool ld_done, python_assumed;
+	wg_vec ld_issues; /* wg_ld_issue */
+	/* How each object of the scan is loaded (wg_check_roles), computed once. */
+	bool roles_done;
+	struct wg_role *roles; /* one per scan object */
+	wg_pyimports *imports;
+};
+
+/* How the user reaches one object of the wheel, for the install question. */
+typedef struct wg_role {
+	bool root;       /* judged as a load of its own: an extension module, or a library
+			    nothing in the wheel loads through DT_NEEDED */
+	int how;         /* the strongest way it is loaded: WG_IMPORT_* of the extension
+			    modules whose loads bring it in; WG_ROLE_ALONE for a library only
+			    loaded on its own */
+	const char *module, *file; /* the extension deciding `how`, the import statement */
+	unsigned line;
+	const char *via; /* for a library loaded on its own through another: that one */
+} wg_role;
+#define WG_ROLE_ALONE (-1)
+#define WG_ROLE_UNSET (-2)
+/** Fills cc->roles (needs the wheel's Python sources and DT_NEEDED entries). */
+int wg_check_roles(wg_check_ctx *cc);
+/**
+ * The severity a finding about a load failure of member gets: the rule's when the package
+ * cannot be imported without it, at most a warning when it is optional (an extension imported
+ * only under try/except, lazily, conditionally or never by the package; a library nothing in
+ * the wheel loads through DT_NEEDED). why: a sentence saying so, or "".
+ */
+wg_severity wg_load_severity(wg_check_ctx *cc, const char *member, const char **why);
+/** wg_load_severity over the roots whose loads give the ld issues of kind on object. */
+wg_severity wg_ld_severity(wg_check_ctx *cc, const char *object, int kind, const char **why);
+/** wg_emit with another severity than the rule's (never a higher one). */
+int wg_emit_sev(wg_check_ctx *cc, wg_severity sev, const wg_vars *vars, const char *member,
+		const char *symbol, const char *file, unsigned line);
+/** Runs the simulated loader over the scan's objects once (needs target->env). */
+int wg_check_ld(wg_check_ctx *cc);
+
+/** Whether any pattern of the rule's list `list` matches subject; caps as wg_regex_match. */
+bool wg_rule_matches(wg_check_ctx *cc, const char *list, const char *subject, size_t *caps,
+		     int ncaps);
+/** Whether the rule's scope (objects: / members:) admits subject; no scope admits all. */
+bool wg_rule_in_scope(wg_check_ctx *cc, bool object, const char *subject);
+/** Adds a finding of the current rule with its message and fix expanded from vars. */
+int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const char *symbol,
+	    const char *file, unsigned line);
+/** The report's arena, for strings that vars point to. */
+char *wg_check_printf(wg_check_ctx *cc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Shared helpers of the check kinds (engine.c). */
+const char *wg_object_member(const wg_scan *scan, const wg_object *o);
+bool wg_object_is_cuda(const wg_object *o);
+void wg_abi_name_for(char *buf, size_t n, int cxx11abi);
+
+#endif
