@@ -79,6 +79,17 @@ bool wg_rule_in_scope(wg_check_ctx *cc, bool object, const char *subject)
 	return !re || wg_regex_match(re, cc->md, subject, strlen(subject), NULL, 0) == 1;
 }
 
+const wg_object *wg_check_next_object(wg_check_ctx *cc, size_t *i)
+{
+	const wg_vec *objects = &cc->scan->objects;
+	while (*i < objects->len) {
+		const wg_object *o = *(wg_object **)wg_vec_at(objects, (*i)++);
+		if (!o->error && wg_rule_in_scope(cc, true, o->path))
+			return o;
+	}
+	return NULL;
+}
+
 static const char *target_var(wg_check_ctx *cc, const char *key, char *buf, size_t n)
 {
 	const wg_target *t = cc->target;

@@ -15,10 +15,8 @@ static int run(wg_check_ctx *cc)
 {
 	int abi = cc->target->cxx11abi;
 	unsigned wrong = abi == 1 ? WG_SYM_OLD_STRING : WG_SYM_NEW_STRING;
-	for (size_t i = 0; i < cc->scan->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&cc->scan->objects, i);
-		if (o->error || !wg_rule_in_scope(cc, true, o->path))
-			continue;
+	const wg_object *o;
+	wg_for_each_object(cc, o) {
 		const char *lib = NULL;
 		for (size_t j = 0; j < o->needed.n && !lib; j++)
 			if (wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0))

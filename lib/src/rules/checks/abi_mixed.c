@@ -10,9 +10,9 @@
 
 static int run(wg_check_ctx *cc)
 {
-	for (size_t i = 0; i < cc->scan->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&cc->scan->objects, i);
-		if (o->error || o->torch_abi != WG_ABI_MIXED || !wg_rule_in_scope(cc, true, o->path))
+	const wg_object *o;
+	wg_for_each_object(cc, o) {
+		if (o->torch_abi != WG_ABI_MIXED)
 			continue;
 		const wg_sym *n = NULL, *old = NULL;
 		for (size_t j = 0; j < o->nsyms; j++) {

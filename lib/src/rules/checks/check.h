@@ -72,6 +72,15 @@ bool wg_rule_matches(wg_check_ctx *cc, const char *list, const char *subject, si
 		     int ncaps);
 /** Whether the rule's scope (objects: / members:) admits subject; no scope admits all. */
 bool wg_rule_in_scope(wg_check_ctx *cc, bool object, const char *subject);
+/**
+ * The next object of the scan, from index *i on, that the rule looks at: one read without
+ * error and admitted by the rule's `objects:` scope; NULL after the last. *i starts at 0 and
+ * is moved past the object returned.
+ */
+const wg_object *wg_check_next_object(wg_check_ctx *cc, size_t *i);
+/** for each object o (a const wg_object *) of the scan in the rule's scope, as above */
+#define wg_for_each_object(cc, o) \
+	for (size_t wg_object_i_ = 0; ((o) = wg_check_next_object((cc), &wg_object_i_)) != NULL;)
 /** Adds a finding of the current rule with its message and fix expanded from vars. */
 int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const char *symbol,
 	    const char *file, unsigned line);

@@ -16,10 +16,8 @@ static int run(wg_check_ctx *cc)
 	const wg_scan *s = cc->scan;
 	char mine[16];
 	snprintf(mine, sizeof(mine), "cuda%u", cc->target->cuda_major);
-	for (size_t i = 0; i < s->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
-		if (o->error || !wg_rule_in_scope(cc, true, o->path))
-			continue;
+	const wg_object *o;
+	wg_for_each_object(cc, o) {
 		for (size_t j = 0; j < o->needed.n; j++) {
 			const char *lib = o->needed.v[j];
 			if (wg_rule_matches(cc, mine, lib, NULL, 0))

@@ -30,9 +30,9 @@ static int run(wg_check_ctx *cc)
 	}
 	if (!plat)
 		return WG_OK; /* "any", or a platform the patterns do not know */
-	for (size_t i = 0; i < s->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
-		if (o->error || !o->machine_name || !wg_rule_in_scope(cc, true, o->path))
+	const wg_object *o;
+	wg_for_each_object(cc, o) {
+		if (!o->machine_name)
 			continue;
 		char key[64];
 		snprintf(key, sizeof(key), " %s ", o->machine_name);

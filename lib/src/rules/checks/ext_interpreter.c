@@ -31,9 +31,9 @@ static int run(wg_check_ctx *cc)
 	}
 	if (!any_cp)
 		return WG_OK;
-	for (size_t i = 0; i < s->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
-		if (!o->is_extension || !o->ext_interpreter || !wg_rule_in_scope(cc, true, o->path))
+	const wg_object *o;
+	wg_for_each_object(cc, o) {
+		if (!o->is_extension || !o->ext_interpreter)
 			continue;
 		char key[80];
 		snprintf(key, sizeof(key), " %s ", o->ext_interpreter);

@@ -93,10 +93,9 @@ static int run(wg_check_ctx *cc)
 	int rc = WG_OK;
 	if (!ext)
 		return WG_ENOMEM;
-	for (size_t i = 0; i < s->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
-		if (o->error || !o->is_extension || !wg_object_is_cuda(o) || !carries_kernels(o) ||
-		    !wg_rule_in_scope(cc, true, o->path) ||
+	const wg_object *o;
+	wg_for_each_object(cc, o) {
+		if (!o->is_extension || !wg_object_is_cuda(o) || !carries_kernels(o) ||
 		    !wg_rule_matches(cc, "objects", o->path, NULL, 0))
 			continue;
 		ext[next++] = o;

@@ -11,10 +11,8 @@
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	for (size_t i = 0; i < s->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
-		if (o->error || !wg_rule_in_scope(cc, true, o->path))
-			continue;
+	const wg_object *o;
+	wg_for_each_object(cc, o) {
 		bool cudart = false;
 		for (size_t j = 0; j < o->needed.n && !cudart; j++)
 			cudart = wg_rule_matches(cc, "runtime", o->needed.v[j], NULL, 0);

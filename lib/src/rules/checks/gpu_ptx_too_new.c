@@ -14,9 +14,9 @@ static int run(wg_check_ctx *cc)
 	const wg_scan *s = cc->scan;
 	const wg_target *t = cc->target;
 	for (size_t g = 0; g < t->ngpus; g++) {
-		for (size_t i = 0; i < s->objects.len; i++) {
-			const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
-			if (o->error || !wg_object_is_cuda(o) || !wg_rule_in_scope(cc, true, o->path) ||
+		const wg_object *o;
+		wg_for_each_object(cc, o) {
+			if (!wg_object_is_cuda(o) ||
 			    !wg_rule_matches(cc, "objects", o->path, NULL, 0))
 				continue;
 			wg_gpu_verdict v = WG_GPU_VERDICT_INIT;

@@ -20,10 +20,8 @@ static int run(wg_check_ctx *cc)
 	if (!tmp)
 		return WG_ENOMEM;
 	int rc = WG_OK;
-	for (size_t i = 0; i < s->objects.len && rc == WG_OK; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
-		if (o->error || !wg_rule_in_scope(cc, true, o->path))
-			continue;
+	const wg_object *o;
+	for (size_t i = 0; rc == WG_OK && (o = wg_check_next_object(cc, &i));) {
 		wg_sysneed need[WG_SYS_FAMILIES];
 		size_t n = wg_object_sysneeds(o, need);
 		for (size_t k = 0; k < n && rc == WG_OK; k++) {

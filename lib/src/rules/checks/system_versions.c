@@ -14,12 +14,9 @@
 
 static int run(wg_check_ctx *cc)
 {
-	const wg_scan *s = cc->scan;
 	const wg_target *t = cc->target;
-	for (size_t i = 0; i < s->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
-		if (o->error || !wg_rule_in_scope(cc, true, o->path))
-			continue;
+	const wg_object *o;
+	wg_for_each_object(cc, o) {
 		wg_sysneed need[WG_SYS_FAMILIES];
 		size_t n = wg_object_sysneeds(o, need);
 		for (size_t k = 0; k < n; k++) {
