@@ -479,46 +479,64 @@ WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int fl
 /** The schema id of the inspect document: "wheelgate.inspect/1". */
 #define WG_INSPECT_SCHEMA "wheelgate.inspect/1"
 
+/**
+ * The inspect document of several inputs (docs/inspect-json.md), built as they are read: each
+ * scan may be freed once added. flags: WG_JSON_* for every item (WG_JSON_PRETTY indents the
+ * document); the ngpus GPUs are copied. Errors: wg_error_last().
+ */
+typedef struct wg_inspect wg_inspect;
+WG_API int wg_inspect_new(wg_inspect **out, unsigned int flags, const wg_gpu *gpus, size_t ngpus);
+WG_API void wg_inspect_free(wg_inspect *doc);
+/** Appends the facts of scan as the next item of "inputs". */
+WG_API int wg_inspect_add(wg_inspect *doc, const wg_scan *scan);
+/** Appends an input that could not be read: its path, code (WG_E*) and message (escaped). */
+WG_API int wg_inspect_add_error(wg_inspect *doc, const char *path, int code, const char *message);
+/** The document as NUL-terminated JSON text in *out; free it with wg_free(). */
+WG_API int wg_inspect_format(char **out, const wg_inspect *doc);
+
 /* ---------------------------------------------------------------------------------------- */
 /* The install target                                                                       */
 
 #define WG_MAX_GPUS 16
 
-/** A symbol version family's level: GLIBC 2.38 is {"GLIBC", {2, 38}, 2}. */
-typedef struct wg_sysver {
-	char family[16];
-	unsigned v[4];
-	int n;
-} wg_sysver;
+typedef struct wg_env wg_env;
 
 /**
- * Where a wheel is to be installed. Unknown facts stay 0 / NULL / -1 and the rules that need
- * them do not apply. wg_target_parse() reads "python=3.12,torch=2.9.1+cu128,cxx11abi=0,
- * cuda=12.8"; GPUs are added with wg_target_add_gpu().
+ * Where a wheel is to be installed: an opaque handle, so that it learns new facts without
+ * breaking embedders. Unknown facts stay unknown and the rules that need them do not apply.
+ * Set it up from one thread (wg_target_set, _parse, _add_gpu, _set_env); after that checks
+ * only read it, and any number of threads may use it at once.
  */
-typedef struct wg_target {
-	unsigned int version;
-	unsigned python_major, python_minor;
-	char torch[64];                 /**< "2.9.1+cu128", or "" */
-	unsigned torch_major, torch_minor;
-	int cxx11abi;                   /**< 1, 0, or -1 when unknown */
-	unsigned cuda_major, cuda_minor; /**< from cuda=, else from torch's +cuXYZ label */
-	size_t ngpus;
-	wg_gpu gpus[WG_MAX_GPUS];
-	/** The environment read by wg_env_open(), for loader-exact checks; NULL for none. */
-	struct wg_env *env;
-	/** The target system: a declared platform tag ("manylinux_2_28_x86_64", or ""), musl,
-	 * and the highest GLIBC/GLIBCXX/CXXABI/GCC versions it provides (glibc=, glibcxx=, or
-	 * the platform's policy). Nothing declared: the running system's (wg_target_system());
-	 * once anything is declared, the families left out are unknown. */
-	char platform[64];
-	int musl;
-	size_t nsysvers;
-	wg_sysver sysvers[8];
-	/** The question asked (wg_profile): WG_PROFILE_AUTO lets wg_target_profile() choose. */
-	int profile;
-} wg_target;
-#define WG_TARGET_VERSION 2
+typedef struct wg_target wg_target;
+
+/** A target that knows nothing yet (the profile chosen by wg_target_profile()). */
+WG_API int wg_target_new(wg_target **out);
+WG_API void wg_target_free(wg_target *t);
+/**
+ * Sets one fact: python ("3.12"), torch ("2.9.1+cu128"; its +cuXYZ label implies cuda),
+ * cxx11abi ("1"/"0", "true"/"false"), cuda ("12.8"), glibc, glibcxx, cxxabi, gcc ("2.39"),
+ * platform ("manylinux_2_28_x86_64": its policy's versions, unless given), or profile
+ * ("install", "publish", "auto"). WG_EINVAL with the reason in wg_error_last().
+ */
+WG_API int wg_target_set(wg_target *t, const char *key, const char *value);
+/** Sets the facts of spec, key=value pairs as wg_target_set() takes them (profile apart):
+ * "python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8,glibc=2.39,glibcxx=3.4.33,
+ * platform=manylinux_2_28_x86_64"; WG_EINVAL with the reason in wg_error_last(). */
+WG_API int wg_target_parse(wg_target *t, const char *spec);
+/** Adds a GPU (as wg_gpu_parse reads it), or with "auto" the local GPUs found through NVML
+ * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
+ * then says "no local GPU (...)" (and is "" when some were found). */
+WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
+/** Sets the facts env knows (python, torch, cxx11abi, cuda) that t does not know yet, and
+ * checks resolve the wheel's objects in env. t borrows env: env must outlive every use of t
+ * (NULL detaches it; the facts stay). Call it before wg_target_parse() to let declared
+ * facts override the environment. */
+WG_API int wg_target_set_env(wg_target *t, wg_env *env);
+/** The GPUs of t, in the order added (a copy in *out; its name is owned by the context). */
+WG_API size_t wg_target_gpu_count(const wg_target *t);
+WG_API int wg_target_gpu(wg_gpu *out, const wg_target *t, size_t i);
+/** The facts of t as the JSON object "target" of docs/check-json.md; free with wg_free. */
+WG_API int wg_target_to_json(char **out, const wg_target *t);
 
 /**
  * The two questions wheelgate answers, never mixed: "will it work here?" (install: the
@@ -532,31 +550,20 @@ WG_API const char *wg_profile_name(wg_profile p);
 /** "install" | "publish" | "auto" -> the profile; -1 for anything else. */
 WG_API int wg_profile_parse(const char *name);
 /**
- * The profile a check for t uses: t->profile when set; otherwise install when an environment
+ * The profile a check for t uses: its profile when set; otherwise install when an environment
  * (--env) or anything of the target machine is declared (python, torch, C++ ABI, CUDA, GPUs,
  * the system), else publish. t may be NULL (publish).
  */
 WG_API wg_profile wg_target_profile(const wg_target *t);
 
-WG_API int wg_target_init(wg_target *t, unsigned int version);
-/** Adds the facts of spec to t ("python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8,
- * glibc=2.39,glibcxx=3.4.33,platform=manylinux_2_28_x86_64"); WG_EINVAL with the reason in
- * wg_error_last(). */
-WG_API int wg_target_parse(wg_target *t, const char *spec);
-/** Adds a GPU (as wg_gpu_parse reads it), or with "auto" the local GPUs found through NVML
- * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
- * then says "no local GPU (...)". */
 /** The target system's C/C++ runtime as the rules see it: "GLIBC_2.36 GLIBCXX_3.4.30
  * CXXABI_1.3.13 GCC_12.0.0" into buf, the number of families known returned, and *source set
  * to "this system" (read from the running system's libc, libstdc++ and libgcc_s), "declared"
  * (glibc=, glibcxx=...) or the platform tag declared. t may be NULL (this system). */
 WG_API size_t wg_target_system(const wg_target *t, char *buf, size_t len, const char **source);
-WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
 
 /* ---------------------------------------------------------------------------------------- */
 /* A real Python environment                                                                */
-
-typedef struct wg_env wg_env;
 
 typedef struct wg_env_options {
 	unsigned int version;
@@ -605,9 +612,7 @@ typedef enum {
 WG_API size_t wg_env_list_count(const wg_env *env, wg_env_list list);
 WG_API const char *wg_env_list_item(const wg_env *env, wg_env_list list, size_t i);
 
-/** Sets the target facts the environment knows (python, torch, cxx11abi, cuda) that the
- * target does not have yet, and t->env. Apply it before wg_target_parse() to let --target
- * override the environment. */
+/** The same as wg_target_set_env(t, env) (kept for embedders of 0.1). */
 WG_API int wg_env_fill_target(wg_env *env, wg_target *t);
 WG_API int wg_env_to_json(char **out, const wg_env *env);
 
@@ -709,10 +714,13 @@ typedef struct wg_not_applied_info {
 WG_API size_t wg_report_not_applied_count(const wg_report *r);
 WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, size_t i);
 
-/** Formats of wg_reports_format(): JSON, SARIF, and the text `wheelgate check` prints (with
- * or without terminal colours; one block per input, no summary line). */
+/** Formats of wg_reports_format(): JSON, SARIF, the text `wheelgate check` prints (with
+ * or without terminal colours; one block per input, no summary line), and that summary line
+ * alone ("3 inputs: 2 passed, 1 failed, 0 unreadable; 1 error, 0 warnings, 0 info (profile:
+ * install, fail-on: error)\n"). */
 typedef enum {
-	WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2, WG_FORMAT_TEXT = 3, WG_FORMAT_TEXT_COLOR = 4
+	WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2, WG_FORMAT_TEXT = 3, WG_FORMAT_TEXT_COLOR = 4,
+	WG_FORMAT_SUMMARY = 5
 } wg_format;
 
 /**

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "wheelgate.h"
+#include "target.h"
 
 #define WG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -248,10 +248,12 @@ START_TEST(test_not_applied)
 	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
 	wg_scan *s = t_scan(GOOD);
 	wg_report *r = NULL;
-	wg_target inst;
-	wg_target_init(&inst, WG_TARGET_VERSION);
-	inst.profile = WG_PROFILE_INSTALL; /* the loader rules belong to the install question */
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &inst), WG_OK);
+	wg_target *inst = NULL;
+	ck_assert_int_eq(wg_target_new(&inst), WG_OK);
+	/* the loader rules belong to the install question */
+	ck_assert_int_eq(wg_target_set(inst, "profile", "install"), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, inst), WG_OK);
+	wg_target_free(inst);
 	ck_assert(lacks(r, "WG-ABI-001", "cxx11abi"));
 	ck_assert(lacks(r, "WG-GPU-002", "gpu"));
 	ck_assert(lacks(r, "WG-GPU-003", "cuda,gpu"));
@@ -266,11 +268,11 @@ START_TEST(test_not_applied)
 	na.version = WG_NOT_APPLIED_INFO_VERSION;
 	wg_report_free(r);
 	/* Facts given: those rules apply. */
-	wg_target t;
-	wg_target_init(&t, WG_TARGET_VERSION);
-	ck_assert_int_eq(wg_target_parse(&t, "python=3.12,torch=2.11.0+cu130,cxx11abi=1"), WG_OK);
-	ck_assert_int_eq(wg_target_add_gpu(&t, t_ctx, "sm_90"), WG_OK);
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	ck_assert_int_eq(wg_target_parse(t, "python=3.12,torch=2.11.0+cu130,cxx11abi=1"), WG_OK);
+	ck_assert_int_eq(wg_target_add_gpu(t, t_ctx, "sm_90"), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
 	for (size_t i = 0; i < wg_report_not_applied_count(r); i++) {
 		ck_assert_int_eq(wg_report_not_applied(&na, r, i), WG_OK);
 		ck_assert_str_eq(na.lacks, "env");
@@ -282,13 +284,15 @@ START_TEST(test_not_applied)
 	size_t len;
 	char *buf = slurp(GOOD, &len);
 	ck_assert_int_eq(wg_scan_buffer(&s, t_sc, buf, len, "-"), WG_OK);
-	t.profile = WG_PROFILE_PUBLISH; /* the filename's claims are the publish question */
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	/* the filename's claims are the publish question */
+	ck_assert_int_eq(wg_target_set(t, "profile", "publish"), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
 	ck_assert(lacks(r, "WG-TAG-005", "filename"));
 	ck_assert(lacks(r, "WG-CUDA-002", "filename"));
 	wg_report_free(r);
 	wg_scan_free(s);
 	free(buf);
+	wg_target_free(t);
 	wg_ruleset_free(rs);
 }
 END_TEST
