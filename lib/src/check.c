@@ -275,7 +275,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 {
 	wg_target none;
 	if (!out || !sc || !rs || !scan)
-		return WG_EINVAL;
+		return wg_null_arg("wg_check");
 	*out = NULL;
 	if (!target) {
 		wg_target_clear(&none);

@@ -181,7 +181,7 @@ WG_API int wg_ptx_isa_cuda(const wg_context *ctx, unsigned isa_major, unsigned i
 			   unsigned *cuda_major, unsigned *cuda_minor)
 {
 	if (!ctx || !cuda_major || !cuda_minor)
-		return WG_EINVAL;
+		return wg_null_arg("wg_ptx_isa_cuda");
 	for (size_t i = 0; i < ctx->cuda->nisas; i++) {
 		const struct isa_row *r = &ctx->cuda->isas[i];
 		if (r->isa_major == isa_major && r->isa_minor == isa_minor) {

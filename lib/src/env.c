@@ -286,7 +286,7 @@ WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_
 	if (!o)
 		o = &def;
 	if (wg_struct_version("wg_env_options", o->version, WG_ENV_OPTIONS_VERSION) < 0)
-		return wg_seterr(&sc->err, WG_EINVAL, "%s", wg_error_last());
+		return WG_EINVAL;
 	wg_env *e = calloc(1, sizeof(*e));
 	if (!e)
 		return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
@@ -494,7 +494,7 @@ WG_API int wg_env_fill_target(wg_env *e, wg_target *t)
 WG_API int wg_env_to_json(char **out, const wg_env *e)
 {
 	if (!out || !e)
-		return WG_EINVAL;
+		return wg_null_arg("wg_env_to_json");
 	*out = NULL;
 	json_t *lists[3];
 	for (int l = 0; l < 3; l++) {

@@ -93,6 +93,6 @@ int wg_struct_version(const char *what, unsigned int version, unsigned int curre
 
 int wg_null_arg(const char *fn)
 {
-	wg_set_last_error(WG_EINVAL, "%s: a required argument is NULL", fn);
+	wg_set_last_error(WG_EINVAL, "%s: a required argument is NULL or invalid", fn);
 	return WG_EINVAL;
 }

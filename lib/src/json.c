@@ -287,7 +287,7 @@ WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int fl
 				const wg_gpu *gpus, size_t ngpus)
 {
 	if (!out || !scan)
-		return WG_EINVAL;
+		return wg_null_arg("wg_scan_to_json_gpus");
 	*out = NULL;
 	json_t *j = scan_json(scan, flags, gpus, ngpus);
 	if (!j)

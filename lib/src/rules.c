@@ -458,7 +458,7 @@ WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_rule
 	wg_ruleset_options def = WG_RULESET_OPTIONS_INIT;
 	(void)ctx;
 	if (!out)
-		return WG_EINVAL;
+		return wg_null_arg("wg_ruleset_new");
 	*out = NULL;
 	if (!o)
 		o = &def;
@@ -553,7 +553,7 @@ WG_API int wg_ruleset_self_test(const wg_ruleset *rs, char **report)
 	if (report)
 		*report = NULL;
 	if (!rs)
-		return WG_EINVAL;
+		return wg_null_arg("wg_ruleset_self_test");
 	wg_rmatch *md = wg_rmatch_new();
 	if (!md)
 		return WG_ENOMEM;

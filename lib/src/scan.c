@@ -46,7 +46,7 @@ WG_API int wg_context_new(wg_context **out, const wg_options *opts)
 	wg_err err = {0};
 	int rc;
 	if (!out)
-		return WG_EINVAL;
+		return wg_null_arg("wg_context_new");
 	*out = NULL;
 	if (opts && wg_struct_version("wg_options", opts->version, WG_OPTIONS_VERSION) < 0)
 		return WG_EINVAL;
@@ -94,7 +94,7 @@ WG_API void wg_context_free(wg_context *ctx)
 WG_API int wg_scanner_new(wg_scanner **out, wg_context *ctx)
 {
 	if (!out || !ctx)
-		return WG_EINVAL;
+		return wg_null_arg("wg_scanner_new");
 	wg_scanner *s = calloc(1, sizeof(*s));
 	if (!s || wg_matcher_new(&s->matcher, ctx->classifier) < 0) {
 		free(s);
@@ -1007,7 +1007,7 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 {
 	struct stat st;
 	if (!out || !s || !path)
-		return WG_EINVAL;
+		return wg_null_arg("wg_scan_path");
 	*out = NULL;
 	s->err.msg[0] = '\0';
 	if (stat(path, &st) != 0)
@@ -1045,7 +1045,7 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 WG_API int wg_scan_fd(wg_scan **out, wg_scanner *s, int fd, const char *name)
 {
 	if (!out || !s || fd < 0)
-		return WG_EINVAL;
+		return wg_null_arg("wg_scan_fd");
 	*out = NULL;
 	s->err.msg[0] = '\0';
 	return scan_fd_as(out, s, fd, name ? name : "(fd)");
@@ -1055,7 +1055,7 @@ WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t
 			  const char *name)
 {
 	if (!out || !s || (!data && len))
-		return WG_EINVAL;
+		return wg_null_arg("wg_scan_buffer");
 	*out = NULL;
 	s->err.msg[0] = '\0';
 	name = name ? name : "(buffer)";

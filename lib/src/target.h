@@ -55,7 +55,7 @@ void wg_target_clear(wg_target *t);
  * is not supported (this library reads 1 to current)" in wg_error_last(). (error.c)
  */
 int wg_struct_version(const char *what, unsigned int version, unsigned int current);
-/** WG_EINVAL, with "fn: a required argument is NULL" in wg_error_last(). (error.c) */
+/** WG_EINVAL, with "fn: a required argument is NULL or invalid" in wg_error_last(). (error.c) */
 int wg_null_arg(const char *fn);
 
 #endif /* WG_TARGET_H */
