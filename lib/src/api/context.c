@@ -14,7 +14,9 @@
 
 WG_API int wg_options_init(wg_options *opts, unsigned int version)
 {
-	if (!opts || version != WG_OPTIONS_VERSION)
+	if (!opts)
+		return wg_null_arg("wg_options_init");
+	if (wg_struct_version("wg_options", version, WG_OPTIONS_VERSION) < 0)
 		return WG_EINVAL;
 	wg_options def = WG_OPTIONS_INIT;
 	*opts = def;
@@ -34,13 +36,10 @@ WG_API int wg_context_new(wg_context **out, const wg_options *opts)
 	wg_err err = {0};
 	int rc;
 	if (!out)
-		return WG_EINVAL;
+		return wg_null_arg("wg_context_new");
 	*out = NULL;
-	if (opts && (opts->version == 0 || opts->version > WG_OPTIONS_VERSION)) {
-		wg_set_last_error(WG_EINVAL, "wg_options version %u is not supported (this library: %u)",
-				  opts->version, WG_OPTIONS_VERSION);
+	if (opts && wg_struct_version("wg_options", opts->version, WG_OPTIONS_VERSION) < 0)
 		return WG_EINVAL;
-	}
 	wg_context *ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {
 		wg_set_last_error(WG_ENOMEM, "out of memory");
@@ -85,7 +84,7 @@ WG_API void wg_context_free(wg_context *ctx)
 WG_API int wg_scanner_new(wg_scanner **out, wg_context *ctx)
 {
 	if (!out || !ctx)
-		return WG_EINVAL;
+		return wg_null_arg("wg_scanner_new");
 	wg_scanner *s = calloc(1, sizeof(*s));
 	if (!s || wg_matcher_new(&s->matcher, ctx->classifier) < 0) {
 		free(s);

@@ -60,7 +60,9 @@ WG_API size_t wg_scan_member_count(const wg_scan *scan)
 
 WG_API int wg_scan_member(wg_member_info *out, const wg_scan *scan, size_t i)
 {
-	if (!out || !scan || out->version != WG_MEMBER_INFO_VERSION)
+	if (!out || !scan)
+		return wg_null_arg("wg_scan_member");
+	if (wg_struct_version("wg_member_info", out->version, WG_MEMBER_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	const wg_member *m = wg_vec_at(&scan->members, i);
 	if (!m)
@@ -84,7 +86,9 @@ WG_API size_t wg_scan_problem_count(const wg_scan *scan)
 
 WG_API int wg_scan_problem(wg_problem_info *out, const wg_scan *scan, size_t i)
 {
-	if (!out || !scan || out->version != WG_PROBLEM_INFO_VERSION)
+	if (!out || !scan)
+		return wg_null_arg("wg_scan_problem");
+	if (wg_struct_version("wg_problem_info", out->version, WG_PROBLEM_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	const wg_problem *p = wg_vec_at(&scan->problems, i);
 	if (!p)
@@ -118,7 +122,9 @@ WG_API const char *wg_string_abi_name(wg_string_abi abi)
 
 WG_API int wg_object_get_info(wg_object_info *out, const wg_object *o)
 {
-	if (!out || !o || out->version != WG_OBJECT_INFO_VERSION)
+	if (!out || !o)
+		return wg_null_arg("wg_object_get_info");
+	if (wg_struct_version("wg_object_info", out->version, WG_OBJECT_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	out->path = o->path;
 	out->size = o->size;
@@ -156,7 +162,9 @@ WG_API const char *wg_object_needed(const wg_object *o, size_t i)
 
 WG_API int wg_object_symbol(wg_symbol_info *out, const wg_object *o, size_t i)
 {
-	if (!out || !o || out->version != WG_SYMBOL_INFO_VERSION)
+	if (!out || !o)
+		return wg_null_arg("wg_object_symbol");
+	if (wg_struct_version("wg_symbol_info", out->version, WG_SYMBOL_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	if (i >= o->nsyms)
 		return WG_ENOTFOUND;

@@ -135,4 +135,17 @@ static inline const char *wg_base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* ---- the argument checks every public entry point shares (error.c) ---- */
+
+/**
+ * The one check of a versioned struct a caller passes in or out (what: its type name):
+ * WG_OK for versions 1 up to current, whose fields the callee reads or fills (a field
+ * appended in version N only when version >= N); WG_EINVAL otherwise, with "what version V
+ * is not supported (this library reads 1 to current)" in wg_error_last(). (error.c)
+ */
+int wg_struct_version(const char *what, unsigned int version, unsigned int current);
+/** WG_EINVAL, with "fn: a required argument is NULL or invalid" in wg_error_last(). (error.c) */
+int wg_null_arg(const char *fn);
+
+
 #endif

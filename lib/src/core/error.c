@@ -81,3 +81,18 @@ WG_API void wg_free(void *ptr)
 {
 	free(ptr);
 }
+
+int wg_struct_version(const char *what, unsigned int version, unsigned int current)
+{
+	if (version >= 1 && version <= current)
+		return WG_OK;
+	wg_set_last_error(WG_EINVAL, "%s version %u is not supported (this library reads 1 to %u)",
+			  what, version, current);
+	return WG_EINVAL;
+}
+
+int wg_null_arg(const char *fn)
+{
+	wg_set_last_error(WG_EINVAL, "%s: a required argument is NULL or invalid", fn);
+	return WG_EINVAL;
+}

@@ -261,7 +261,7 @@ int wg_buf_escape(wg_buf *b, const char *s, unsigned flags)
 WG_API int wg_escape(char **out, const char *s, unsigned int flags)
 {
 	if (!out || !s)
-		return WG_EINVAL;
+		return wg_null_arg("wg_escape");
 	wg_buf b = {0};
 	int rc = wg_buf_escape(&b, s, flags | WG_ESCAPE_UTF8);
 	if (rc < 0) {

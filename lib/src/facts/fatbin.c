@@ -465,7 +465,9 @@ WG_API size_t wg_object_fatbin_container_count(const wg_object *o)
 
 WG_API int wg_object_fatbin_container(wg_fatbin_container_info *out, const wg_object *o, size_t i)
 {
-	if (!out || !o || out->version != WG_FATBIN_CONTAINER_INFO_VERSION)
+	if (!out || !o)
+		return wg_null_arg("wg_object_fatbin_container");
+	if (wg_struct_version("wg_fatbin_container_info", out->version, WG_FATBIN_CONTAINER_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	const wg_fatbin_container *c = wg_vec_at(&o->fatbin_containers, i);
 	if (!c)
@@ -487,7 +489,9 @@ WG_API size_t wg_object_fatbin_entry_count(const wg_object *o)
 
 WG_API int wg_object_fatbin_entry(wg_fatbin_entry_info *out, const wg_object *o, size_t i)
 {
-	if (!out || !o || out->version != WG_FATBIN_ENTRY_INFO_VERSION)
+	if (!out || !o)
+		return wg_null_arg("wg_object_fatbin_entry");
+	if (wg_struct_version("wg_fatbin_entry_info", out->version, WG_FATBIN_ENTRY_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	const wg_fatbin_entry *e = wg_vec_at(&o->fatbin_entries, i);
 	if (!e)

@@ -118,7 +118,7 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 {
 	struct stat st;
 	if (!out || !s || !path)
-		return WG_EINVAL;
+		return wg_null_arg("wg_scan_path");
 	*out = NULL;
 	s->err.msg[0] = '\0';
 	if (stat(path, &st) != 0)
@@ -154,7 +154,7 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 WG_API int wg_scan_fd(wg_scan **out, wg_scanner *s, int fd, const char *name)
 {
 	if (!out || !s || fd < 0)
-		return WG_EINVAL;
+		return wg_null_arg("wg_scan_fd");
 	*out = NULL;
 	s->err.msg[0] = '\0';
 	return scan_fd_as(out, s, fd, name ? name : "(fd)");
@@ -164,7 +164,7 @@ WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t
 			  const char *name)
 {
 	if (!out || !s || (!data && len))
-		return WG_EINVAL;
+		return wg_null_arg("wg_scan_buffer");
 	*out = NULL;
 	s->err.msg[0] = '\0';
 	name = name ? name : "(buffer)";

@@ -281,10 +281,12 @@ WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_
 {
 	wg_env_options def = WG_ENV_OPTIONS_INIT;
 	if (!out || !sc || !path)
-		return WG_EINVAL;
+		return wg_null_arg("wg_env_open");
 	*out = NULL;
 	if (!o)
 		o = &def;
+	if (wg_struct_version("wg_env_options", o->version, WG_ENV_OPTIONS_VERSION) < 0)
+		return WG_EINVAL;
 	wg_env *e = calloc(1, sizeof(*e));
 	if (!e)
 		return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
@@ -418,7 +420,9 @@ WG_API void wg_env_free(wg_env *e)
 
 WG_API int wg_env_get_info(wg_env_info *out, const wg_env *e)
 {
-	if (!out || !e || out->version != WG_ENV_INFO_VERSION)
+	if (!out || !e)
+		return wg_null_arg("wg_env_get_info");
+	if (wg_struct_version("wg_env_info", out->version, WG_ENV_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	out->site_packages = e->site;
 	out->python = e->python;
@@ -453,8 +457,10 @@ WG_API const char *wg_env_list_item(const wg_env *e, wg_env_list l, size_t i)
 
 WG_API int wg_env_fill_target(wg_env *e, wg_target *t)
 {
-	if (!e || !t || t->version != WG_TARGET_VERSION)
+	if (!e || !t) {
+		wg_set_last_error(WG_EINVAL, "wg_env_fill_target: no %s", e ? "target" : "environment");
 		return WG_EINVAL;
+	}
 	unsigned a, b;
 	if (!t->python_major && e->python_version && sscanf(e->python_version, "%u.%u", &a, &b) == 2) {
 		t->python_major = a;
@@ -462,7 +468,7 @@ WG_API int wg_env_fill_target(wg_env *e, wg_target *t)
 	}
 	if (!t->torch[0] && e->torch_version) {
 		wg_target tmp;
-		wg_target_init(&tmp, WG_TARGET_VERSION);
+		wg_target_clear(&tmp);
 		char spec[96];
 		snprintf(spec, sizeof(spec), "torch=%s", e->torch_version);
 		if (wg_target_parse(&tmp, spec) == WG_OK) {
@@ -488,7 +494,7 @@ WG_API int wg_env_fill_target(wg_env *e, wg_target *t)
 WG_API int wg_env_to_json(char **out, const wg_env *e)
 {
 	if (!out || !e)
-		return WG_EINVAL;
+		return wg_null_arg("wg_env_to_json");
 	*out = NULL;
 	json_t *lists[3];
 	for (int l = 0; l < 3; l++) {

@@ -122,7 +122,9 @@ WG_API int wg_gpu_parse(wg_gpu *out, const wg_context *ctx, const char *spec)
 {
 	unsigned major, minor, sm;
 	char tail;
-	if (!out || !ctx || !spec || out->version != WG_GPU_VERSION)
+	if (!out || !ctx || !spec)
+		return wg_null_arg("wg_gpu_parse");
+	if (wg_struct_version("wg_gpu", out->version, WG_GPU_VERSION) < 0)
 		return WG_EINVAL;
 	const wg_cuda_data *d = ctx->cuda;
 	out->name = NULL;
@@ -163,7 +165,9 @@ WG_API size_t wg_gpu_known_count(const wg_context *ctx)
 
 WG_API int wg_gpu_known(wg_gpu *out, const wg_context *ctx, size_t i)
 {
-	if (!out || !ctx || out->version != WG_GPU_VERSION)
+	if (!out || !ctx)
+		return wg_null_arg("wg_gpu_known");
+	if (wg_struct_version("wg_gpu", out->version, WG_GPU_VERSION) < 0)
 		return WG_EINVAL;
 	if (i >= ctx->cuda->ngpus)
 		return WG_ENOTFOUND;
@@ -177,7 +181,7 @@ WG_API int wg_ptx_isa_cuda(const wg_context *ctx, unsigned isa_major, unsigned i
 			   unsigned *cuda_major, unsigned *cuda_minor)
 {
 	if (!ctx || !cuda_major || !cuda_minor)
-		return WG_EINVAL;
+		return wg_null_arg("wg_ptx_isa_cuda");
 	for (size_t i = 0; i < ctx->cuda->nisas; i++) {
 		const struct isa_row *r = &ctx->cuda->isas[i];
 		if (r->isa_major == isa_major && r->isa_minor == isa_minor) {
@@ -326,7 +330,10 @@ WG_API const char *wg_images_from_name(unsigned from)
 
 WG_API int wg_object_gpu_verdict(wg_gpu_verdict *out, const wg_object *o, const wg_gpu *gpu)
 {
-	if (!out || !o || !gpu || out->version != WG_GPU_VERDICT_VERSION)
+	if (!out || !o || !gpu)
+		return wg_null_arg("wg_object_gpu_verdict");
+	if (wg_struct_version("wg_gpu_verdict", out->version, WG_GPU_VERDICT_VERSION) < 0 ||
+	    wg_struct_version("wg_gpu", gpu->version, WG_GPU_VERSION) < 0)
 		return WG_EINVAL;
 	wg_gpu_verdict v = WG_GPU_VERDICT_INIT;
 	bool rdc = false;

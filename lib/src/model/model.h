@@ -8,6 +8,7 @@
 #define WG_MODEL_H
 
 #include "facts/facts.h"
+#include "model/target.h"
 
 /* ---- the GPU model and the local GPUs (gpu_compat.c; data: rules/gpu/cuda.yaml) ---- */
 

@@ -350,24 +350,81 @@ static char *text(const char *const *paths, const wg_report *const *reports,
 	return b.s;
 }
 
+/* The line that closes `wheelgate check`: inputs, verdicts and findings counted. */
+static char *summary(const wg_target *target, const wg_report *const *reports, size_t n,
+		     wg_severity fail_on)
+{
+	size_t passed = 0, failed = 0, unreadable = 0, sev[3] = {0};
+	for (size_t i = 0; i < n; i++) {
+		const wg_report *r = reports[i];
+		if (!r) {
+			unreadable++;
+			continue;
+		}
+		for (size_t k = 0; k < r->findings.len; k++) {
+			const wg_finding *f = wg_vec_at(&r->findings, k);
+			if ((unsigned)f->severity < 3)
+				sev[f->severity]++;
+		}
+		if (wg_report_worst(r) >= (int)fail_on)
+			failed++;
+		else
+			passed++;
+	}
+	char line[512];
+	snprintf(line, sizeof(line), "%zu input%s: %zu passed, %zu failed, %zu unreadable; "
+		 "%zu error%s, %zu warning%s, %zu info (profile: %s, fail-on: %s)\n", n,
+		 n == 1 ? "" : "s", passed, failed, unreadable, sev[2], sev[2] == 1 ? "" : "s",
+		 sev[1], sev[1] == 1 ? "" : "s", sev[0], wg_profile_name(wg_target_profile(target)),
+		 wg_severity_name(fail_on));
+	return strdup(line);
+}
+
+WG_API int wg_target_to_json(char **out, const wg_target *t)
+{
+	if (!out || !t) {
+		wg_set_last_error(WG_EINVAL, "wg_target_to_json: no %s", out ? "target" : "place for it");
+		return WG_EINVAL;
+	}
+	json_t *j = target_json(t);
+	*out = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(j);
+	if (*out)
+		return WG_OK;
+	wg_set_last_error(WG_ENOMEM, "out of memory");
+	return WG_ENOMEM;
+}
+
 WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 			     const wg_target *target, const char *const *paths,
 			     const wg_report *const *reports, const char *const *errors, size_t n,
 			     wg_severity fail_on)
 {
-	if (!out || (n && (!paths || !reports)))
+	if (!out || (n && (!paths || !reports))) {
+		wg_set_last_error(WG_EINVAL, "wg_reports_format: no %s", out ? "paths or reports"
+										: "place for the document");
 		return WG_EINVAL;
+	}
 	*out = NULL;
-	if (format == WG_FORMAT_TEXT || format == WG_FORMAT_TEXT_COLOR) {
-		*out = text(paths, reports, errors, n, fail_on, format == WG_FORMAT_TEXT_COLOR);
-		return *out ? WG_OK : WG_ENOMEM;
+	if (format == WG_FORMAT_TEXT || format == WG_FORMAT_TEXT_COLOR || format == WG_FORMAT_SUMMARY) {
+		*out = format == WG_FORMAT_SUMMARY ? summary(target, reports, n, fail_on)
+		       : text(paths, reports, errors, n, fail_on, format == WG_FORMAT_TEXT_COLOR);
+		if (*out)
+			return WG_OK;
+		wg_set_last_error(WG_ENOMEM, "out of memory");
+		return WG_ENOMEM;
 	}
 	json_t *doc = format == WG_FORMAT_SARIF ? sarif(rs, target, paths, reports, errors, n)
 		      : format == WG_FORMAT_JSON ? check_json(target, paths, reports, errors, n, fail_on)
 						 : NULL;
-	if (!doc)
-		return format == WG_FORMAT_SARIF || format == WG_FORMAT_JSON ? WG_ENOMEM : WG_EINVAL;
-	*out = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!doc && format != WG_FORMAT_SARIF && format != WG_FORMAT_JSON) {
+		wg_set_last_error(WG_EINVAL, "wg_reports_format: no format %d", (int)format);
+		return WG_EINVAL;
+	}
+	*out = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(doc);
-	return *out ? WG_OK : WG_ENOMEM;
+	if (*out)
+		return WG_OK;
+	wg_set_last_error(WG_ENOMEM, "out of memory");
+	return WG_ENOMEM;
 }

@@ -261,13 +261,10 @@ WG_API int wg_scan_to_json(char **out, const wg_scan *scan, unsigned int flags)
 	return wg_scan_to_json_gpus(out, scan, flags, NULL, 0);
 }
 
-WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int flags,
-				const wg_gpu *gpus, size_t ngpus)
+/* One item of "inputs": the facts of scan (NULL when out of memory). */
+static json_t *scan_json(const wg_scan *scan, unsigned int flags, const wg_gpu *gpus, size_t ngpus)
 {
 	static const char *const kinds[] = {"?", "wheel", "object", "directory"};
-	if (!out || !scan)
-		return WG_EINVAL;
-	*out = NULL;
 	json_t *objs = json_array(), *probs = json_array();
 	for (size_t i = 0; objs && i < scan->objects.len; i++)
 		json_array_append_new(objs, object_json(scan, *(wg_object **)wg_vec_at(&scan->objects, i),
@@ -283,10 +280,116 @@ WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int fl
 			      kinds[scan->kind <= 3 ? scan->kind : 0], "wheel",
 			      scan->kind == WG_SCAN_WHEEL ? wheel_json(scan) : json_null(),
 			      "objects", objs, "problems", probs);
+	return j;
+}
+
+WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int flags,
+				const wg_gpu *gpus, size_t ngpus)
+{
+	if (!out || !scan)
+		return wg_null_arg("wg_scan_to_json_gpus");
+	*out = NULL;
+	json_t *j = scan_json(scan, flags, gpus, ngpus);
 	if (!j)
 		return WG_ENOMEM;
 	*out = json_dumps(j, (flags & WG_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT) |
 				     JSON_PRESERVE_ORDER);
 	json_decref(j);
 	return *out ? WG_OK : WG_ENOMEM;
+}
+
+/* The inspect document of several inputs, built as they are read (each scan can be freed once
+ * added): the library writes it once, nobody parses it back. */
+struct wg_inspect {
+	json_t *doc, *inputs;
+	unsigned int flags;
+	wg_gpu *gpus;
+	size_t ngpus;
+};
+
+static int nomem(void)
+{
+	wg_set_last_error(WG_ENOMEM, "out of memory");
+	return WG_ENOMEM;
+}
+
+WG_API int wg_inspect_new(wg_inspect **out, unsigned int flags, const wg_gpu *gpus, size_t ngpus)
+{
+	int rc;
+	if (!out || (ngpus && !gpus)) {
+		wg_set_last_error(WG_EINVAL, "wg_inspect_new: no %s", out ? "GPUs" : "place for it");
+		return WG_EINVAL;
+	}
+	*out = NULL;
+	for (size_t i = 0; i < ngpus; i++)
+		if ((rc = wg_struct_version("wg_gpu", gpus[i].version, WG_GPU_VERSION)) < 0)
+			return rc;
+	wg_inspect *d = calloc(1, sizeof(*d));
+	if (!d)
+		return nomem();
+	d->flags = flags;
+	d->inputs = json_array();
+	d->doc = d->inputs ? json_pack("{s:s, s:s, s:O}", "schema", WG_INSPECT_SCHEMA,
+				       "wheelgate_version", wg_version_string(), "inputs", d->inputs)
+			   : NULL;
+	d->gpus = ngpus ? malloc(ngpus * sizeof(*gpus)) : NULL;
+	if (!d->doc || (ngpus && !d->gpus)) {
+		wg_inspect_free(d);
+		return nomem();
+	}
+	if (ngpus)
+		memcpy(d->gpus, gpus, ngpus * sizeof(*gpus));
+	d->ngpus = ngpus;
+	*out = d;
+	return WG_OK;
+}
+
+WG_API void wg_inspect_free(wg_inspect *d)
+{
+	if (!d)
+		return;
+	json_decref(d->inputs);
+	json_decref(d->doc);
+	free(d->gpus);
+	free(d);
+}
+
+WG_API int wg_inspect_add(wg_inspect *d, const wg_scan *scan)
+{
+	if (!d || !scan) {
+		wg_set_last_error(WG_EINVAL, "wg_inspect_add: no %s", d ? "scan" : "document");
+		return WG_EINVAL;
+	}
+	json_t *j = scan_json(scan, d->flags, d->gpus, d->ngpus);
+	return j && json_array_append_new(d->inputs, j) == 0 ? WG_OK : nomem();
+}
+
+WG_API int wg_inspect_add_error(wg_inspect *d, const char *path, int code, const char *message)
+{
+	if (!d || !path || !message) {
+		wg_set_last_error(WG_EINVAL, "wg_inspect_add_error: no %s",
+				  !d ? "document" : !path ? "path" : "message");
+		return WG_EINVAL;
+	}
+	/* Text for a terminal as much as for a program: control characters escaped too. */
+	char *p = NULL, *m = NULL;
+	json_t *j = NULL;
+	if (wg_escape(&p, path, WG_ESCAPE_CONTROL) == WG_OK &&
+	    wg_escape(&m, message, WG_ESCAPE_CONTROL) == WG_OK)
+		j = json_pack("{s:s, s:{s:s, s:s}}", "path", p, "error", "code", wg_error_name(code),
+			      "message", m);
+	free(p);
+	free(m);
+	return j && json_array_append_new(d->inputs, j) == 0 ? WG_OK : nomem();
+}
+
+WG_API int wg_inspect_format(char **out, const wg_inspect *d)
+{
+	if (!out || !d) {
+		wg_set_last_error(WG_EINVAL, "wg_inspect_format: no %s", out ? "document" : "place for it");
+		return WG_EINVAL;
+	}
+	*out = json_dumps(d->doc, (d->flags & WG_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT) |
+					  JSON_PRESERVE_ORDER);
+	return *out ? WG_OK : nomem();
 }

@@ -286,14 +286,11 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 {
 	wg_target none;
 	if (!out || !sc || !rs || !scan)
-		return WG_EINVAL;
+		return wg_null_arg("wg_check");
 	*out = NULL;
 	if (!target) {
-		wg_target_init(&none, WG_TARGET_VERSION);
+		wg_target_clear(&none);
 		target = &none;
-	} else if (target->version != WG_TARGET_VERSION) {
-		return wg_seterr(&sc->err, WG_EINVAL, "wg_target version %u is not supported",
-				 target->version);
 	}
 	wg_report *r = calloc(1, sizeof(*r));
 	wg_rmatch *md = wg_rmatch_new();
@@ -361,7 +358,9 @@ WG_API size_t wg_report_count(const wg_report *r)
 
 WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
 {
-	if (!out || !r || out->version != WG_FINDING_INFO_VERSION)
+	if (!out || !r)
+		return wg_null_arg("wg_report_finding");
+	if (wg_struct_version("wg_finding_info", out->version, WG_FINDING_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	const wg_finding *f = wg_vec_at(&r->findings, i);
 	if (!f)
@@ -391,7 +390,9 @@ WG_API size_t wg_report_not_applied_count(const wg_report *r)
 
 WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, size_t i)
 {
-	if (!out || !r || out->version != WG_NOT_APPLIED_INFO_VERSION)
+	if (!out || !r)
+		return wg_null_arg("wg_report_not_applied");
+	if (wg_struct_version("wg_not_applied_info", out->version, WG_NOT_APPLIED_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	const wg_not_applied *na = wg_vec_at(&r->not_applied, i);
 	if (!na)

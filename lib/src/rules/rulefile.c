@@ -458,14 +458,12 @@ WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_rule
 	wg_ruleset_options def = WG_RULESET_OPTIONS_INIT;
 	(void)ctx;
 	if (!out)
-		return WG_EINVAL;
+		return wg_null_arg("wg_ruleset_new");
 	*out = NULL;
 	if (!o)
 		o = &def;
-	if (o->version != WG_RULESET_OPTIONS_VERSION) {
-		wg_set_last_error(WG_EINVAL, "wg_ruleset_options version %u is not supported", o->version);
+	if (wg_struct_version("wg_ruleset_options", o->version, WG_RULESET_OPTIONS_VERSION) < 0)
 		return WG_EINVAL;
-	}
 	wg_ruleset *rs = calloc(1, sizeof(*rs));
 	if (!rs)
 		return WG_ENOMEM;
@@ -527,7 +525,9 @@ WG_API const char *wg_severity_name(wg_severity s)
 
 WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i)
 {
-	if (!out || !rs || out->version < 1 || out->version > WG_RULE_INFO_VERSION)
+	if (!out || !rs)
+		return wg_null_arg("wg_ruleset_rule");
+	if (wg_struct_version("wg_rule_info", out->version, WG_RULE_INFO_VERSION) < 0)
 		return WG_EINVAL;
 	const wg_rule *r = wg_vec_at(&rs->rules, i);
 	if (!r)
@@ -553,7 +553,7 @@ WG_API int wg_ruleset_self_test(const wg_ruleset *rs, char **report)
 	if (report)
 		*report = NULL;
 	if (!rs)
-		return WG_EINVAL;
+		return wg_null_arg("wg_ruleset_self_test");
 	wg_rmatch *md = wg_rmatch_new();
 	if (!md)
 		return WG_ENOMEM;
