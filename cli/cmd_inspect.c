@@ -307,10 +307,11 @@ static void print_wheel(const wg_scan *s, bool members)
 
 static int print_text(const wg_scan *s, int syms, bool members, const wg_gpu *gpus, size_t ngpus)
 {
-	static const char *const kinds[] = {"?", "wheel", "ELF object", "directory"};
+	static const char *const kinds[] = {"?", "wheel", "ELF object", "directory",
+					    "installed distribution"};
 	wg_scan_kind k = wg_scan_get_kind(s);
-	printf("%s%s%s  (%s)\n", c_bold(), esc(wg_scan_get_path(s)), c_off(), kinds[k <= 3 ? k : 0]);
-	if (k == WG_SCAN_WHEEL)
+	printf("%s%s%s  (%s)\n", c_bold(), esc(wg_scan_get_path(s)), c_off(), kinds[k <= 4 ? k : 0]);
+	if (wg_scan_has_wheel_metadata(s))
 		print_wheel(s, members);
 	size_t n = wg_scan_object_count(s);
 	if (k != WG_SCAN_OBJECT)

@@ -176,7 +176,15 @@ WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *scanner, const void *data, 
 			  const char *name);
 WG_API void wg_scan_free(wg_scan *scan);
 
-typedef enum { WG_SCAN_WHEEL = 1, WG_SCAN_OBJECT = 2, WG_SCAN_DIRECTORY = 3 } wg_scan_kind;
+/** What was read: a wheel (a zip), one ELF object, a directory (its ELF objects; its wheels
+ * are listed by wg_scan_wheel_count()), or an installed distribution (a `*.dist-info`
+ * directory: the files its RECORD lists, read as the wheel's members would be). */
+typedef enum {
+	WG_SCAN_WHEEL = 1, WG_SCAN_OBJECT = 2, WG_SCAN_DIRECTORY = 3, WG_SCAN_INSTALLED = 4
+} wg_scan_kind;
+/** Whether the input carries wheel metadata (WHEEL, METADATA, RECORD, members): a wheel or an
+ * installed distribution. The checks ask this, not the kind. */
+WG_API int wg_scan_has_wheel_metadata(const wg_scan *scan);
 
 WG_API wg_scan_kind wg_scan_get_kind(const wg_scan *scan);
 /** The path or name the scan was made from (owned by the scan). */

@@ -7,6 +7,11 @@
 /* ---------------------------------------------------------------------------------------- */
 /* accessors                                                                                */
 
+WG_API int wg_scan_has_wheel_metadata(const wg_scan *scan)
+{
+	return scan && wg_scan_is_dist(scan);
+}
+
 WG_API wg_scan_kind wg_scan_get_kind(const wg_scan *scan)
 {
 	return scan->kind;
@@ -29,7 +34,7 @@ WG_API const char *wg_scan_wheel_path(const wg_scan *scan, size_t i)
 
 WG_API const char *wg_wheel_get(const wg_scan *scan, wg_wheel_field f)
 {
-	if (!scan || scan->kind != WG_SCAN_WHEEL || (unsigned)f >= WG_ARRAY_LEN(scan->fields))
+	if (!scan || !wg_scan_is_dist(scan) || (unsigned)f >= WG_ARRAY_LEN(scan->fields))
 		return NULL;
 	return scan->fields[f];
 }

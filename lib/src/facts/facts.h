@@ -153,6 +153,12 @@ void wg_scan_add_problem(wg_scan *scan, int code, const char *where, const char 
 	__attribute__((format(printf, 4, 5)));
 wg_object *wg_scan_new_object(wg_scan *scan, const char *path, uint64_t size);
 wg_scan *wg_scan_new(wg_scan_kind kind, const char *path, const wg_context *ctx);
+/** Whether scan carries wheel metadata (a wheel or an installed distribution): what the
+ * checks ask instead of the input kind. */
+static inline bool wg_scan_is_dist(const wg_scan *scan)
+{
+	return scan->kind == WG_SCAN_WHEEL || scan->kind == WG_SCAN_INSTALLED;
+}
 /** Reads one ELF image into a new object of scan; problems are recorded, not returned. */
 int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
 		    const uint8_t *data, size_t len);
@@ -220,7 +226,7 @@ void wg_object_classify(wg_object *obj, wg_matcher *m);
 /* ---- the wheel reader (wheel.c) ---- */
 
 /** Reads the opened wheel z into scan (a wheel scan). */
-int wg_wheel_read(wg_scan *scan, wg_scanner *s, wg_zip *z);
+int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *src);
 
 /* ---- how the wheel's Python code imports its modules (pyimports.c) ---- */
 

@@ -131,7 +131,7 @@ static void fatbin_problem(void *payload, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (pc->scan->kind == WG_SCAN_WHEEL)
+	if (wg_scan_is_dist(pc->scan))
 		wg_scan_add_problem(pc->scan, code, pc->where, "%s: %s", pc->scan->path, msg);
 	else
 		wg_scan_add_problem(pc->scan, code, pc->where, "%s", msg);
@@ -151,7 +151,7 @@ int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *
 	if (rc < 0) {
 		o->error = wg_arena_strdup(&scan->arena, err.msg);
 		/* Inside a wheel the message names the wheel too. */
-		if (scan->kind == WG_SCAN_WHEEL)
+		if (wg_scan_is_dist(scan))
 			wg_scan_add_problem(scan, rc, path, "%s: %s", scan->path, err.msg);
 		else
 			wg_scan_add_problem(scan, rc, path, "%s", err.msg);

@@ -274,7 +274,7 @@ static void parse_filename(wg_scan *scan, const char *name)
 	scan->lists[WG_LIST_PLATFORM_TAGS] = wn.plat;
 }
 
-int wg_wheel_read(wg_scan *scan, wg_scanner *s, wg_zip *z)
+int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 {
 	const wg_options *o = &s->ctx->opts;
 	wg_err err = {0};
@@ -282,8 +282,10 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, wg_zip *z)
 	size_t ntexts = 0;
 	int rc = WG_OK;
 
-	parse_filename(scan, scan->path);
-	int64_t count = wg_zip_count(z);
+	/* An installed distribution keeps no filename: its filename facts stay unknown. */
+	if (!in->installed)
+		parse_filename(scan, scan->path);
+	int64_t count = in->count(in->self);
 	if (count < 0)
 		return wg_seterr(&s->err, WG_EFORMAT, "%s: unreadable zip directory", scan->path);
 	if ((uint64_t)count > o->max_members)
@@ -296,7 +298,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, wg_zip *z)
 	uint64_t total = 0;
 	for (int64_t i = 0; i < count; i++) {
 		wg_zip_entry e;
-		if ((rc = wg_zip_stat(&e, z, (uint64_t)i, &err)) < 0) {
+		if ((rc = in->stat(&e, in->self, (uint64_t)i, &err)) < 0) {
 			wg_seterr(&s->err, rc, "%s", err.msg);
 			goto done;
 		}
@@ -329,7 +331,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, wg_zip *z)
 					    "%llu (max_member_size); not read", scan->path, m->name,
 					    (unsigned long long)m->size,
 					    (unsigned long long)o->max_member_size);
-		} else if (m->size > (1u << 20) && o->max_ratio &&
+		} else if (!in->installed && m->size > (1u << 20) && o->max_ratio &&
 			   m->size / (m->csize ? m->csize : 1) > o->max_ratio) {
 			m->safe = false;
 			wg_scan_add_problem(scan, WG_ELIMIT, m->name,
@@ -377,7 +379,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, wg_zip *z)
 			goto done;
 		}
 		err.code = 0;
-		rc = wg_zip_read(z, i, m->size, on_chunk, &r, &err);
+		rc = in->read(in->self, i, m->size, on_chunk, &r, &err);
 		if (rc == WG_ENOMEM) {
 			wg_sha256_free(r.sha);
 			free(r.buf);

@@ -32,6 +32,31 @@ typedef int (*wg_chunk_cb)(const uint8_t *data, size_t n, void *payload);
 int wg_zip_read(wg_zip *z, uint64_t i, uint64_t declared, wg_chunk_cb cb, void *payload,
 		wg_err *err);
 
+/* ---- member sources (installed.c): what the wheel reader reads members from ---- */
+
+/** A zip archive or an installed distribution, read the same way. */
+typedef struct wg_members {
+	void *self;
+	int64_t (*count)(void *self);
+	int (*stat)(wg_zip_entry *out, void *self, uint64_t i, wg_err *err);
+	int (*read)(void *self, uint64_t i, uint64_t declared, wg_chunk_cb cb, void *payload,
+		    wg_err *err);
+	bool installed; /* an installed distribution: no filename, no zip limits to apply */
+} wg_members;
+void wg_members_zip(wg_members *m, wg_zip *z);
+
+/** An installed distribution: the files a `*.dist-info`'s RECORD lists under its site
+ * directory (paths leaving it, such as `../../bin/x`, are not members). */
+typedef struct wg_installed wg_installed;
+int wg_installed_open(wg_installed **out, const char *dist_info, uint32_t max_members,
+		      wg_err *err);
+void wg_installed_close(wg_installed *d);
+/** RECORD paths outside the site directory, left out. */
+size_t wg_installed_skipped(const wg_installed *d);
+void wg_members_installed(wg_members *m, wg_installed *d);
+/** Whether path names a `*.dist-info` directory. */
+bool wg_is_dist_info(const char *path);
+
 /* ---- sources (source.c, walk.c) ---- */
 
 /** A regular file mapped into memory (an empty one is an empty image). */

@@ -1,6 +1,8 @@
 /*
  * The sources a scan reads: a path, a file descriptor or a buffer with a name. Each is sniffed
- * (zip or ELF) and fed to the same readers; a directory is walked (walk.c).
+ * (zip or ELF) and fed to the same readers; a `*.dist-info` directory is an installed
+ * distribution, read by the wheel reader through its RECORD (installed.c); any other
+ * directory is walked (walk.c).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
@@ -52,8 +54,35 @@ static int scan_opened_wheel(wg_scan **out, wg_scanner *s, wg_zip *z, const char
 		wg_zip_close(z);
 		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 	}
-	int rc = wg_wheel_read(scan, s, z);
+	wg_members src;
+	wg_members_zip(&src, z);
+	int rc = wg_wheel_read(scan, s, &src);
 	wg_zip_close(z);
+	if (rc < 0) {
+		wg_scan_free(scan);
+		return rc;
+	}
+	*out = scan;
+	return WG_OK;
+}
+
+/* An installed distribution: the same wheel reader over the files its RECORD lists. */
+static int scan_installed(wg_scan **out, wg_scanner *s, const char *path)
+{
+	wg_installed *d = NULL;
+	wg_err err = {0};
+	int rc = wg_installed_open(&d, path, s->ctx->opts.max_members, &err);
+	if (rc < 0)
+		return wg_seterr(&s->err, rc, "%s", err.msg);
+	wg_scan *scan = wg_scan_new(WG_SCAN_INSTALLED, path, s->ctx);
+	if (!scan) {
+		wg_installed_close(d);
+		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+	}
+	wg_members src;
+	wg_members_installed(&src, d);
+	rc = wg_wheel_read(scan, s, &src);
+	wg_installed_close(d);
 	if (rc < 0) {
 		wg_scan_free(scan);
 		return rc;
@@ -124,6 +153,8 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 	if (stat(path, &st) != 0)
 		return wg_seterr(&s->err, errno == ENOENT ? WG_ENOTFOUND : WG_EIO, "%s: %s", path,
 				 strerror(errno));
+	if (S_ISDIR(st.st_mode) && wg_is_dist_info(path))
+		return scan_installed(out, s, path);
 	if (S_ISDIR(st.st_mode)) {
 		wg_scan *scan = wg_scan_new(WG_SCAN_DIRECTORY, path, s->ctx);
 		if (!scan)

@@ -264,7 +264,7 @@ WG_API int wg_scan_to_json(char **out, const wg_scan *scan, unsigned int flags)
 /* One item of "inputs": the facts of scan (NULL when out of memory). */
 static json_t *scan_json(const wg_scan *scan, unsigned int flags, const wg_gpu *gpus, size_t ngpus)
 {
-	static const char *const kinds[] = {"?", "wheel", "object", "directory"};
+	static const char *const kinds[] = {"?", "wheel", "object", "directory", "installed"};
 	json_t *objs = json_array(), *probs = json_array();
 	for (size_t i = 0; objs && i < scan->objects.len; i++)
 		json_array_append_new(objs, object_json(scan, *(wg_object **)wg_vec_at(&scan->objects, i),
@@ -277,8 +277,8 @@ static json_t *scan_json(const wg_scan *scan, unsigned int flags, const wg_gpu *
 						       wg_json_str(p->message)));
 	}
 	json_t *j = json_pack("{s:o, s:s, s:o, s:o, s:o}", "path", wg_json_str(scan->path), "kind",
-			      kinds[scan->kind <= 3 ? scan->kind : 0], "wheel",
-			      scan->kind == WG_SCAN_WHEEL ? wheel_json(scan) : json_null(),
+			      kinds[scan->kind <= 4 ? scan->kind : 0], "wheel",
+			      wg_scan_is_dist(scan) ? wheel_json(scan) : json_null(),
 			      "objects", objs, "problems", probs);
 	return j;
 }

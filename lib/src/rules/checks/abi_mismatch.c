@@ -50,7 +50,7 @@ static int run(wg_check_ctx *cc)
 		wg_vars_set(&v, "abi_flag", abi == 1 ? "1" : "0");
 		wg_vars_set(&v, "abi_label", abi == 1 ? "cxx11abiTRUE" : "cxx11abiFALSE");
 		wg_vars_set(&v, "abi_bool", abi == 1 ? "TRUE" : "FALSE");
-		int rc = wg_emit(cc, &v, cc->scan->kind == WG_SCAN_WHEEL ? o->path : NULL, first->name,
+		int rc = wg_emit(cc, &v, wg_scan_is_dist(cc->scan) ? o->path : NULL, first->name,
 				 NULL, 0);
 		if (rc < 0)
 			return rc;

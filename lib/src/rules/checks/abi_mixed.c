@@ -33,7 +33,7 @@ static int run(wg_check_ctx *cc)
 		wg_vars_set(&v, "old_symbol", old->name);
 		wg_vars_set(&v, "new_count", wg_check_printf(cc, "%u", o->counts[0]));
 		wg_vars_set(&v, "old_count", wg_check_printf(cc, "%u", o->counts[1]));
-		int rc = wg_emit(cc, &v, cc->scan->kind == WG_SCAN_WHEEL ? o->path : NULL, old->name,
+		int rc = wg_emit(cc, &v, wg_scan_is_dist(cc->scan) ? o->path : NULL, old->name,
 				 NULL, 0);
 		if (rc < 0)
 			return rc;

@@ -35,7 +35,7 @@ static int run(wg_check_ctx *cc)
 			wg_vars_set(&v, "object", o->path);
 			wg_vars_set(&v, "library", lib);
 			wg_vars_set(&v, "library_cuda", other);
-			int rc = wg_emit(cc, &v, s->kind == WG_SCAN_WHEEL ? o->path : NULL, NULL, NULL, 0);
+			int rc = wg_emit(cc, &v, wg_scan_is_dist(s) ? o->path : NULL, NULL, NULL, 0);
 			if (rc < 0)
 				return rc;
 		}

@@ -12,7 +12,7 @@
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	if (s->kind != WG_SCAN_WHEEL)
+	if (!wg_scan_is_dist(s))
 		return WG_OK;
 	bool abi3 = false, any_cp = false;
 	char want[256] = "";

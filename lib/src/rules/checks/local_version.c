@@ -28,7 +28,7 @@ static int run(wg_check_ctx *cc)
 	const wg_scan *s = cc->scan;
 	const wg_target *t = cc->target;
 	const char *label = s->fields[WG_WHEEL_LOCAL_VERSION];
-	if (s->kind != WG_SCAN_WHEEL || !label)
+	if (!wg_scan_is_dist(s) || !label)
 		return WG_OK;
 	size_t c[4];
 	int rc = WG_OK;

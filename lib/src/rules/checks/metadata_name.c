@@ -14,7 +14,7 @@ static int run(wg_check_ctx *cc)
 	const wg_scan *s = cc->scan;
 	const char *fn = s->fields[WG_WHEEL_NAME], *fv = s->fields[WG_WHEEL_VERSION];
 	const char *mn = s->fields[WG_WHEEL_META_NAME], *mv = s->fields[WG_WHEEL_META_VERSION];
-	if (s->kind != WG_SCAN_WHEEL || !fn || !mn || !fv || !mv)
+	if (!wg_scan_is_dist(s) || !fn || !mn || !fv || !mv)
 		return WG_OK;
 	if (!wg_rule_matches(cc, "name", mn, NULL, 0) && !wg_rule_matches(cc, "name", fn, NULL, 0))
 		return WG_OK;

@@ -11,7 +11,7 @@
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	if (s->kind != WG_SCAN_WHEEL || s->objects.len)
+	if (!wg_scan_is_dist(s) || s->objects.len)
 		return WG_OK;
 	for (size_t i = 0; i < s->lists[WG_LIST_PLATFORM_TAGS].n; i++) {
 		const char *tag = s->lists[WG_LIST_PLATFORM_TAGS].v[i];

@@ -13,7 +13,7 @@
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	if (s->kind != WG_SCAN_WHEEL || !s->objects.len)
+	if (!wg_scan_is_dist(s) || !s->objects.len)
 		return WG_OK;
 	bool all_any = s->lists[WG_LIST_PLATFORM_TAGS].n > 0;
 	for (size_t i = 0; i < s->lists[WG_LIST_PLATFORM_TAGS].n; i++)

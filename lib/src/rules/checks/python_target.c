@@ -13,7 +13,7 @@ static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
 	unsigned tmaj = cc->target->python_major, tmin = cc->target->python_minor;
-	if (s->kind != WG_SCAN_WHEEL || !s->lists[WG_LIST_PYTHON_TAGS].n)
+	if (!wg_scan_is_dist(s) || !s->lists[WG_LIST_PYTHON_TAGS].n)
 		return WG_OK;
 	bool abi3 = false;
 	for (size_t i = 0; i < s->lists[WG_LIST_ABI_TAGS].n; i++)

@@ -11,7 +11,7 @@
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	if (s->kind != WG_SCAN_WHEEL || s->has_record)
+	if (!wg_scan_is_dist(s) || s->has_record)
 		return WG_OK;
 	wg_vars v = {0};
 	wg_vars_set(&v, "dist_info", s->fields[WG_WHEEL_DIST_INFO] ? s->fields[WG_WHEEL_DIST_INFO]

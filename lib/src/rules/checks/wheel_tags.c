@@ -21,7 +21,7 @@ static int run(wg_check_ctx *cc)
 	const wg_scan *s = cc->scan;
 	const wg_strlist *py = &s->lists[WG_LIST_PYTHON_TAGS], *abi = &s->lists[WG_LIST_ABI_TAGS],
 			 *plat = &s->lists[WG_LIST_PLATFORM_TAGS], *wheel = &s->lists[WG_LIST_WHEEL_TAGS];
-	if (s->kind != WG_SCAN_WHEEL || !py->n || !wheel->n)
+	if (!wg_scan_is_dist(s) || !py->n || !wheel->n)
 		return WG_OK;
 	wg_buf missing = {0}, extra = {0};
 	size_t expanded = 0;
