@@ -85,6 +85,10 @@ void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t 
 		wg_record_row *r = wg_vec_at(&rows, i);
 		if (r->used)
 			continue;
+		/* An installer writes scripts and data outside the site directory (`../../bin/x`)
+		 * and lists them in RECORD: not members of the installed package, not orphans. */
+		if (scan->kind == WG_SCAN_INSTALLED && (r->path[0] == '/' || wg_has_prefix(r->path, "../")))
+			continue;
 		wg_strlist_add(&scan->lists[WG_LIST_RECORD_ORPHANS], &scan->arena, r->path);
 		wg_scan_add_problem(scan, WG_EINTEGRITY, r->path,
 				    "%s: RECORD lists %s but the wheel has no such member", scan->path,

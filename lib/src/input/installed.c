@@ -168,6 +168,7 @@ int wg_installed_open(wg_installed **out, const char *dist_info, uint32_t max_me
 		/* The dist-info's own RECORD may be named through another dist-info spelling
 		 * (a renamed directory): the member list is the RECORD as written. */
 		installed_file *f = &d->files[d->n++];
+		memset(f, 0, sizeof(*f));
 		f->name = row->path;
 		char full[8192];
 		snprintf(full, sizeof(full), "%s/%s", d->site, row->path);
@@ -190,6 +191,7 @@ int wg_installed_open(wg_installed **out, const char *dist_info, uint32_t max_me
 	if (!have_record) {
 		/* RECORD usually lists itself; keep it a member so the facts see it either way. */
 		installed_file *f = &d->files[d->n];
+		memset(f, 0, sizeof(*f));
 		f->name = wg_arena_printf(&d->arena, "%s/RECORD", di_name);
 		f->size = record_len;
 		f->regular = true;
