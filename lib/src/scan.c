@@ -234,6 +234,8 @@ typedef struct {
 } fatbin_problem_ctx;
 
 static void fatbin_problem(void *payload, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fatbin_problem(void *payload, int code, const char *fmt, ...)
 {
 	fatbin_problem_ctx *pc = payload;
 	char msg[1024];
@@ -806,6 +808,7 @@ typedef struct {
 
 static int map_file(file_image *img, int fd, const char *name, uint64_t size, wg_err *err)
 {
+	img->data = NULL;
 	img->mapped = false;
 	img->len = (size_t)size;
 	if (size == 0) {

@@ -3,7 +3,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "test_util.h"
@@ -104,10 +106,18 @@ bool t_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+bool t_in_ci(void)
+{
+	const char *ci = getenv("CI");
+	return ci && (!strcasecmp(ci, "true") || !strcmp(ci, "1") || !strcasecmp(ci, "yes"));
+}
+
 bool t_skip_unless(const char *path, const char *why)
 {
 	if (t_exists(path))
 		return false;
-	fprintf(stderr, "SKIP: %s (%s not found)\n", why, path);
+	if (t_in_ci())
+		ck_abort_msg("%s: %s not found, and CI (CI=true) must have it", why, path);
+	fprintf(stderr, "SKIP: %s (%s not found; a failure in CI)\n", why, path);
 	return true;
 }
