@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "test_util.h"
 
@@ -26,6 +27,8 @@ static const struct {
 	{ "sysver", suite_sysver },
 };
 
+/* The exit status of a run that skipped a test and failed none (CTest's SKIP_RETURN_CODE). */
+#define T_SKIPPED 77
 #define N_SUITES (sizeof(suites) / sizeof(suites[0]))
 
 int main(int argc, char **argv)
@@ -52,14 +55,28 @@ int main(int argc, char **argv)
 		fprintf(stderr, "check_wheelgate: no suite named '%s' (--list lists them)\n", argv[1]);
 		return EXIT_FAILURE;
 	}
+	FILE *skips = tmpfile();
+	t_skip_fd = skips ? fileno(skips) : -1;
 	srunner_run_all(sr, CK_NORMAL);
 	int run = srunner_ntests_run(sr);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	struct stat st;
+	long skipped = skips && fstat(fileno(skips), &st) == 0 ? (long)st.st_size : 0;
+	if (skips)
+		fclose(skips);
 	if (run == 0) {
 		/* CK_RUN_SUITE or CK_RUN_CASE named nothing that is here. */
 		fprintf(stderr, "check_wheelgate: no test ran\n");
 		return EXIT_FAILURE;
 	}
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	if (failed)
+		return EXIT_FAILURE;
+	if (skipped) {
+		/* CTest reports this as Skipped, not Passed (tests/CMakeLists.txt). */
+		fprintf(stderr, "check_wheelgate: %ld test(s) skipped for lack of ../shared "
+			"(CI=true makes that a failure)\n", skipped);
+		return T_SKIPPED;
+	}
+	return EXIT_SUCCESS;
 }
