@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # Installs what wheelgate needs to build and test on Debian 12 (bookworm), idempotently:
 # only missing packages are installed, and apt's lists are refreshed only when needed.
-# Usage: scripts/setup.sh [--test]   (--test adds what the test suite needs)
+# Usage: scripts/setup.sh [--test] [--clang]   (--test adds what the test suite needs,
+# --clang the clang-14 compiler that CI builds with too)
 set -euo pipefail
+test=false clang=false
+for a in "$@"; do
+  case "$a" in
+  --test) test=true ;;
+  --clang) clang=true ;;
+  *) echo "usage: scripts/setup.sh [--test] [--clang]" >&2; exit 2 ;;
+  esac
+done
 
 pkgs=(build-essential cmake pkg-config
       libzip-dev binutils-dev libiberty-dev libpcre2-dev libyaml-dev libjansson-dev
       libssl-dev libcsv-dev libzstd-dev liblz4-dev libtomlplusplus-dev zlib1g-dev)
-if [ "${1:-}" = "--test" ]; then
+if $test; then
   # Check for the unit tests; g++ builds the ABI fixtures; python3 generates wheel fixtures
   # and runs the CLI tests; python3-jsonschema validates JSON output; zip/unzip for the
   # benchmark; binutils (nm, readelf) is the independent reader the tests compare with;
@@ -16,6 +25,9 @@ if [ "${1:-}" = "--test" ]; then
   # offline sdist build.
   pkgs+=(check g++ python3 python3-jsonschema zip unzip binutils patchelf time bc
          python3-venv python3-setuptools python3-wheel)
+fi
+if $clang; then
+  pkgs+=(clang-14)
 fi
 
 missing=()

@@ -2,19 +2,45 @@
 # Sets up a Debian 12 machine, builds wheelgate and runs the whole test suite.
 #   scripts/test.sh              build in build/ and run ctest
 #   scripts/test.sh --sanitize   the same under AddressSanitizer + UBSan, in build-asan/
+#   scripts/test.sh --release    a Release build with gcc in build-release/, then the unit suites
+#   scripts/test.sh --clang      a Debug build with clang-14 in build-clang/ and the whole ctest
+# WG_WERROR=ON in the environment (CI sets it) makes compiler warnings errors.
+# CI=true in the environment (CI sets it) makes a missing ../shared or python3-jsonschema fail
+# the tests that need them instead of skipping them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --test
+mode=${1:-}
+setup=(--test)
 build=build
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-if [ "${1:-}" = "--sanitize" ]; then
+tests=()
+case "$mode" in
+"") ;;
+--sanitize)
   build=build-asan
   flags=(-DCMAKE_BUILD_TYPE=Debug -DWG_SANITIZE=ON)
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   # Check forks each test; ASan needs no special treatment for that.
-fi
+  ;;
+--release)
+  build=build-release
+  flags=(-DCMAKE_BUILD_TYPE=Release)
+  tests=(-L unit)
+  ;;
+--clang)
+  setup+=(--clang)
+  build=build-clang
+  flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
+  ;;
+*)
+  echo "usage: scripts/test.sh [--sanitize | --release | --clang]" >&2
+  exit 2
+  ;;
+esac
+flags+=(-DWG_WERROR="${WG_WERROR:-OFF}")
+bash scripts/setup.sh "${setup[@]}"
 cmake -S . -B "$build" "${flags[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 cd "$build"
-ctest --output-on-failure -j "$(nproc)"
+ctest --output-on-failure -j "$(nproc)" "${tests[@]}"

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import Skip, main, test, validate as _validate  # noqa: E402
+from harness import Missing, main, test, validate as _validate  # noqa: E402
 
 WG, FIX, CORPUS, ROOT = [os.path.abspath(a) for a in sys.argv[1:5]]
 SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
@@ -56,7 +56,7 @@ def check_json(*args, cwd=None):
 
 def need_corpus():
     if not os.path.isdir(CW):
-        raise Skip("corpus not found at " + CW)
+        raise Missing("corpus not found at " + CW)
 
 
 @test

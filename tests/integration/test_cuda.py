@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 
-from harness import Skip, main, test, validate as _validate  # noqa: E402
+from harness import Missing, Skip, main, test, validate as _validate  # noqa: E402
 
 WG, SRC, BUILT, CORPUS, CUDALIB = sys.argv[1:6]
 PREBUILT = os.path.join(SRC, "prebuilt")
@@ -288,7 +288,7 @@ def every_cuda_library_reads_cleanly_and_cufft_is_found():
 def corpus_wheels_on_sm90():
     wheels = os.path.join(CORPUS, "wheels")
     if not os.path.isdir(wheels):
-        raise Skip("corpus not found")
+        raise Missing("corpus not found")
     suf = "-0.1.0-cp312-cp312-linux_x86_64.whl"
     names = ["wgdemo_good_sm90", "wgdemo_sm80_only", "wgdemo_mixed", "wgdemo_oldabi_sm90"]
     items = inspect(*[os.path.join(wheels, n + suf) for n in names], gpus=["sm_90", "H200"])
@@ -341,7 +341,7 @@ def corpus_member(tmp, wheel, member):
     import zipfile
     path = os.path.join(CORPUS, "wheels", wheel + "-0.1.0-cp312-cp312-linux_x86_64.whl")
     if not os.path.exists(path):
-        raise Skip("corpus not found at " + path)
+        raise Missing("corpus not found at " + path)
     out = os.path.join(tmp, wheel + "-" + member)
     with zipfile.ZipFile(path) as z, open(out, "wb") as f:
         f.write(z.read(member))
@@ -406,7 +406,7 @@ def gencode_mismatch_is_about_extensions_that_run_on_different_gpus():
     try:
         corpus = os.path.join(CORPUS, "wheels")
         if not os.path.isdir(corpus):
-            raise Skip("corpus not found at " + corpus)
+            raise Missing("corpus not found at " + corpus)
         for name in sorted(os.listdir(corpus)):
             findings = [f for f in check(os.path.join(corpus, name))
                         if f["rule"] == "WG-GPU-001"]

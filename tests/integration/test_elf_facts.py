@@ -21,7 +21,7 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, main, test  # noqa: E402
+from harness import Missing, Skip, main, test  # noqa: E402
 
 WG, FIX, CORPUS, CUDA_LIB = sys.argv[1:5]
 PATCHED = os.path.join(FIX, "patchelf")
@@ -32,7 +32,7 @@ SUF = ".cpython-312-x86_64-linux-gnu.so"
 
 def have_readelf():
     if not shutil.which("readelf"):
-        raise Skip("binutils readelf not found (scripts/setup.sh --test installs it)")
+        raise Missing("binutils readelf not found (scripts/setup.sh --test installs it)")
 
 
 # --- readelf -W -d -V --dyn-syms, parsed -------------------------------------------------
@@ -220,7 +220,7 @@ def check_all(paths, label):
 
 def patched_paths():
     if not os.path.isdir(PATCHED):
-        raise Skip("no patchelf fixtures in %s (install patchelf: scripts/setup.sh --test)"
+        raise Missing("no patchelf fixtures in %s (install patchelf: scripts/setup.sh --test)"
                    % PATCHED)
     return sorted(os.path.join(PATCHED, d, f) for d in os.listdir(PATCHED)
                   if os.path.isdir(os.path.join(PATCHED, d)) and d != "other"
@@ -288,7 +288,7 @@ def corpus_objects_agree_with_readelf():
     have_readelf()
     wheels = os.path.join(CORPUS, "wheels")
     if not os.path.isdir(wheels):
-        raise Skip("corpus absent: %s" % wheels)
+        raise Missing("corpus absent: %s" % wheels)
     tmp = tempfile.mkdtemp()
     paths = []
     try:
@@ -319,7 +319,7 @@ def objects_without_dynamic_section():
     have_readelf()
     other = os.path.join(PATCHED, "other")
     if not os.path.isdir(other):
-        raise Skip("no patchelf fixtures in %s (install patchelf: scripts/setup.sh --test)"
+        raise Missing("no patchelf fixtures in %s (install patchelf: scripts/setup.sh --test)"
                    % PATCHED)
     o_path, exe = os.path.join(other, "wgpe.o"), os.path.join(other, "nodyn.elf")
     ours = run_wheelgate([o_path, exe])

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from harness import Skip, main, test  # noqa: E402
+from harness import Missing, Skip, main, test  # noqa: E402
 
 WG, FIX, CORPUS = [os.path.abspath(a) for a in sys.argv[1:4]]
 ENV = os.path.join(FIX, "envs", "torch211")
@@ -32,7 +32,7 @@ def run(*args, env=None):
 
 def need_env():
     if not os.path.isdir(ENV) or not os.path.isdir(CW):
-        raise Skip("no faithful torch stand-in (it needs ../shared/corpus)")
+        raise Missing("no faithful torch stand-in (it needs ../shared/corpus)")
     if not os.path.exists(os.path.join(ENV, "lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13")):
         raise Skip("no CUDA toolkit: libcudart.so.13 was not copied into the stand-in")
 
@@ -70,7 +70,7 @@ def the_system_line_is_what_readelf_reads():
     import shutil
     import subprocess
     if not shutil.which("readelf"):
-        raise Skip("no readelf")
+        raise Missing("no readelf")
     rc, out, err = run("env", os.path.join(FIX, "envs", "oldabi"))
     line = [l for l in out.splitlines() if l.startswith("system")]
     assert rc == 0 and len(line) == 1 and line[0].endswith("(this system)"), out

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import Skip, main, test, validate as _validate  # noqa: E402
+from harness import Missing, main, test, validate as _validate  # noqa: E402
 
 WG, FIX, CORPUS, SCHEMA_DIR = sys.argv[1:5]
 SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
@@ -43,7 +43,7 @@ def validate(doc):
 
 def need_corpus():
     if not os.path.isdir(CW):
-        raise Skip("corpus not found at " + CW)
+        raise Missing("corpus not found at " + CW)
 
 
 def objects_by_module(item):
@@ -113,7 +113,7 @@ def readelf_needed(path):
 @test
 def facts_agree_with_nm_and_readelf():
     if not shutil.which("nm") or not shutil.which("readelf"):
-        raise Skip("binutils nm/readelf not found")
+        raise Missing("binutils nm/readelf not found")
     paths = [os.path.join(ABI, f) for f in sorted(os.listdir(ABI)) if f.endswith(".so")]
     paths += [os.path.join(ABI, "torch_new/libc10.so"), os.path.join(ABI, "torch_old/libc10.so")]
     if os.path.isdir(CW):
@@ -163,7 +163,7 @@ def versions_needed_agree_with_readelf():
     """Issue 7: every version needed per library, and the highest of each family, against
     readelf -V on the glibc fixtures, the corpus and the CUDA toolkit's libraries."""
     if not shutil.which("readelf"):
-        raise Skip("binutils readelf not found")
+        raise Missing("binutils readelf not found")
     sysd = os.path.join(FIX, "abi-ld", "sys")
     paths = [os.path.join(sysd, f) for f in sorted(os.listdir(sysd))]
     cuda = "/usr/local/cuda/lib64"

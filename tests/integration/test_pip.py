@@ -20,7 +20,7 @@ import tarfile
 import tempfile
 import zipfile
 
-from harness import Skip, main, test  # noqa: E402
+from harness import Missing, main, test  # noqa: E402
 
 HOOKS, LIB, FIX = [os.path.abspath(a) for a in sys.argv[1:4]]
 PY = sys.argv[4] if len(sys.argv) > 4 else "/usr/bin/python3"
@@ -98,12 +98,12 @@ def fixtures():
 
 def venv(name):
     if not os.path.exists(PY):
-        raise Skip("no %s" % PY)
+        raise Missing("no %s" % PY)
     path = os.path.join(TMP, name)
     p = subprocess.run([PY, "-m", "venv", "--system-site-packages", path], capture_output=True,
                        text=True)
     if p.returncode != 0:
-        raise Skip("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+        raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
     return path
 
 
@@ -191,7 +191,7 @@ def an_sdist_built_into_a_bad_wheel_is_blocked():
     v = venv("v4")
     p = gated(v, "install", "--no-deps", "--no-build-isolation", w("hollowsrc-1.0.tar.gz"))
     if "invalid command 'bdist_wheel'" in p.stderr or "No module named 'setuptools'" in p.stderr:
-        raise Skip("no setuptools/wheel to build the sdist (install python3-setuptools python3-wheel)")
+        raise Missing("no setuptools/wheel to build the sdist (install python3-setuptools python3-wheel)")
     assert p.returncode != 0 and not installed(v, "hollowsrc"), p.stderr[-2000:]
     assert "WG-HOL-001" in p.stderr and "hollowsrc_cuda" in p.stderr
 

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import zipfile
 
-from harness import Skip, main, test  # noqa: E402
+from harness import Missing, Skip, main, test  # noqa: E402
 
 WG = os.path.abspath(sys.argv[1])
 PY = sys.argv[2] if len(sys.argv) > 2 else "/usr/bin/python3"
@@ -42,7 +42,7 @@ def py_info():
                         "'EXT_SUFFIX'));print('cp%d%d' % sys.version_info[:2])"],
                        capture_output=True, text=True)
     if p.returncode:
-        raise Skip("no %s" % PY)
+        raise Missing("no %s" % PY)
     suffix, tag = p.stdout.split()
     return suffix, tag
 
@@ -50,7 +50,7 @@ def py_info():
 def cc(out, src, *flags):
     """Builds a shared object from C source text."""
     if not CC:
-        raise Skip("no C compiler")
+        raise Missing("no C compiler")
     c = out + ".c"
     with open(c, "w") as f:
         f.write(src)
@@ -242,7 +242,7 @@ def torch_comes_first_only_for_packages_that_use_it():
     error in one that does not."""
     env = os.path.join(FIX, "envs", "torch211")
     if not os.path.isdir(env):
-        raise Skip("no torch stand-in in %s" % env)
+        raise Missing("no torch stand-in in %s" % env)
     site = [os.path.join(r, x) for r, ds, _ in os.walk(env) for x in ds if x == "site-packages"]
     if not site:
         raise Skip("no site-packages in the stand-in")

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import zipfile
 
-from harness import Skip, main, test  # noqa: E402
+from harness import Missing, main, test  # noqa: E402
 
 WG, TRUTH = [os.path.abspath(a) for a in sys.argv[1:3]]
 GXX = sys.argv[3]
@@ -108,12 +108,12 @@ def setup():
 
 def build():
     if not os.path.exists(PY):
-        raise Skip("no %s" % PY)
+        raise Missing("no %s" % PY)
     venv = os.path.join(TMP, "venv")
     # A venv with its own pip (ensurepip: python3-venv), as test_pip.py makes them.
     p = subprocess.run([PY, "-m", "venv", venv], capture_output=True, text=True)
     if p.returncode != 0:
-        raise Skip("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+        raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
     vpy = os.path.join(venv, "bin", "python")
     sfx, ver = subprocess.run([vpy, "-c", "import sysconfig,sys;print(sysconfig.get_config_var("
                                "'EXT_SUFFIX'));print('%d%d'%sys.version_info[:2])"],

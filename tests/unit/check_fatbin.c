@@ -83,6 +83,8 @@ typedef struct {
 } problems;
 
 static void on_problem(void *payload, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void on_problem(void *payload, int code, const char *fmt, ...)
 {
 	problems *p = payload;
 	(void)code;
@@ -200,8 +202,8 @@ typedef enum { TRUNC_HEADER, FAT_PAST_END, ENTRY_HS_ZERO, ENTRY_HS_ODD, PAYLOAD_
 
 static const char *const bad_msgs[N_BAD] = {
 	"t.so: section .nv_fatbin: fatbin container at offset 0: header truncated",
-	"t.so: section .nv_fatbin: fatbin container at offset 0: header size 16 + 1000000 bytes "
-	"of entries run past the end",
+	("t.so: section .nv_fatbin: fatbin container at offset 0: header size 16 + 1000000 bytes "
+	 "of entries run past the end"),
 	"t.so: section .nv_fatbin: fatbin entry at offset 0x10: header size 0 is invalid",
 	"fatbin entry at offset 0x10: header size 68 is invalid",
 	"fatbin entry at offset 0x10: payload of 4096 bytes runs past the container's end",

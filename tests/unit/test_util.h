@@ -34,7 +34,11 @@ long t_symbol(const wg_object *o, const char *name, wg_symbol_info *out);
 /* The member named name, or -1. */
 long t_member(const wg_scan *s, const char *name, wg_member_info *out);
 bool t_exists(const char *path);
-/* Prints "SKIP: why" once per test and returns true when path does not exist. */
+/* A file the runner opens: t_skip_unless writes a byte to it per skip (-1: none). */
+extern int t_skip_fd;
+/* True where CI=true: what CI always has (../shared) must then be present. */
+bool t_in_ci(void);
+/* When path does not exist: fails the test in CI, else prints "SKIP: why" and returns true. */
 bool t_skip_unless(const char *path, const char *why);
 
 Suite *suite_wheelname(void);

@@ -124,6 +124,8 @@ typedef struct {
 } fatbin_problem_ctx;
 
 static void fatbin_problem(void *payload, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fatbin_problem(void *payload, int code, const char *fmt, ...)
 {
 	fatbin_problem_ctx *pc = payload;
 	char msg[1024];

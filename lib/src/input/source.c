@@ -20,6 +20,7 @@
 
 int wg_file_map(wg_file_image *img, int fd, const char *name, uint64_t size, wg_err *err)
 {
+	img->data = NULL;
 	img->mapped = false;
 	img->len = (size_t)size;
 	if (size == 0) {
