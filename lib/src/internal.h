@@ -420,9 +420,11 @@ typedef struct {
 } wg_ld_issue;
 
 /** Resolves obj (of scan) as the loader would in env, after `import torch` when with_torch
- * (the package imports torch), else with the interpreter alone. */
-int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a, wg_vec *issues,
-	       bool *python_assumed, bool with_torch);
+ * (the package imports torch), else with the interpreter alone. root: obj's record and
+ * vlibs: every object's of the scan (wg_lib*), at their install paths (the analysis's). */
+int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_lib *root,
+	       const wg_vec *vlibs, wg_arena *a, wg_vec *issues, bool *python_assumed,
+	       bool with_torch);
 
 /* ---- the target system's runtime versions (sysver.c) ---- */
 
@@ -566,10 +568,9 @@ struct wg_check_ctx {
 	/* The loader's verdict on every object, computed once for the ld-* kinds. */
 	bool ld_done, python_assumed;
 	wg_vec ld_issues; /* wg_ld_issue */
-	/* How each object of the scan is loaded (wg_check_roles), computed once. */
-	bool roles_done;
-	struct wg_role *roles; /* one per scan object */
-	wg_pyimports *imports;
+	/* The facts derived once for this input (analysis.h): load roles, imports, ... */
+	struct wg_analysis *an;
+	const struct wg_role *roles; /* one per scan object, once wg_check_roles succeeded */
 };
 
 /* How the user reaches one object of the wheel, for the install question. */

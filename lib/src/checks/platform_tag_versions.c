@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../analysis.h"
 
 static int run(wg_check_ctx *cc)
 {
@@ -24,8 +24,8 @@ static int run(wg_check_ctx *cc)
 		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
 		if (o->error || !wg_rule_in_scope(cc, true, o->path))
 			continue;
-		wg_sysneed need[WG_SYS_FAMILIES];
-		size_t n = wg_object_sysneeds(o, need);
+		const wg_sysneed *need;
+		size_t n = wg_analysis_sysneeds(cc->an, i, &need);
 		for (size_t k = 0; k < n && rc == WG_OK; k++) {
 			char tags[512] = "", allowed[64] = "";
 			for (size_t j = 0; j < s->lists[WG_LIST_PLATFORM_TAGS].n; j++) {
