@@ -2,7 +2,8 @@
 # How the checks' cost grows with the size of a wheel: each input grows in one dimension only,
 # and the time should grow linearly with it.
 #  - `check --env` (the torch 2.11 stand-in environment) on wheels holding 2, 16 and 64 copies
-#    of one ~12 MB extension object (the corpus's wgdemo_cuda, or OBJECT): N loads to resolve.
+#    of one object, each a top-level extension module (OBJECT, else the stand-in's 15 MB
+#    libtorch_cpu.so, else the corpus's wgdemo_cuda): N loads to resolve.
 #  - `check` (the hollow-wheel check) on pure wheels of 1,000, 8,000 and 32,000 packages, each
 #    __init__.py importing siblings.
 # Prints wall time and peak RSS of each (/usr/bin/time), and the time per copy / per package.
@@ -30,6 +31,9 @@ measure() { # label per-unit-count command...
     "$(echo "$kb/1024" | bc -l)" "$(echo "$secs*1000/$units" | bc -l)"
 }
 
+if [ -z "$obj" ] && [ -f "$envdir/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so" ]; then
+  obj="$envdir/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so" # 15 MB, 78k symbols
+fi
 if [ -z "$obj" ]; then
   whl=../shared/corpus/wheels/wgdemo_good_sm90-0.1.0-cp312-cp312-linux_x86_64.whl
   if [ -f "$whl" ]; then
