@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 
 static double now(void)
 {

@@ -167,7 +167,17 @@ static void print_report(FILE *out, const wg_ruleset *rs, const results *res, si
 	wg_free(doc);
 }
 
-int cmd_check(int argc, char **argv)
+/* What the command line asks for, the configuration file under it. */
+typedef struct {
+	cli_config cfg;
+	const char *config, *output, *env_path, *stdin_name, *format;
+	bool no_config, list, self_test, quiet;
+	int profile;
+	wg_severity fail_on;
+} check_args;
+
+/* The options into a->cfg (the command line's part); -1 to go on, else the exit status. */
+static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
 	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME };
@@ -181,52 +191,55 @@ int cmd_check(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{"env", required_argument, NULL, O_ENV}, {"profile", required_argument, NULL, O_PROFILE},
 		{"stdin-filename", required_argument, NULL, O_STDIN_NAME}, {NULL, 0, NULL, 0}};
-	cli_config cli = {0}, cfg = {0};
-	const char *config = NULL, *output = NULL, *env_path = NULL, *stdin_name = NULL;
-	bool no_config = false, list = false, self_test = false, quiet = false;
-	int c, status = EXIT_CLEAN;
+	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
 		int bad = 0;
 		switch (c) {
-		case O_TARGET: bad = cfg_add(&cli, "target", optarg); break;
-		case O_GPU: bad = add_csv(&cli, "gpu", optarg); break;
-		case O_RULES: bad = cfg_add(&cli, "rules", optarg); break;
-		case O_DISABLE: bad = add_csv(&cli, "disable", optarg); break;
-		case O_ENABLE: bad = add_csv(&cli, "enable", optarg); break;
-		case O_CONFIG: config = optarg; break;
-		case O_NOCONFIG: no_config = true; break;
-		case O_LIST: list = true; break;
-		case O_SELFTEST: self_test = true; break;
-		case O_FORMAT: bad = cfg_add(&cli, "format", optarg); break;
-		case O_FAILON: bad = cfg_add(&cli, "fail-on", optarg); break;
-		case O_PROFILE: bad = cfg_add(&cli, "profile", optarg); break;
-		case 'o': output = optarg; break;
-		case O_ENV: env_path = optarg; break;
-		case O_STDIN_NAME: stdin_name = optarg; break;
-		case 'q': quiet = true; break;
-		case 'h': help(stdout); cfg_free(&cli); return EXIT_CLEAN;
+		case O_TARGET: bad = cfg_add(cli, "target", optarg); break;
+		case O_GPU: bad = add_csv(cli, "gpu", optarg); break;
+		case O_RULES: bad = cfg_add(cli, "rules", optarg); break;
+		case O_DISABLE: bad = add_csv(cli, "disable", optarg); break;
+		case O_ENABLE: bad = add_csv(cli, "enable", optarg); break;
+		case O_CONFIG: a->config = optarg; break;
+		case O_NOCONFIG: a->no_config = true; break;
+		case O_LIST: a->list = true; break;
+		case O_SELFTEST: a->self_test = true; break;
+		case O_FORMAT: bad = cfg_add(cli, "format", optarg); break;
+		case O_FAILON: bad = cfg_add(cli, "fail-on", optarg); break;
+		case O_PROFILE: bad = cfg_add(cli, "profile", optarg); break;
+		case 'o': a->output = optarg; break;
+		case O_ENV: a->env_path = optarg; break;
+		case O_STDIN_NAME: a->stdin_name = optarg; break;
+		case 'q': a->quiet = true; break;
+		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
 			fprintf(stderr, "Try 'wheelgate check --help'.\n");
-			cfg_free(&cli);
 			return EXIT_USAGE;
 		}
 		if (bad) {
 			fprintf(stderr, "wheelgate check: too many values for --%s\n", longopts[c - O_TARGET].name);
-			cfg_free(&cli);
 			return EXIT_USAGE;
 		}
 	}
-	/* The configuration file first, then the command line on top. */
+	return -1;
+}
+
+/* The configuration file first, then the command line on top; then the values checked.
+ * -1 to go on, else the exit status. */
+static int configure(check_args *a, const cli_config *cli)
+{
 	char err[1024];
 	int found = 0;
-	if (!no_config) {
+	cli_config *cfg = &a->cfg;
+	if (!a->no_config) {
+		const char *config = a->config;
 		int rc;
 		if (config)
-			rc = wg_has_suffix_cli(config, ".toml") ? cfg_read_pyproject(&cfg, config, &found, err, sizeof(err))
-							       : cfg_read_yaml(&cfg, config, &found, err, sizeof(err));
-		else if ((rc = cfg_read_yaml(&cfg, "wheelgate.yaml", &found, err, sizeof(err))) == 0 && !found)
-			rc = cfg_read_pyproject(&cfg, "pyproject.toml", &found, err, sizeof(err));
+			rc = wg_has_suffix_cli(config, ".toml") ? cfg_read_pyproject(cfg, config, &found, err, sizeof(err))
+							       : cfg_read_yaml(cfg, config, &found, err, sizeof(err));
+		else if ((rc = cfg_read_yaml(cfg, "wheelgate.yaml", &found, err, sizeof(err))) == 0 && !found)
+			rc = cfg_read_pyproject(cfg, "pyproject.toml", &found, err, sizeof(err));
 		if (rc == 0 && config && !found) {
 			snprintf(err, sizeof(err), "%s: not found%s", config,
 				 wg_has_suffix_cli(config, ".toml") ? " (or no [tool.wheelgate] table)" : "");
@@ -234,104 +247,266 @@ int cmd_check(int argc, char **argv)
 		}
 		if (rc < 0) {
 			fprintf(stderr, "wheelgate check: %s\n", err);
-			cfg_free(&cli);
-			cfg_free(&cfg);
 			return EXIT_USAGE;
 		}
 	}
-	for (size_t i = 0; i < cli.nrules; i++) cfg_add(&cfg, "rules", cli.rules[i]);
-	for (size_t i = 0; i < cli.ndisable; i++) cfg_add(&cfg, "disable", cli.disable[i]);
-	for (size_t i = 0; i < cli.nenable; i++) cfg_add(&cfg, "enable", cli.enable[i]);
-	for (size_t i = 0; i < cli.ngpus; i++) cfg_add(&cfg, "gpu", cli.gpus[i]);
-	for (size_t i = 0; i < cli.ntargets; i++) cfg_add(&cfg, "target", cli.targets[i]);
-	if (cli.fail_on) cfg_add(&cfg, "fail-on", cli.fail_on);
-	if (cli.profile) cfg_add(&cfg, "profile", cli.profile);
-	if (cli.format) cfg_add(&cfg, "format", cli.format);
-	cfg_free(&cli);
+	for (size_t i = 0; i < cli->nrules; i++) cfg_add(cfg, "rules", cli->rules[i]);
+	for (size_t i = 0; i < cli->ndisable; i++) cfg_add(cfg, "disable", cli->disable[i]);
+	for (size_t i = 0; i < cli->nenable; i++) cfg_add(cfg, "enable", cli->enable[i]);
+	for (size_t i = 0; i < cli->ngpus; i++) cfg_add(cfg, "gpu", cli->gpus[i]);
+	for (size_t i = 0; i < cli->ntargets; i++) cfg_add(cfg, "target", cli->targets[i]);
+	if (cli->fail_on) cfg_add(cfg, "fail-on", cli->fail_on);
+	if (cli->profile) cfg_add(cfg, "profile", cli->profile);
+	if (cli->format) cfg_add(cfg, "format", cli->format);
 
-	const char *format = cfg.format ? cfg.format : "text";
-	int fail_on = severity_of(cfg.fail_on ? cfg.fail_on : "error");
-	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "sarif")) {
-		fprintf(stderr, "wheelgate check: --format takes text, json or sarif, not '%s'\n", format);
-		cfg_free(&cfg);
+	a->format = cfg->format ? cfg->format : "text";
+	int fail_on = severity_of(cfg->fail_on ? cfg->fail_on : "error");
+	if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "sarif")) {
+		fprintf(stderr, "wheelgate check: --format takes text, json or sarif, not '%s'\n", a->format);
 		return EXIT_USAGE;
 	}
-	int profile = wg_profile_parse(cfg.profile ? cfg.profile : "auto");
-	if (profile < 0) {
+	a->profile = wg_profile_parse(cfg->profile ? cfg->profile : "auto");
+	if (a->profile < 0) {
 		fprintf(stderr, "wheelgate check: --profile takes install, publish or auto, not '%s'\n",
-			cfg.profile);
-		cfg_free(&cfg);
+			cfg->profile);
 		return EXIT_USAGE;
 	}
 	if (fail_on < 0) {
 		fprintf(stderr, "wheelgate check: --fail-on takes error, warning or info, not '%s'\n",
-			cfg.fail_on);
-		cfg_free(&cfg);
+			cfg->fail_on);
 		return EXIT_USAGE;
 	}
+	a->fail_on = (wg_severity)fail_on;
+	return -1;
+}
 
+/* The target: the environment first (--target values override what it says), then the
+ * declared facts and GPUs. -1 to go on, else the exit status. */
+static int make_target(wg_target **t, wg_env **env, const check_args *a, wg_context *ctx,
+		       wg_scanner *sc)
+{
+	if (wg_target_new(t) < 0 ||
+	    wg_target_set(*t, "profile", wg_profile_name((wg_profile)a->profile)) < 0) {
+		fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
+		return EXIT_USAGE;
+	}
+	if (a->env_path) {
+		wg_env_options eo = WG_ENV_OPTIONS_INIT;
+		if (wg_env_open(env, sc, a->env_path, &eo) < 0) {
+			fprintf(stderr, "wheelgate check: --env: %s\n", wg_scanner_error(sc));
+			return EXIT_USAGE;
+		}
+		wg_target_set_env(*t, *env);
+	}
+	for (size_t i = 0; i < a->cfg.ntargets; i++)
+		if (wg_target_parse(*t, a->cfg.targets[i]) < 0) {
+			fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
+			return EXIT_USAGE;
+		}
+	for (size_t i = 0; i < a->cfg.ngpus; i++) {
+		if (wg_target_add_gpu(*t, ctx, a->cfg.gpus[i]) < 0) {
+			fprintf(stderr, "wheelgate check: --gpu: %s\n", wg_error_last());
+			return EXIT_USAGE;
+		}
+		if (!strcmp(a->cfg.gpus[i], "auto") && *wg_error_last())
+			fprintf(stderr, "wheelgate check: --gpu auto: %s: GPU rules do not apply\n",
+				wg_error_last());
+	}
+	return -1;
+}
+
+/* --list-rules and --self-test: the rules, not the inputs. */
+static int rules_only(const check_args *a, const wg_ruleset *rs)
+{
+	if (a->list) {
+		list_rules(rs);
+		return EXIT_CLEAN;
+	}
+	char *report = NULL;
+	int status = EXIT_CLEAN;
+	if (wg_ruleset_self_test(rs, &report) < 0) {
+		fprintf(stderr, "wheelgate check: rule examples that fail:\n%s", report ? report : "");
+		status = EXIT_USAGE;
+	} else {
+		printf("%zu rules: every example agrees with its patterns\n", wg_ruleset_count(rs));
+	}
+	wg_free(report);
+	return status;
+}
+
+/* The checker's state while the inputs go by. */
+typedef struct {
+	const check_args *a;
+	wg_scanner *sc;
+	const wg_ruleset *rs;
+	const wg_target *target;
+	size_t max_stdin;
+	FILE *out;
+	bool text, color;
+	results res;
+} checker;
+
+/* Reads one input (a path, or "-" for stdin); *name: the name it goes by in the report. */
+static int read_input(checker *k, const char *path, const char **name, wg_scan **scan)
+{
+	int rc;
+	*name = path;
+	if (!strcmp(path, "-")) {
+		unsigned char *buf;
+		size_t len;
+		int r = read_stdin(&buf, &len, k->max_stdin);
+		/* The name gives a wheel on stdin its filename facts (name, version, tags). */
+		*name = k->a->stdin_name ? k->a->stdin_name : "-";
+		rc = r < 0 ? WG_EIO : wg_scan_buffer(scan, k->sc, buf, len, *name);
+		if (r == 0)
+			free(buf);
+	} else {
+		rc = wg_scan_path(scan, k->sc, path);
+	}
+	return rc;
+}
+
+/* Arguments, then the wheels a directory holds, each checked as given on its own. */
+static int check_inputs(checker *k, char **inputs, size_t ninputs)
+{
+	int status = EXIT_CLEAN;
+	bool tty = isatty(STDERR_FILENO);
+	char **queue = calloc(ninputs, sizeof(*queue));
+	size_t nqueue = queue ? ninputs : 0;
+	for (size_t i = 0; i < nqueue; i++)
+		queue[i] = strdup(inputs[i]);
+	if (!queue)
+		status = EXIT_USAGE;
+	for (size_t qi = 0; qi < nqueue; qi++) {
+		const char *path = queue[qi], *name;
+		if (!path) {
+			fprintf(stderr, "wheelgate check: out of memory\n");
+			status = EXIT_USAGE;
+			continue;
+		}
+		if (tty && nqueue > 1)
+			fprintf(stderr, "\r\033[K[%zu/%zu] checking %s", qi + 1, nqueue, path);
+		wg_scan *scan = NULL;
+		wg_report *rep = NULL;
+		int rc = read_input(k, path, &name, &scan);
+		/* A directory's wheels are inputs of their own, checked right after it. */
+		size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
+		if (nw && queue_wheels(&queue, &nqueue, qi, scan) < 0) {
+			fprintf(stderr, "wheelgate check: out of memory\n");
+			status = EXIT_USAGE;
+		}
+		bool judged = rc < 0 || !nw || wg_scan_object_count(scan) || wg_scan_problem_count(scan);
+		if (rc == WG_OK && judged)
+			rc = wg_check(&rep, k->sc, k->rs, scan, k->target);
+		wg_scan_free(scan);
+		progress_clear();
+		if (tty && nqueue > 1)
+			fprintf(stderr, "\r\033[K");
+		if (!judged)
+			continue; /* only wheels below it: they are the inputs */
+		const char *msg = NULL;
+		if (rc < 0) {
+			msg = wg_scanner_error(k->sc);
+			msg = *msg ? msg : "cannot read stdin";
+			fprintf(stderr, "wheelgate: %s\n", esc(msg));
+		}
+		if (results_add(&k->res, name, rc < 0 ? NULL : rep, msg) < 0) {
+			wg_report_free(rep);
+			status = EXIT_USAGE;
+			break;
+		}
+		if (k->text)
+			print_report(k->out, k->rs, &k->res, k->res.n - 1, k->a->fail_on, k->a->quiet,
+				     k->color);
+	}
+	for (size_t i = 0; i < nqueue; i++)
+		free(queue[i]);
+	free(queue);
+	return status;
+}
+
+/* The document (JSON, SARIF) or the text's closing line, and the exit status. */
+static int finish(checker *k, int status)
+{
+	const results *res = &k->res;
+	if (!k->text) {
+		char *doc = NULL;
+		if (wg_reports_format(&doc, !strcmp(k->a->format, "sarif") ? WG_FORMAT_SARIF
+									   : WG_FORMAT_JSON,
+				      k->rs, k->target, (const char *const *)res->paths,
+				      (const wg_report *const *)res->reports,
+				      (const char *const *)res->errors, res->n, k->a->fail_on) == WG_OK) {
+			fputs(doc, k->out);
+			fputc('\n', k->out);
+		}
+		wg_free(doc);
+	}
+	/* The summary closes the text report; beside a JSON or SARIF document, or a report
+	 * written to a file, it goes to stderr (the document stays pure). */
+	char *summary = NULL;
+	if (wg_reports_format(&summary, WG_FORMAT_SUMMARY, k->rs, k->target,
+			      (const char *const *)res->paths, (const wg_report *const *)res->reports,
+			      (const char *const *)res->errors, res->n, k->a->fail_on) < 0) {
+		fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
+		status = EXIT_USAGE;
+	}
+	if (summary && k->text)
+		fputs(summary, k->out);
+	if (summary && (!k->text || k->out != stdout))
+		fputs(summary, stderr);
+	wg_free(summary);
+	if (k->out != stdout && fclose(k->out) != 0) {
+		fprintf(stderr, "wheelgate check: -o: %s: %s\n", k->a->output, strerror(errno));
+		status = EXIT_USAGE;
+	}
+	bool unreadable = false, failed = false;
+	for (size_t i = 0; i < res->n; i++) {
+		unreadable = unreadable || !res->reports[i];
+		failed = failed || (res->reports[i] && wg_report_worst(res->reports[i]) >= (int)k->a->fail_on);
+	}
+	if (status == EXIT_CLEAN)
+		status = unreadable ? EXIT_USAGE : failed ? EXIT_FINDINGS : EXIT_CLEAN;
+	return status;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	check_args a = {0};
+	cli_config cli = {0};
+	int status = parse_args(&a, &cli, argc, argv);
+	if (status < 0)
+		status = configure(&a, &cli);
+	cfg_free(&cli);
+	if (status >= 0) {
+		cfg_free(&a.cfg);
+		return status;
+	}
+	status = EXIT_CLEAN;
 	wg_options opts = WG_OPTIONS_INIT;
 	opts.progress = progress_cb;
 	wg_context *ctx = NULL;
 	wg_ruleset *rs = NULL;
 	wg_scanner *sc = NULL;
 	wg_env *env = NULL;
+	wg_target *target = NULL;
 	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
-	ro.rule_paths = (const char *const *)cfg.rules;
-	ro.nrule_paths = cfg.nrules;
-	ro.disable = (const char *const *)cfg.disable;
-	ro.ndisable = cfg.ndisable;
-	ro.enable = (const char *const *)cfg.enable;
-	ro.nenable = cfg.nenable;
+	ro.rule_paths = (const char *const *)a.cfg.rules;
+	ro.nrule_paths = a.cfg.nrules;
+	ro.disable = (const char *const *)a.cfg.disable;
+	ro.ndisable = a.cfg.ndisable;
+	ro.enable = (const char *const *)a.cfg.enable;
+	ro.nenable = a.cfg.nenable;
 	if (wg_context_new(&ctx, &opts) < 0 || wg_ruleset_new(&rs, ctx, &ro) < 0 ||
 	    wg_scanner_new(&sc, ctx) < 0) {
 		fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
 		status = EXIT_USAGE;
 		goto out;
 	}
-	wg_target target;
-	wg_target_init(&target, WG_TARGET_VERSION);
-	target.profile = profile;
-	if (env_path) {
-		/* The environment first: --target values override what it says. */
-		wg_env_options eo = WG_ENV_OPTIONS_INIT;
-		if (wg_env_open(&env, sc, env_path, &eo) < 0) {
-			fprintf(stderr, "wheelgate check: --env: %s\n", wg_scanner_error(sc));
-			status = EXIT_USAGE;
-			goto out;
-		}
-		wg_env_fill_target(env, &target);
-	}
-	for (size_t i = 0; i < cfg.ntargets; i++)
-		if (wg_target_parse(&target, cfg.targets[i]) < 0) {
-			fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
-			status = EXIT_USAGE;
-			goto out;
-		}
-	for (size_t i = 0; i < cfg.ngpus; i++) {
-		if (wg_target_add_gpu(&target, ctx, cfg.gpus[i]) < 0) {
-			fprintf(stderr, "wheelgate check: --gpu: %s\n", wg_error_last());
-			status = EXIT_USAGE;
-			goto out;
-		}
-		if (!strcmp(cfg.gpus[i], "auto") && *wg_error_last())
-			fprintf(stderr, "wheelgate check: --gpu auto: %s: GPU rules do not apply\n",
-				wg_error_last());
-	}
-	if (list) {
-		list_rules(rs);
+	if ((status = make_target(&target, &env, &a, ctx, sc)) >= 0)
 		goto out;
-	}
-	if (self_test) {
-		char *report = NULL;
-		int rc = wg_ruleset_self_test(rs, &report);
-		if (rc < 0) {
-			fprintf(stderr, "wheelgate check: rule examples that fail:\n%s", report ? report : "");
-			status = EXIT_USAGE;
-		} else {
-			printf("%zu rules: every example agrees with its patterns\n", wg_ruleset_count(rs));
-		}
-		wg_free(report);
+	status = EXIT_CLEAN;
+	if (a.list || a.self_test) {
+		status = rules_only(&a, rs);
 		goto out;
 	}
 	int ninputs = argc - optind;
@@ -346,145 +521,22 @@ int cmd_check(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	bool text = !strcmp(format, "text");
-	FILE *out = stdout;
-	if (output && !(out = fopen(output, "w"))) {
-		fprintf(stderr, "wheelgate check: -o: %s: %s\n", output, strerror(errno));
+	checker k = {&a, sc, rs, target, (size_t)opts.max_member_size, stdout,
+		     !strcmp(a.format, "text"), false, {0}};
+	if (a.output && !(k.out = fopen(a.output, "w"))) {
+		fprintf(stderr, "wheelgate check: -o: %s: %s\n", a.output, strerror(errno));
 		status = EXIT_USAGE;
 		goto out;
 	}
-	bool color = text && out == stdout && use_color;
-	bool tty = isatty(STDERR_FILENO);
-	size_t passed = 0, failed = 0, unreadable = 0, sev[3] = {0};
-	results res = {0};
-	/* Arguments, then the wheels a directory holds, each checked as given on its own. */
-	char **queue = NULL;
-	size_t nqueue = 0, qcap = 0;
-	for (int i = 0; i < ninputs; i++) {
-		if (nqueue == qcap) {
-			qcap = qcap ? 2 * qcap : 64;
-			char **q = realloc(queue, qcap * sizeof(*q));
-			if (!q) {
-				status = EXIT_USAGE;
-				break;
-			}
-			queue = q;
-		}
-		queue[nqueue++] = strdup(argv[optind + i]);
-	}
-	for (size_t qi = 0; qi < nqueue; qi++) {
-		const char *path = queue[qi];
-		if (!path) {
-			fprintf(stderr, "wheelgate check: out of memory\n");
-			status = EXIT_USAGE;
-			continue;
-		}
-		if (tty && nqueue > 1)
-			fprintf(stderr, "\r\033[K[%zu/%zu] checking %s", qi + 1, nqueue, path);
-		wg_scan *scan = NULL;
-		int rc;
-		const char *name = path;
-		if (!strcmp(path, "-")) {
-			unsigned char *buf;
-			size_t len;
-			int r = read_stdin(&buf, &len, (size_t)opts.max_member_size);
-			/* The name gives a wheel on stdin its filename facts (name, version, tags). */
-			name = stdin_name ? stdin_name : "-";
-			rc = r < 0 ? WG_EIO : wg_scan_buffer(&scan, sc, buf, len, name);
-			if (r == 0)
-				free(buf);
-		} else {
-			rc = wg_scan_path(&scan, sc, path);
-		}
-		/* A directory's wheels are inputs of their own, checked right after it. */
-		size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
-		if (nw) {
-			if (queue_wheels(&queue, &nqueue, qi, scan) < 0) {
-				fprintf(stderr, "wheelgate check: out of memory\n");
-				status = EXIT_USAGE;
-			}
-			qcap = nqueue;
-		}
-		bool judged = rc < 0 || !nw || wg_scan_object_count(scan) || wg_scan_problem_count(scan);
-		wg_report *rep = NULL;
-		if (rc == WG_OK && judged)
-			rc = wg_check(&rep, sc, rs, scan, &target);
-		wg_scan_free(scan);
-		progress_clear();
-		if (tty && nqueue > 1)
-			fprintf(stderr, "\r\033[K");
-		if (!judged)
-			continue; /* only wheels below it: they are the inputs */
-		if (rc < 0) {
-			const char *msg = wg_scanner_error(sc);
-			msg = *msg ? msg : "cannot read stdin";
-			unreadable++;
-			char *e = NULL;
-			wg_escape(&e, msg, WG_ESCAPE_CONTROL);
-			fprintf(stderr, "wheelgate: %s\n", e ? e : "unreadable input");
-			wg_free(e);
-			if (results_add(&res, name, NULL, msg) < 0) {
-				status = EXIT_USAGE;
-				break;
-			}
-		} else {
-			if (results_add(&res, name, rep, NULL) < 0) {
-				wg_report_free(rep);
-				status = EXIT_USAGE;
-				break;
-			}
-			for (size_t k = 0; k < wg_report_count(rep); k++) {
-				wg_finding_info f = WG_FINDING_INFO_INIT;
-				wg_report_finding(&f, rep, k);
-				sev[f.severity]++;
-			}
-			if (wg_report_worst(rep) >= fail_on)
-				failed++;
-			else
-				passed++;
-		}
-		if (text)
-			print_report(out, rs, &res, res.n - 1, (wg_severity)fail_on, quiet, color);
-	}
-	for (size_t i = 0; i < nqueue; i++)
-		free(queue[i]);
-	free(queue);
-	if (!text) {
-		char *doc = NULL;
-		if (wg_reports_format(&doc, !strcmp(format, "sarif") ? WG_FORMAT_SARIF : WG_FORMAT_JSON,
-				      rs, &target, (const char *const *)res.paths,
-				      (const wg_report *const *)res.reports,
-				      (const char *const *)res.errors, res.n,
-				      (wg_severity)fail_on) == WG_OK) {
-			fputs(doc, out);
-			fputc('\n', out);
-		}
-		wg_free(doc);
-	}
-	/* The summary closes the text report; beside a JSON or SARIF document, or a report
-	 * written to a file, it goes to stderr (the document stays pure). */
-	char summary[512];
-	snprintf(summary, sizeof(summary), "%zu input%s: %zu passed, %zu failed, %zu unreadable; "
-		 "%zu error%s, %zu warning%s, %zu info (profile: %s, fail-on: %s)\n", res.n,
-		 res.n == 1 ? "" : "s", passed, failed, unreadable, sev[2], sev[2] == 1 ? "" : "s",
-		 sev[1], sev[1] == 1 ? "" : "s", sev[0], wg_profile_name(wg_target_profile(&target)),
-		 wg_severity_name((wg_severity)fail_on));
-	if (text)
-		fputs(summary, out);
-	if (!text || out != stdout)
-		fputs(summary, stderr);
-	if (out != stdout && fclose(out) != 0) {
-		fprintf(stderr, "wheelgate check: -o: %s: %s\n", output, strerror(errno));
-		status = EXIT_USAGE;
-	}
-	if (status == EXIT_CLEAN)
-		status = unreadable ? EXIT_USAGE : failed ? EXIT_FINDINGS : EXIT_CLEAN;
-	results_free(&res);
+	k.color = k.text && k.out == stdout && use_color;
+	status = finish(&k, check_inputs(&k, argv + optind, (size_t)ninputs));
+	results_free(&k.res);
 out:
+	wg_target_free(target);
 	wg_env_free(env);
 	wg_scanner_free(sc);
 	wg_ruleset_free(rs);
 	wg_context_free(ctx);
-	cfg_free(&cfg);
+	cfg_free(&a.cfg);
 	return status;
 }

@@ -4,7 +4,6 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <getopt.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -413,9 +412,16 @@ int cmd_inspect(int argc, char **argv)
 		}
 	}
 	int status = EXIT_CLEAN;
-	json_t *doc = json ? json_pack("{s:s, s:s, s:[]}", "schema", WG_INSPECT_SCHEMA,
-				       "wheelgate_version", wg_version_string(), "inputs")
-			   : NULL;
+	/* JSON: one document the library writes, the inputs added as they are read. */
+	unsigned flags = (compact ? 0 : WG_JSON_PRETTY) | (entries ? 0 : WG_JSON_NO_ENTRIES) |
+			 (syms == SYMS_NONE ? WG_JSON_NO_SYMBOLS : syms == SYMS_ABI ? WG_JSON_ABI_SYMBOLS : 0);
+	wg_inspect *doc = NULL;
+	if (json && wg_inspect_new(&doc, flags, gpus, ngpus) < 0) {
+		fprintf(stderr, "wheelgate: %s\n", wg_error_last());
+		wg_scanner_free(sc);
+		wg_context_free(ctx);
+		return EXIT_USAGE;
+	}
 	/* Arguments, then the wheels a directory holds, each an input of its own. */
 	size_t nqueue = (size_t)(argc - optind);
 	char **queue = calloc(nqueue, sizeof(*queue));
@@ -456,9 +462,7 @@ int cmd_inspect(int argc, char **argv)
 		if (rc < 0) {
 			fprintf(stderr, "wheelgate: %s\n", esc(wg_scanner_error(sc)));
 			if (doc)
-				json_array_append_new(json_object_get(doc, "inputs"),
-					json_pack("{s:s, s:{s:s, s:s}}", "path", esc(path), "error", "code",
-						  wg_error_name(rc), "message", esc(wg_scanner_error(sc))));
+				wg_inspect_add_error(doc, path, rc, wg_scanner_error(sc));
 			status = EXIT_USAGE;
 			continue;
 		}
@@ -475,21 +479,12 @@ int cmd_inspect(int argc, char **argv)
 		}
 		int st;
 		if (doc) {
-			char *text = NULL;
-			unsigned flags = syms == SYMS_NONE ? WG_JSON_NO_SYMBOLS
-					 : syms == SYMS_ABI ? WG_JSON_ABI_SYMBOLS : 0;
-			if (!entries)
-				flags |= WG_JSON_NO_ENTRIES;
-			if (wg_scan_to_json_gpus(&text, scan, flags, gpus, ngpus) < 0) {
-				fprintf(stderr, "wheelgate: out of memory\n");
+			if (wg_inspect_add(doc, scan) < 0) {
+				fprintf(stderr, "wheelgate: %s\n", wg_error_last());
 				wg_scan_free(scan);
 				status = EXIT_USAGE;
 				continue;
 			}
-			json_error_t je;
-			json_t *item = json_loads(text, 0, &je);
-			wg_free(text);
-			json_array_append_new(json_object_get(doc, "inputs"), item);
 			st = wg_scan_problem_count(scan) ? EXIT_FINDINGS : EXIT_CLEAN;
 		} else {
 			st = print_text(scan, syms, members, gpus, ngpus);
@@ -501,16 +496,13 @@ int cmd_inspect(int argc, char **argv)
 	for (size_t i = 0; i < nqueue; i++)
 		free(queue[i]);
 	free(queue);
-	if (doc) {
-		char *out = json_dumps(doc, (compact ? JSON_COMPACT : JSON_INDENT(2)) |
-						    JSON_PRESERVE_ORDER);
-		if (out) {
-			fputs(out, stdout);
-			fputc('\n', stdout);
-			free(out);
-		}
-		json_decref(doc);
+	char *out = NULL;
+	if (doc && wg_inspect_format(&out, doc) == WG_OK) {
+		fputs(out, stdout);
+		fputc('\n', stdout);
 	}
+	wg_free(out);
+	wg_inspect_free(doc);
 	wg_scanner_free(sc);
 	wg_context_free(ctx);
 	return status;

@@ -1,7 +1,7 @@
 # Turns every rules/**/*.yaml into a C table {relative path, bytes, length}.
 file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/*.yaml)
 list(SORT files)
-set(body "/* Generated from rules/ by scripts/embed-data.cmake: do not edit. */\n#include <stddef.h>\n#include \"data.h\"\n")
+set(body "/* Generated from rules/ by scripts/embed-data.cmake: do not edit. */\n#include <stddef.h>\n#include \"core/data.h\"\n")
 set(table "")
 set(i 0)
 foreach(f ${files})

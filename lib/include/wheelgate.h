@@ -5,16 +5,51 @@
  * The one public header. Conventions:
  *  - every name starts with wg_ / WG_; objects are opaque handles with _new/_free, and
  *    _free(NULL) is safe;
- *  - functions return WG_OK (0) or a negative WG_E* code; out-params come first;
- *  - the message of a failed call lives on the handle it was made on
- *    (wg_scanner_error()); constructors that have no handle yet use wg_error_last(),
- *    which is per thread;
- *  - structs passed in or out begin with `unsigned int version`; initialise them with the
- *    matching _INIT macro; fields are only ever appended.
+ *  - functions return WG_OK (0) or a negative WG_E* code; out-params come first.
+ *
+ * Errors: one message per failed call, in one place, known from the call alone:
+ *  - a call made with a scanner (wg_scan_path/_fd/_buffer, wg_check, wg_env_open) that fails
+ *    on its input or data leaves the message on the scanner: wg_scanner_error() (which a
+ *    scan clears when it starts);
+ *  - every other failing call (constructors, wg_target_*, wg_ruleset_*, getters, formatters)
+ *    leaves it in wg_error_last(), which is per thread, and so does any call refused for its
+ *    arguments (a NULL where a handle or out-param is needed, a struct version this library
+ *    does not read), scanner calls included: there may be no handle to hold the message;
+ *  - an index past a count returns WG_ENOTFOUND with no message (ask the count first);
+ *  - findings about a wheel are facts in a report, never errors; parts of an input that
+ *    cannot be read are problems of the scan (wg_scan_problem), the call succeeds.
+ *
+ * Versioned structs: every struct passed in or out begins with `unsigned int version`;
+ * initialise it with the matching _INIT macro (or set version to its *_VERSION). Fields are
+ * only ever appended, and a *_VERSION goes up when they are. The library accepts every
+ * version from 1 to the one it was built with and reads or fills only the fields that
+ * version has, so a program built against an older header keeps working; version 0 or a
+ * newer version than the library knows fails with WG_EINVAL ("wg_X version N is not
+ * supported (this library reads 1 to M)" in wg_error_last()). wg_target is opaque instead.
+ *
+ * Ownership: memory handed over through `char **out` (JSON and text documents, wg_escape,
+ * self-test reports) belongs to the caller: free it with wg_free(). Every other pointer a
+ * call returns, or leaves in a struct it fills, is borrowed and must not be freed:
+ *  - constant text (wg_strerror, wg_error_name, wg_version_string, the *_name and *_str
+ *    functions) lives as long as the program;
+ *  - wg_error_last() lives until the next failing call on the same thread, and
+ *    wg_scanner_error() until the next call with that scanner or its _free;
+ *  - the facts of a scan (wg_scan_get_path, wg_wheel_get, wg_wheel_list_item,
+ *    wg_scan_wheel_path, wg_scan_object and everything read from the object, the strings
+ *    of wg_member_info, wg_problem_info, wg_object_info, wg_symbol_info and the fatbin
+ *    infos) live until wg_scan_free() of that scan;
+ *  - a report's strings (wg_finding_info, wg_not_applied_info) live until wg_report_free();
+ *    their rule ids belong to the ruleset, which must outlive the report;
+ *  - wg_rule_info's strings live until wg_ruleset_free(); wg_env_info's and
+ *    wg_env_list_item's until wg_env_free(); a wg_gpu's name until wg_context_free() of the
+ *    context that named it.
  *
  * Threads: a wg_context (the loaded data and options) is immutable once created and may be
- * shared by any number of threads; it must outlive the scanners and scans made with it. A wg_scanner is used by one thread at a time; create one
- * per thread. A wg_scan (the facts of one input) is read-only and may be read from any thread.
+ * shared by any number of threads; it must outlive the scanners and scans made with it. A
+ * wg_ruleset is immutable and may be shared too. A wg_scanner is used by one
+ * thread at a time; create one per thread. A wg_scan (the facts of one input) and a
+ * wg_report are read-only and may be read from any thread. A wg_target, once set up, only
+ * is read by checks (it borrows the wg_env given to wg_target_set_env). A wg_env loads libraries lazily: one thread at a time.
  */
 #ifndef WHEELGATE_H
 #define WHEELGATE_H
@@ -56,7 +91,8 @@ typedef enum {
 WG_API const char *wg_strerror(int code);
 /** A short stable token for an error code ("format", "limit", "unsafe", ...); never NULL. */
 WG_API const char *wg_error_name(int code);
-/** The message of the last failed constructor call on this thread; never NULL. */
+/** The message of this thread's last failed call that has no scanner to hold it (see Errors
+ * above); never NULL. Valid until the next failing call on this thread. */
 WG_API const char *wg_error_last(void);
 /** "0.1.0" */
 WG_API const char *wg_version_string(void);
@@ -122,7 +158,8 @@ typedef struct wg_object wg_object;
 /** A scanner reads inputs into facts. One per thread; it keeps a reference to ctx. */
 WG_API int wg_scanner_new(wg_scanner **out, wg_context *ctx);
 WG_API void wg_scanner_free(wg_scanner *scanner);
-/** The message of the scanner's last failure ("" when none); never NULL. */
+/** The message of the scanner's last failure ("" when none); never NULL. Valid until the
+ * next call with the scanner. */
 WG_API const char *wg_scanner_error(const wg_scanner *scanner);
 
 /**
@@ -142,7 +179,7 @@ WG_API void wg_scan_free(wg_scan *scan);
 typedef enum { WG_SCAN_WHEEL = 1, WG_SCAN_OBJECT = 2, WG_SCAN_DIRECTORY = 3 } wg_scan_kind;
 
 WG_API wg_scan_kind wg_scan_get_kind(const wg_scan *scan);
-/** The path or name the scan was made from. */
+/** The path or name the scan was made from (owned by the scan). */
 WG_API const char *wg_scan_get_path(const wg_scan *scan);
 /**
  * The wheels (files named *.whl) found below a directory scanned with wg_scan_path, sorted as
@@ -151,6 +188,7 @@ WG_API const char *wg_scan_get_path(const wg_scan *scan);
  * neither a wheel nor an ELF object below it fails wg_scan_path with WG_ENOTFOUND.
  */
 WG_API size_t wg_scan_wheel_count(const wg_scan *scan);
+/** The i-th of those paths (owned by the scan), or NULL. */
 WG_API const char *wg_scan_wheel_path(const wg_scan *scan, size_t i);
 
 /* ---- wheel facts ---- */
@@ -171,7 +209,8 @@ typedef enum {
 	WG_WHEEL_REQUIRES_PYTHON  /**< METADATA: Requires-Python */
 } wg_wheel_field;
 
-/** A string fact of a wheel, or NULL when absent (or when the scan is not a wheel). */
+/** A string fact of a wheel (owned by the scan), or NULL when absent (or when the scan is
+ * not a wheel). */
 WG_API const char *wg_wheel_get(const wg_scan *scan, wg_wheel_field field);
 
 typedef enum {
@@ -185,6 +224,7 @@ typedef enum {
 } wg_wheel_list;
 
 WG_API size_t wg_wheel_list_count(const wg_scan *scan, wg_wheel_list list);
+/** The i-th item of a list (owned by the scan), or NULL. */
 WG_API const char *wg_wheel_list_item(const wg_scan *scan, wg_wheel_list list, size_t i);
 
 /** Whether the wheel has a RECORD (1) or not (0). */
@@ -280,6 +320,7 @@ typedef struct wg_object_info {
 	  NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, WG_ABI_NONE, WG_ABI_NONE }
 
 WG_API int wg_object_get_info(wg_object_info *out, const wg_object *obj);
+/** The i-th DT_NEEDED library of obj (owned by its scan), or NULL. */
 WG_API const char *wg_object_needed(const wg_object *obj, size_t i);
 
 typedef enum { WG_BIND_GLOBAL = 0, WG_BIND_WEAK = 1, WG_BIND_UNIQUE = 2, WG_BIND_LOCAL = 3 } wg_binding;
@@ -311,7 +352,8 @@ typedef struct wg_symbol_info {
 	{ WG_SYMBOL_INFO_VERSION, NULL, NULL, NULL, 0, 0, WG_BIND_GLOBAL, WG_SYMTYPE_NOTYPE, 0, 0, 0, 0 }
 
 WG_API int wg_object_symbol(wg_symbol_info *out, const wg_object *obj, size_t i);
-/** The symbol versions obj needs: (library, version) pairs ("libc.so.6", "GLIBC_2.38"). */
+/** The symbol versions obj needs: (library, version) pairs ("libc.so.6", "GLIBC_2.38"),
+ * both owned by its scan. */
 WG_API size_t wg_object_version_count(const wg_object *obj);
 WG_API int wg_object_version(const wg_object *obj, size_t i, const char **library,
 			     const char **version);
@@ -479,46 +521,64 @@ WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int fl
 /** The schema id of the inspect document: "wheelgate.inspect/1". */
 #define WG_INSPECT_SCHEMA "wheelgate.inspect/1"
 
+/**
+ * The inspect document of several inputs (docs/inspect-json.md), built as they are read: each
+ * scan may be freed once added. flags: WG_JSON_* for every item (WG_JSON_PRETTY indents the
+ * document); the ngpus GPUs are copied. Errors: wg_error_last().
+ */
+typedef struct wg_inspect wg_inspect;
+WG_API int wg_inspect_new(wg_inspect **out, unsigned int flags, const wg_gpu *gpus, size_t ngpus);
+WG_API void wg_inspect_free(wg_inspect *doc);
+/** Appends the facts of scan as the next item of "inputs". */
+WG_API int wg_inspect_add(wg_inspect *doc, const wg_scan *scan);
+/** Appends an input that could not be read: its path, code (WG_E*) and message (escaped). */
+WG_API int wg_inspect_add_error(wg_inspect *doc, const char *path, int code, const char *message);
+/** The document as NUL-terminated JSON text in *out; free it with wg_free(). */
+WG_API int wg_inspect_format(char **out, const wg_inspect *doc);
+
 /* ---------------------------------------------------------------------------------------- */
 /* The install target                                                                       */
 
 #define WG_MAX_GPUS 16
 
-/** A symbol version family's level: GLIBC 2.38 is {"GLIBC", {2, 38}, 2}. */
-typedef struct wg_sysver {
-	char family[16];
-	unsigned v[4];
-	int n;
-} wg_sysver;
+typedef struct wg_env wg_env;
 
 /**
- * Where a wheel is to be installed. Unknown facts stay 0 / NULL / -1 and the rules that need
- * them do not apply. wg_target_parse() reads "python=3.12,torch=2.9.1+cu128,cxx11abi=0,
- * cuda=12.8"; GPUs are added with wg_target_add_gpu().
+ * Where a wheel is to be installed: an opaque handle, so that it learns new facts without
+ * breaking embedders. Unknown facts stay unknown and the rules that need them do not apply.
+ * Set it up from one thread (wg_target_set, _parse, _add_gpu, _set_env); after that checks
+ * only read it, and any number of threads may use it at once.
  */
-typedef struct wg_target {
-	unsigned int version;
-	unsigned python_major, python_minor;
-	char torch[64];                 /**< "2.9.1+cu128", or "" */
-	unsigned torch_major, torch_minor;
-	int cxx11abi;                   /**< 1, 0, or -1 when unknown */
-	unsigned cuda_major, cuda_minor; /**< from cuda=, else from torch's +cuXYZ label */
-	size_t ngpus;
-	wg_gpu gpus[WG_MAX_GPUS];
-	/** The environment read by wg_env_open(), for loader-exact checks; NULL for none. */
-	struct wg_env *env;
-	/** The target system: a declared platform tag ("manylinux_2_28_x86_64", or ""), musl,
-	 * and the highest GLIBC/GLIBCXX/CXXABI/GCC versions it provides (glibc=, glibcxx=, or
-	 * the platform's policy). Nothing declared: the running system's (wg_target_system());
-	 * once anything is declared, the families left out are unknown. */
-	char platform[64];
-	int musl;
-	size_t nsysvers;
-	wg_sysver sysvers[8];
-	/** The question asked (wg_profile): WG_PROFILE_AUTO lets wg_target_profile() choose. */
-	int profile;
-} wg_target;
-#define WG_TARGET_VERSION 2
+typedef struct wg_target wg_target;
+
+/** A target that knows nothing yet (the profile chosen by wg_target_profile()). */
+WG_API int wg_target_new(wg_target **out);
+WG_API void wg_target_free(wg_target *t);
+/**
+ * Sets one fact: python ("3.12"), torch ("2.9.1+cu128"; its +cuXYZ label implies cuda),
+ * cxx11abi ("1"/"0", "true"/"false"), cuda ("12.8"), glibc, glibcxx, cxxabi, gcc ("2.39"),
+ * platform ("manylinux_2_28_x86_64": its policy's versions, unless given), or profile
+ * ("install", "publish", "auto"). WG_EINVAL with the reason in wg_error_last().
+ */
+WG_API int wg_target_set(wg_target *t, const char *key, const char *value);
+/** Sets the facts of spec, key=value pairs as wg_target_set() takes them (profile apart):
+ * "python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8,glibc=2.39,glibcxx=3.4.33,
+ * platform=manylinux_2_28_x86_64"; WG_EINVAL with the reason in wg_error_last(). */
+WG_API int wg_target_parse(wg_target *t, const char *spec);
+/** Adds a GPU (as wg_gpu_parse reads it), or with "auto" the local GPUs found through NVML
+ * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
+ * then says "no local GPU (...)" (and is "" when some were found). */
+WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
+/** Sets the facts env knows (python, torch, cxx11abi, cuda) that t does not know yet, and
+ * checks resolve the wheel's objects in env. t borrows env: env must outlive every use of t
+ * (NULL detaches it; the facts stay). Call it before wg_target_parse() to let declared
+ * facts override the environment. */
+WG_API int wg_target_set_env(wg_target *t, wg_env *env);
+/** The GPUs of t, in the order added (a copy in *out; its name is owned by the context). */
+WG_API size_t wg_target_gpu_count(const wg_target *t);
+WG_API int wg_target_gpu(wg_gpu *out, const wg_target *t, size_t i);
+/** The facts of t as the JSON object "target" of docs/check-json.md; free with wg_free. */
+WG_API int wg_target_to_json(char **out, const wg_target *t);
 
 /**
  * The two questions wheelgate answers, never mixed: "will it work here?" (install: the
@@ -532,31 +592,20 @@ WG_API const char *wg_profile_name(wg_profile p);
 /** "install" | "publish" | "auto" -> the profile; -1 for anything else. */
 WG_API int wg_profile_parse(const char *name);
 /**
- * The profile a check for t uses: t->profile when set; otherwise install when an environment
+ * The profile a check for t uses: its profile when set; otherwise install when an environment
  * (--env) or anything of the target machine is declared (python, torch, C++ ABI, CUDA, GPUs,
  * the system), else publish. t may be NULL (publish).
  */
 WG_API wg_profile wg_target_profile(const wg_target *t);
 
-WG_API int wg_target_init(wg_target *t, unsigned int version);
-/** Adds the facts of spec to t ("python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8,
- * glibc=2.39,glibcxx=3.4.33,platform=manylinux_2_28_x86_64"); WG_EINVAL with the reason in
- * wg_error_last(). */
-WG_API int wg_target_parse(wg_target *t, const char *spec);
-/** Adds a GPU (as wg_gpu_parse reads it), or with "auto" the local GPUs found through NVML
- * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
- * then says "no local GPU (...)". */
 /** The target system's C/C++ runtime as the rules see it: "GLIBC_2.36 GLIBCXX_3.4.30
  * CXXABI_1.3.13 GCC_12.0.0" into buf, the number of families known returned, and *source set
  * to "this system" (read from the running system's libc, libstdc++ and libgcc_s), "declared"
  * (glibc=, glibcxx=...) or the platform tag declared. t may be NULL (this system). */
 WG_API size_t wg_target_system(const wg_target *t, char *buf, size_t len, const char **source);
-WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
 
 /* ---------------------------------------------------------------------------------------- */
 /* A real Python environment                                                                */
-
-typedef struct wg_env wg_env;
 
 typedef struct wg_env_options {
 	unsigned int version;
@@ -603,11 +652,10 @@ typedef enum {
 	WG_ENV_NATIVE_PACKAGES /**< other top-level packages in site-packages shipping .so files */
 } wg_env_list;
 WG_API size_t wg_env_list_count(const wg_env *env, wg_env_list list);
+/** The i-th item (owned by env), or NULL. */
 WG_API const char *wg_env_list_item(const wg_env *env, wg_env_list list, size_t i);
 
-/** Sets the target facts the environment knows (python, torch, cxx11abi, cuda) that the
- * target does not have yet, and t->env. Apply it before wg_target_parse() to let --target
- * override the environment. */
+/** The same as wg_target_set_env(t, env) (kept for embedders of 0.1). */
 WG_API int wg_env_fill_target(wg_env *env, wg_target *t);
 WG_API int wg_env_to_json(char **out, const wg_env *env);
 
@@ -709,10 +757,13 @@ typedef struct wg_not_applied_info {
 WG_API size_t wg_report_not_applied_count(const wg_report *r);
 WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, size_t i);
 
-/** Formats of wg_reports_format(): JSON, SARIF, and the text `wheelgate check` prints (with
- * or without terminal colours; one block per input, no summary line). */
+/** Formats of wg_reports_format(): JSON, SARIF, the text `wheelgate check` prints (with
+ * or without terminal colours; one block per input, no summary line), and that summary line
+ * alone ("3 inputs: 2 passed, 1 failed, 0 unreadable; 1 error, 0 warnings, 0 info (profile:
+ * install, fail-on: error)\n"). */
 typedef enum {
-	WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2, WG_FORMAT_TEXT = 3, WG_FORMAT_TEXT_COLOR = 4
+	WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2, WG_FORMAT_TEXT = 3, WG_FORMAT_TEXT_COLOR = 4,
+	WG_FORMAT_SUMMARY = 5
 } wg_format;
 
 /**

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <fcntl.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,10 +249,12 @@ START_TEST(test_not_applied)
 	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
 	wg_scan *s = t_scan(GOOD);
 	wg_report *r = NULL;
-	wg_target inst;
-	wg_target_init(&inst, WG_TARGET_VERSION);
-	inst.profile = WG_PROFILE_INSTALL; /* the loader rules belong to the install question */
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &inst), WG_OK);
+	wg_target *inst = NULL;
+	ck_assert_int_eq(wg_target_new(&inst), WG_OK);
+	/* the loader rules belong to the install question */
+	ck_assert_int_eq(wg_target_set(inst, "profile", "install"), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, inst), WG_OK);
+	wg_target_free(inst);
 	ck_assert(lacks(r, "WG-ABI-001", "cxx11abi"));
 	ck_assert(lacks(r, "WG-GPU-002", "gpu"));
 	ck_assert(lacks(r, "WG-GPU-003", "cuda,gpu"));
@@ -266,11 +269,11 @@ START_TEST(test_not_applied)
 	na.version = WG_NOT_APPLIED_INFO_VERSION;
 	wg_report_free(r);
 	/* Facts given: those rules apply. */
-	wg_target t;
-	wg_target_init(&t, WG_TARGET_VERSION);
-	ck_assert_int_eq(wg_target_parse(&t, "python=3.12,torch=2.11.0+cu130,cxx11abi=1"), WG_OK);
-	ck_assert_int_eq(wg_target_add_gpu(&t, t_ctx, "sm_90"), WG_OK);
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	ck_assert_int_eq(wg_target_parse(t, "python=3.12,torch=2.11.0+cu130,cxx11abi=1"), WG_OK);
+	ck_assert_int_eq(wg_target_add_gpu(t, t_ctx, "sm_90"), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
 	for (size_t i = 0; i < wg_report_not_applied_count(r); i++) {
 		ck_assert_int_eq(wg_report_not_applied(&na, r, i), WG_OK);
 		ck_assert_str_eq(na.lacks, "env");
@@ -282,13 +285,193 @@ START_TEST(test_not_applied)
 	size_t len;
 	char *buf = slurp(GOOD, &len);
 	ck_assert_int_eq(wg_scan_buffer(&s, t_sc, buf, len, "-"), WG_OK);
-	t.profile = WG_PROFILE_PUBLISH; /* the filename's claims are the publish question */
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	/* the filename's claims are the publish question */
+	ck_assert_int_eq(wg_target_set(t, "profile", "publish"), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
 	ck_assert(lacks(r, "WG-TAG-005", "filename"));
 	ck_assert(lacks(r, "WG-CUDA-002", "filename"));
 	wg_report_free(r);
 	wg_scan_free(s);
 	free(buf);
+	wg_target_free(t);
+	wg_ruleset_free(rs);
+}
+END_TEST
+
+/* The opaque target: every fact through a function, read back through the public JSON. */
+START_TEST(test_target_handle)
+{
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(NULL), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "wg_target_new"));
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	ck_assert_int_eq(wg_target_profile(t), WG_PROFILE_PUBLISH); /* nothing declared */
+	ck_assert_int_eq(wg_target_set(t, "python", "3.12"), WG_OK);
+	ck_assert_int_eq(wg_target_profile(t), WG_PROFILE_INSTALL); /* a fact of the machine */
+	ck_assert_int_eq(wg_target_set(t, "profile", "publish"), WG_OK);
+	ck_assert_int_eq(wg_target_profile(t), WG_PROFILE_PUBLISH);
+	ck_assert_int_eq(wg_target_set(t, "profile", "sometimes"), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "profile=sometimes"));
+	ck_assert_int_eq(wg_target_set(t, "torch", "2.9.1+cu128"), WG_OK);
+	ck_assert_int_eq(wg_target_set(t, "cxx11abi", "false"), WG_OK);
+	ck_assert_int_eq(wg_target_set(t, "colour", "blue"), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "unknown key 'colour'"));
+	ck_assert_int_eq(wg_target_set(t, "python", ""), WG_EINVAL);
+	/* profile is not a fact of the machine: --target does not take it */
+	ck_assert_int_eq(wg_target_parse(t, "profile=install"), WG_EINVAL);
+	ck_assert_int_eq(wg_target_add_gpu(t, t_ctx, "H100"), WG_OK);
+	ck_assert_int_eq(wg_target_add_gpu(t, t_ctx, "sm_80"), WG_OK);
+	ck_assert_uint_eq(wg_target_gpu_count(t), 2);
+	wg_gpu g = WG_GPU_INIT;
+	ck_assert_int_eq(wg_target_gpu(&g, t, 0), WG_OK);
+	ck_assert(g.cc_major == 9 && g.cc_minor == 0 && g.name && !strcmp(g.name, "H100"));
+	ck_assert_int_eq(wg_target_gpu(&g, t, 1), WG_OK);
+	ck_assert(g.cc_major == 8 && g.cc_minor == 0 && !g.name);
+	ck_assert_int_eq(wg_target_gpu(&g, t, 2), WG_ENOTFOUND);
+	g.version = 9;
+	ck_assert_int_eq(wg_target_gpu(&g, t, 0), WG_EINVAL);
+	char *j = NULL;
+	ck_assert_int_eq(wg_target_to_json(&j, t), WG_OK);
+	json_error_t je;
+	json_t *doc = json_loads(j, 0, &je);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "python")), "3.12");
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "torch")), "2.9.1+cu128");
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "cuda")), "12.8"); /* from +cu128 */
+	ck_assert(json_is_false(json_object_get(doc, "cxx11abi")));
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "gpus")), 2);
+	json_decref(doc);
+	wg_free(j);
+	wg_target_set_env(t, NULL);
+	wg_target_free(t);
+	wg_target_free(NULL);
+}
+END_TEST
+
+/* One version check: older versions are read, newer and 0 refused with the reason. */
+START_TEST(test_struct_versions)
+{
+	wg_ruleset *rs = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	wg_rule_info ri = WG_RULE_INFO_INIT;
+	ri.version = 1; /* before install/publish: those fields are left as they are */
+	ri.install = ri.publish = 77;
+	ck_assert_int_eq(wg_ruleset_rule(&ri, rs, 0), WG_OK);
+	ck_assert_ptr_nonnull(ri.id);
+	ck_assert_int_eq(ri.install, 77);
+	ck_assert_int_eq(ri.publish, 77);
+	ri.version = WG_RULE_INFO_VERSION;
+	ck_assert_int_eq(wg_ruleset_rule(&ri, rs, 0), WG_OK);
+	ck_assert_int_ne(ri.install, 77);
+	ri.version = WG_RULE_INFO_VERSION + 1;
+	ck_assert_int_eq(wg_ruleset_rule(&ri, rs, 0), WG_EINVAL);
+	char want[128];
+	snprintf(want, sizeof(want), "wg_rule_info version %u is not supported (this library reads 1 "
+		 "to %u)", WG_RULE_INFO_VERSION + 1, WG_RULE_INFO_VERSION);
+	ck_assert_str_eq(wg_error_last(), want);
+	ri.version = 0;
+	ck_assert_int_eq(wg_ruleset_rule(&ri, rs, 0), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "wg_rule_info version 0"));
+	ck_assert_int_eq(wg_ruleset_rule(NULL, rs, 0), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "wg_ruleset_rule: a required argument"));
+	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
+	ro.version = 5;
+	wg_ruleset *rs2 = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs2, t_ctx, &ro), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "wg_ruleset_options version 5"));
+	wg_env_options eo = WG_ENV_OPTIONS_INIT;
+	eo.version = 3;
+	wg_env *e = NULL;
+	ck_assert_int_eq(wg_env_open(&e, t_sc, "/", &eo), WG_EINVAL);
+	ck_assert_ptr_null(e);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "wg_env_options version 3"));
+	/* an input struct too: the GPU a verdict is asked for */
+	wg_scan *s = t_scan(GOOD);
+	wg_gpu g = WG_GPU_INIT;
+	ck_assert_int_eq(wg_gpu_parse(&g, t_ctx, "sm_90"), WG_OK);
+	wg_gpu_verdict v = WG_GPU_VERDICT_INIT;
+	ck_assert_int_eq(wg_object_gpu_verdict(&v, wg_scan_object(s, 0), &g), WG_OK);
+	g.version = 2;
+	ck_assert_int_eq(wg_object_gpu_verdict(&v, wg_scan_object(s, 0), &g), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "wg_gpu version 2"));
+	wg_scan_free(s);
+	wg_ruleset_free(rs);
+}
+END_TEST
+
+/* The inspect document holds exactly the items wg_scan_to_json writes, and errors. */
+START_TEST(test_inspect_document)
+{
+	wg_gpu g = WG_GPU_INIT;
+	ck_assert_int_eq(wg_gpu_parse(&g, t_ctx, "L4"), WG_OK);
+	wg_inspect *d = NULL;
+	ck_assert_int_eq(wg_inspect_new(&d, WG_JSON_ABI_SYMBOLS, &g, 1), WG_OK);
+	wg_scan *s = t_scan(GOOD);
+	ck_assert_int_eq(wg_inspect_add(d, s), WG_OK);
+	char *item = NULL;
+	ck_assert_int_eq(wg_scan_to_json_gpus(&item, s, WG_JSON_ABI_SYMBOLS, &g, 1), WG_OK);
+	wg_scan_free(s); /* the document keeps what it needs */
+	ck_assert_int_eq(wg_inspect_add_error(d, "/x/\033[31mred.whl", WG_EIO, "cannot read"), WG_OK);
+	char *text = NULL;
+	ck_assert_int_eq(wg_inspect_format(&text, d), WG_OK);
+	ck_assert_ptr_null(strchr(text, '\n')); /* compact without WG_JSON_PRETTY */
+	json_error_t je;
+	json_t *doc = json_loads(text, 0, &je), *want = json_loads(item, 0, &je);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "schema")), WG_INSPECT_SCHEMA);
+	json_t *inputs = json_object_get(doc, "inputs");
+	ck_assert_uint_eq(json_array_size(inputs), 2);
+	ck_assert(json_equal(json_array_get(inputs, 0), want));
+	json_t *err = json_array_get(inputs, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(err, "path")), "/x/\\x1b[31mred.whl");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(err, "error"), "code")), "io");
+	json_decref(doc);
+	json_decref(want);
+	wg_free(text);
+	wg_free(item);
+	wg_inspect_free(d);
+	wg_inspect_free(NULL);
+	g.version = 0;
+	ck_assert_int_eq(wg_inspect_new(&d, 0, &g, 1), WG_EINVAL);
+	ck_assert_ptr_null(d);
+}
+END_TEST
+
+/* The summary line counts what the reports hold. */
+START_TEST(test_summary_line)
+{
+	wg_ruleset *rs = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	ck_assert_int_eq(wg_target_parse(t, "cxx11abi=1"), WG_OK);
+	wg_scan *s = t_scan(FIX_WHEELS "/flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl");
+	wg_report *r = NULL;
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
+	size_t sev[3] = {0};
+	for (size_t i = 0; i < wg_report_count(r); i++) {
+		wg_finding_info f = WG_FINDING_INFO_INIT;
+		ck_assert_int_eq(wg_report_finding(&f, r, i), WG_OK);
+		sev[f.severity]++;
+	}
+	ck_assert_uint_ge(sev[WG_SEV_ERROR], 1); /* WG-ABI-001 */
+	const char *paths[] = {"a.whl", "b.whl"};
+	const wg_report *reps[] = {r, NULL};
+	const char *errs[] = {NULL, "b.whl: gone"};
+	char *line = NULL, want[512];
+	ck_assert_int_eq(wg_reports_format(&line, WG_FORMAT_SUMMARY, rs, t, paths, reps, errs, 2,
+					   WG_SEV_ERROR), WG_OK);
+	snprintf(want, sizeof(want), "2 inputs: 0 passed, 1 failed, 1 unreadable; %zu error%s, %zu "
+		 "warning%s, %zu info (profile: install, fail-on: error)\n", sev[2],
+		 sev[2] == 1 ? "" : "s", sev[1], sev[1] == 1 ? "" : "s", sev[0]);
+	ck_assert_str_eq(line, want);
+	wg_free(line);
+	ck_assert_int_eq(wg_reports_format(&line, (wg_format)42, rs, t, paths, reps, errs, 2,
+					   WG_SEV_ERROR), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "no format 42"));
+	wg_report_free(r);
+	wg_scan_free(s);
+	wg_target_free(t);
 	wg_ruleset_free(rs);
 }
 END_TEST
@@ -306,6 +489,10 @@ Suite *suite_api(void)
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_directory_inputs);
 	tcase_add_test(tc, test_not_applied);
+	tcase_add_test(tc, test_target_handle);
+	tcase_add_test(tc, test_struct_versions);
+	tcase_add_test(tc, test_inspect_document);
+	tcase_add_test(tc, test_summary_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
-#include "internal.h"
+#include "core/data.h"
+#include "facts/facts.h"
 #include "test_util.h"
 
 static const wg_data_file *shipped(void)

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "loader/loader.h"
 #include "test_util.h"
 
 #define ENVS WG_FIXTURES "/envs"
@@ -159,12 +159,17 @@ START_TEST(test_reader_on_faithful_torch)
 		ck_assert_str_eq(ei.torch_cuda, "13.0");
 		ck_assert_int_eq(ei.torch_cxx11abi, 1);
 		ck_assert_ptr_nonnull(strstr(ei.python, "/bin/python3.12"));
-		wg_target t;
-		wg_target_init(&t, WG_TARGET_VERSION);
-		ck_assert_int_eq(wg_env_fill_target(e, &t), WG_OK);
-		ck_assert(t.python_major == 3 && t.python_minor == 12 && t.cuda_major == 13 &&
-			  t.cxx11abi == 1 && t.env == e);
-		ck_assert_str_eq(t.torch, "2.11.0+cu130");
+		wg_target *t = NULL;
+		ck_assert_int_eq(wg_target_new(&t), WG_OK);
+		ck_assert_int_eq(wg_target_set_env(t, e), WG_OK);
+		ck_assert(t->python_major == 3 && t->python_minor == 12 && t->cuda_major == 13 &&
+			  t->cxx11abi == 1 && t->env == e);
+		ck_assert_str_eq(t->torch, "2.11.0+cu130");
+		/* the 0.1 name does the same */
+		wg_target_clear(t);
+		ck_assert_int_eq(wg_env_fill_target(e, t), WG_OK);
+		ck_assert(t->python_major == 3 && t->cxx11abi == 1 && t->env == e);
+		wg_target_free(t);
 		wg_env_free(e);
 	}
 	ck_assert_int_eq(wg_env_open(&e, t_sc, "/nonexistent/venv", &eo), WG_ENOTFOUND);

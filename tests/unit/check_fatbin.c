@@ -12,7 +12,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "internal.h"
+#include "model/model.h"
 #include "test_util.h"
 
 typedef struct {

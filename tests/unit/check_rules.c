@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/target.h"
 #include "test_util.h"
 
 START_TEST(test_shipped_rules_self_test)
@@ -53,21 +54,23 @@ static const struct {
 
 START_TEST(test_target_parse)
 {
-	wg_target t;
-	ck_assert_int_eq(wg_target_init(&t, WG_TARGET_VERSION), WG_OK);
-	int rc = wg_target_parse(&t, targets[_i].spec);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	int rc = wg_target_parse(t, targets[_i].spec);
 	ck_assert_msg((rc == WG_OK) == targets[_i].ok, "%s: %d %s", targets[_i].spec, rc,
 		      wg_error_last());
 	if (!targets[_i].ok) {
 		ck_assert_ptr_nonnull(strstr(wg_error_last(), "--target"));
+		wg_target_free(t);
 		return;
 	}
-	ck_assert_uint_eq(t.python_major, targets[_i].py_major);
-	ck_assert_uint_eq(t.python_minor, targets[_i].py_minor);
-	ck_assert_uint_eq(t.cuda_major, targets[_i].cuda_major);
-	ck_assert_uint_eq(t.cuda_minor, targets[_i].cuda_minor);
-	ck_assert_int_eq(t.cxx11abi, targets[_i].abi);
-	ck_assert_str_eq(t.torch, targets[_i].torch);
+	ck_assert_uint_eq(t->python_major, targets[_i].py_major);
+	ck_assert_uint_eq(t->python_minor, targets[_i].py_minor);
+	ck_assert_uint_eq(t->cuda_major, targets[_i].cuda_major);
+	ck_assert_uint_eq(t->cuda_minor, targets[_i].cuda_minor);
+	ck_assert_int_eq(t->cxx11abi, targets[_i].abi);
+	ck_assert_str_eq(t->torch, targets[_i].torch);
+	wg_target_free(t);
 }
 END_TEST
 
@@ -123,13 +126,14 @@ END_TEST
 START_TEST(test_findings_on_fixtures)
 {
 	wg_ruleset *rs;
-	wg_target t;
+	wg_target *t = NULL;
 	wg_report *r = NULL;
 	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
-	wg_target_init(&t, WG_TARGET_VERSION);
-	ck_assert_int_eq(wg_target_parse(&t, "cxx11abi=1"), WG_OK);
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	ck_assert_int_eq(wg_target_parse(t, "cxx11abi=1"), WG_OK);
 	wg_scan *s = t_scan(FIX_WHEELS "/flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl");
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
+	wg_target_free(t);
 	ck_assert_int_eq(wg_report_worst(r), WG_SEV_ERROR);
 	wg_finding_info f = WG_FINDING_INFO_INIT;
 	bool found = false;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "model/model.h"
 #include "test_util.h"
 
 #define SYSDIR WG_FIXTURES "/abi-ld/sys"
@@ -45,34 +45,35 @@ END_TEST
 
 START_TEST(test_platform_policies)
 {
-	wg_target t;
-	wg_target_init(&t, WG_TARGET_VERSION);
-	ck_assert_int_eq(wg_target_parse(&t, "platform=manylinux2014_x86_64"), WG_OK);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	ck_assert_int_eq(wg_target_parse(t, "platform=manylinux2014_x86_64"), WG_OK);
 	bool declared = false;
-	const wg_sysver *g = wg_target_sysver(&t, "GLIBC", &declared);
+	const wg_sysver *g = wg_target_sysver(t, "GLIBC", &declared);
 	char buf[64];
 	ck_assert(declared && g);
 	wg_sysver_format(buf, sizeof(buf), g);
 	ck_assert_str_eq(buf, "GLIBC_2.17");
-	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(&t, "GLIBCXX", &declared));
+	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(t, "GLIBCXX", &declared));
 	ck_assert_str_eq(buf, "GLIBCXX_3.4.19");
 	/* A PEP 600 tag not in the data: its glibc alone; the C++ runtime stays unknown. */
-	wg_target_init(&t, WG_TARGET_VERSION);
-	ck_assert_int_eq(wg_target_parse(&t, "platform=manylinux_2_41_aarch64"), WG_OK);
-	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(&t, "GLIBC", &declared));
+	wg_target_clear(t);
+	ck_assert_int_eq(wg_target_parse(t, "platform=manylinux_2_41_aarch64"), WG_OK);
+	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(t, "GLIBC", &declared));
 	ck_assert_str_eq(buf, "GLIBC_2.41");
-	ck_assert_ptr_null(wg_target_sysver(&t, "GLIBCXX", &declared));
+	ck_assert_ptr_null(wg_target_sysver(t, "GLIBCXX", &declared));
 	/* An explicit version wins over the platform's. */
-	wg_target_init(&t, WG_TARGET_VERSION);
-	ck_assert_int_eq(wg_target_parse(&t, "glibc=2.31,platform=manylinux_2_28_x86_64"), WG_OK);
-	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(&t, "GLIBC", &declared));
+	wg_target_clear(t);
+	ck_assert_int_eq(wg_target_parse(t, "glibc=2.31,platform=manylinux_2_28_x86_64"), WG_OK);
+	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(t, "GLIBC", &declared));
 	ck_assert_str_eq(buf, "GLIBC_2.31");
-	wg_target_init(&t, WG_TARGET_VERSION);
-	ck_assert_int_eq(wg_target_parse(&t, "platform=musllinux_1_2_x86_64"), WG_OK);
-	ck_assert_int_eq(wg_target_sysver(&t, "GLIBC", &declared)->n, 0);
-	ck_assert_int_eq(wg_target_parse(&t, "platform=macosx_11_0_arm64"), WG_EINVAL);
-	ck_assert_int_eq(wg_target_parse(&t, "glibc=two"), WG_EINVAL);
+	wg_target_clear(t);
+	ck_assert_int_eq(wg_target_parse(t, "platform=musllinux_1_2_x86_64"), WG_OK);
+	ck_assert_int_eq(wg_target_sysver(t, "GLIBC", &declared)->n, 0);
+	ck_assert_int_eq(wg_target_parse(t, "platform=macosx_11_0_arm64"), WG_EINVAL);
+	ck_assert_int_eq(wg_target_parse(t, "glibc=two"), WG_EINVAL);
 	ck_assert_ptr_nonnull(strstr(wg_error_last(), "glibc=two"));
+	wg_target_free(t);
 }
 END_TEST
 
@@ -108,10 +109,11 @@ START_TEST(test_sys001_agrees_with_dlopen)
 	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
 	wg_scan *s = t_scan(path);
 	wg_report *r = NULL;
-	wg_target here;
-	wg_target_init(&here, WG_TARGET_VERSION);
-	here.profile = WG_PROFILE_INSTALL; /* will it load here? */
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &here), WG_OK);
+	wg_target *here = NULL;
+	ck_assert_int_eq(wg_target_new(&here), WG_OK);
+	ck_assert_int_eq(wg_target_set(here, "profile", "install"), WG_OK); /* will it load here? */
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, here), WG_OK);
+	wg_target_free(here);
 	ck_assert_int_eq(wg_report_profile(r), WG_PROFILE_INSTALL);
 	wg_finding_info f = WG_FINDING_INFO_INIT;
 	const char *predicted = NULL;
@@ -138,10 +140,11 @@ START_TEST(test_sys001_agrees_with_dlopen)
 		ck_assert_ptr_null(predicted);
 	wg_report_free(r);
 	/* A declared newer system: nothing missing. */
-	wg_target t;
-	wg_target_init(&t, WG_TARGET_VERSION);
-	ck_assert_int_eq(wg_target_parse(&t, "glibc=2.99"), WG_OK);
-	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, &t), WG_OK);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	ck_assert_int_eq(wg_target_parse(t, "glibc=2.99"), WG_OK);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
+	wg_target_free(t);
 	for (size_t i = 0; i < wg_report_count(r); i++) {
 		ck_assert_int_eq(wg_report_finding(&f, r, i), WG_OK);
 		ck_assert_str_ne(f.rule, "WG-SYS-001");

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 #include "test_util.h"
 
 START_TEST(test_record_rows)

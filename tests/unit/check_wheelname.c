@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "facts/facts.h"
 #include "test_util.h"
 
 typedef struct {

@@ -45,28 +45,7 @@ def library_path():
                          "tree: build/libwheelgate.so.0) or install wheelgate.")
 
 
-class _Gpu(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint), ("cc_major", ctypes.c_uint),
-                ("cc_minor", ctypes.c_uint), ("name", ctypes.c_char_p)]
-
-
-class _Sysver(ctypes.Structure):
-    _fields_ = [("family", ctypes.c_char * 16), ("v", ctypes.c_uint * 4), ("n", ctypes.c_int)]
-
-
-class _Target(ctypes.Structure):  # wg_target, WG_TARGET_VERSION 2
-    _fields_ = [("version", ctypes.c_uint), ("python_major", ctypes.c_uint),
-                ("python_minor", ctypes.c_uint), ("torch", ctypes.c_char * 64),
-                ("torch_major", ctypes.c_uint), ("torch_minor", ctypes.c_uint),
-                ("cxx11abi", ctypes.c_int), ("cuda_major", ctypes.c_uint),
-                ("cuda_minor", ctypes.c_uint), ("ngpus", ctypes.c_size_t),
-                ("gpus", _Gpu * 16), ("env", ctypes.c_void_p),
-                ("platform", ctypes.c_char * 64), ("musl", ctypes.c_int),
-                ("nsysvers", ctypes.c_size_t), ("sysvers", _Sysver * 8),
-                ("profile", ctypes.c_int)]
-
-
-_PROFILES = {"auto": 0, "install": 1, "publish": 2}
+_PROFILES = ("auto", "install", "publish")
 
 
 class _RulesetOptions(ctypes.Structure):  # wg_ruleset_options, version 1
@@ -99,19 +78,21 @@ def _load():
         "wg_scanner_error": ([P], ctypes.c_char_p),
         "wg_ruleset_new": ([PP, P, ctypes.POINTER(_RulesetOptions)], ctypes.c_int),
         "wg_ruleset_free": ([P], None),
-        "wg_target_init": ([ctypes.POINTER(_Target), ctypes.c_uint], ctypes.c_int),
-        "wg_target_parse": ([ctypes.POINTER(_Target), ctypes.c_char_p], ctypes.c_int),
-        "wg_target_add_gpu": ([ctypes.POINTER(_Target), P, ctypes.c_char_p], ctypes.c_int),
+        # wg_target is opaque: set through functions, so that it can grow.
+        "wg_target_new": ([PP], ctypes.c_int), "wg_target_free": ([P], None),
+        "wg_target_set": ([P, ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int),
+        "wg_target_parse": ([P, ctypes.c_char_p], ctypes.c_int),
+        "wg_target_add_gpu": ([P, P, ctypes.c_char_p], ctypes.c_int),
+        "wg_target_set_env": ([P, P], ctypes.c_int),
         "wg_env_open": ([PP, P, ctypes.c_char_p, P], ctypes.c_int), "wg_env_free": ([P], None),
-        "wg_env_fill_target": ([P, ctypes.POINTER(_Target)], ctypes.c_int),
         "wg_scan_path": ([PP, P, ctypes.c_char_p], ctypes.c_int), "wg_scan_free": ([P], None),
         "wg_scan_wheel_count": ([P], ctypes.c_size_t),
         "wg_scan_wheel_path": ([P, ctypes.c_size_t], ctypes.c_char_p),
         "wg_scan_object_count": ([P], ctypes.c_size_t),
         "wg_scan_problem_count": ([P], ctypes.c_size_t),
-        "wg_check": ([PP, P, P, P, ctypes.POINTER(_Target)], ctypes.c_int),
+        "wg_check": ([PP, P, P, P, P], ctypes.c_int),
         "wg_report_free": ([P], None), "wg_report_worst": ([P], ctypes.c_int),
-        "wg_reports_format": ([PP, ctypes.c_int, P, ctypes.POINTER(_Target),
+        "wg_reports_format": ([PP, ctypes.c_int, P, P,
                                ctypes.POINTER(ctypes.c_char_p), PP,
                                ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_int],
                               ctypes.c_int),
@@ -199,6 +180,7 @@ class Checker:
         self._rs = ctypes.c_void_p()
         self._sc = ctypes.c_void_p()
         self._env = ctypes.c_void_p()
+        self._target = ctypes.c_void_p()
         self.fail_on = {"info": 0, "warning": 1, "error": 2}.get(fail_on)
         if self.fail_on is None:
             raise WheelgateError("fail_on must be error, warning or info, not %r" % fail_on)
@@ -214,20 +196,21 @@ class Checker:
             raise WheelgateError(_s(lib.wg_error_last()))
         if lib.wg_scanner_new(ctypes.byref(self._sc), self._ctx) < 0:
             raise WheelgateError(_s(lib.wg_error_last()))
-        self._target = _Target()
-        lib.wg_target_init(ctypes.byref(self._target), 2)
+        if lib.wg_target_new(ctypes.byref(self._target)) < 0:
+            raise WheelgateError(_s(lib.wg_error_last()))
         if profile not in _PROFILES:
             raise WheelgateError("profile must be install, publish or auto, not %r" % (profile,))
-        self._target.profile = _PROFILES[profile]
+        if lib.wg_target_set(self._target, b"profile", _b(profile)) < 0:
+            raise WheelgateError(_s(lib.wg_error_last()))
         if env is not None:
             if lib.wg_env_open(ctypes.byref(self._env), self._sc, _b(os.fspath(env)), None) < 0:
                 raise WheelgateError(_s(lib.wg_scanner_error(self._sc)))
-            lib.wg_env_fill_target(self._env, ctypes.byref(self._target))
+            lib.wg_target_set_env(self._target, self._env)
         for spec in ([target] if isinstance(target, str) else list(target or [])):
-            if lib.wg_target_parse(ctypes.byref(self._target), _b(spec)) < 0:
+            if lib.wg_target_parse(self._target, _b(spec)) < 0:
                 raise WheelgateError(_s(lib.wg_error_last()))
         for g in gpus:
-            if lib.wg_target_add_gpu(ctypes.byref(self._target), self._ctx, _b(g)) < 0:
+            if lib.wg_target_add_gpu(self._target, self._ctx, _b(g)) < 0:
                 raise WheelgateError(_s(lib.wg_error_last()))
 
     def check(self, paths):
@@ -251,7 +234,7 @@ class Checker:
                         lib.wg_scan_problem_count(scan)
                     if judged:
                         rc = lib.wg_check(ctypes.byref(rep), self._sc, self._rs, scan,
-                                          ctypes.byref(self._target))
+                                          self._target)
                     lib.wg_scan_free(scan)
                 if not judged:
                     continue
@@ -266,9 +249,8 @@ class Checker:
             docs = []
             for fmt in (1, 3):  # JSON, then the text of `wheelgate check`
                 out = ctypes.c_void_p()
-                if lib.wg_reports_format(ctypes.byref(out), fmt, self._rs,
-                                         ctypes.byref(self._target), cpaths, reports, errors, n,
-                                         self.fail_on) < 0:
+                if lib.wg_reports_format(ctypes.byref(out), fmt, self._rs, self._target,
+                                         cpaths, reports, errors, n, self.fail_on) < 0:
                     raise WheelgateError("cannot format the report")
                 docs.append(_s(ctypes.string_at(out.value)))
                 lib.wg_free(out)
@@ -280,8 +262,10 @@ class Checker:
 
     def close(self):
         lib = self._lib
-        for name, h in (("wg_env_free", "_env"), ("wg_scanner_free", "_sc"),
-                        ("wg_ruleset_free", "_rs"), ("wg_context_free", "_ctx")):
+        # The target borrows the environment: it goes first.
+        for name, h in (("wg_target_free", "_target"), ("wg_env_free", "_env"),
+                        ("wg_scanner_free", "_sc"), ("wg_ruleset_free", "_rs"),
+                        ("wg_context_free", "_ctx")):
             handle = getattr(self, h, None)
             if handle:
                 getattr(lib, name)(handle)

@@ -1,0 +1,110 @@
+/*
+ * The context (options, the shipped classifier and CUDA data) and the scanner (per-thread
+ * matching state and the last error).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/data.h"
+#include "api/api.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* context and scanner                                                                      */
+
+WG_API int wg_options_init(wg_options *opts, unsigned int version)
+{
+	if (!opts)
+		return wg_null_arg("wg_options_init");
+	if (wg_struct_version("wg_options", version, WG_OPTIONS_VERSION) < 0)
+		return WG_EINVAL;
+	wg_options def = WG_OPTIONS_INIT;
+	*opts = def;
+	return WG_OK;
+}
+
+static const wg_data_file *find_data(const char *path)
+{
+	for (const wg_data_file *f = wg_data_files; f->path; f++)
+		if (strcmp(f->path, path) == 0)
+			return f;
+	return NULL;
+}
+
+WG_API int wg_context_new(wg_context **out, const wg_options *opts)
+{
+	wg_err err = {0};
+	int rc;
+	if (!out)
+		return wg_null_arg("wg_context_new");
+	*out = NULL;
+	if (opts && wg_struct_version("wg_options", opts->version, WG_OPTIONS_VERSION) < 0)
+		return WG_EINVAL;
+	wg_context *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		wg_set_last_error(WG_ENOMEM, "out of memory");
+		return WG_ENOMEM;
+	}
+	wg_options_init(&ctx->opts, WG_OPTIONS_VERSION);
+	if (opts)
+		ctx->opts = *opts;
+	const wg_data_file *f = find_data("classify/string-abi.yaml");
+	if (!f) {
+		wg_set_last_error(WG_EDATA, "rules/classify/string-abi.yaml is missing from the build");
+		free(ctx);
+		return WG_EDATA;
+	}
+	if ((rc = wg_classifier_load(&ctx->classifier, "rules/classify/string-abi.yaml", f->text,
+				     f->len, &err)) < 0) {
+		wg_set_last_error(rc, "%s", err.msg);
+		free(ctx);
+		return rc;
+	}
+	const wg_data_file *cf = find_data("gpu/cuda.yaml");
+	if (!cf || (rc = wg_cuda_data_load(&ctx->cuda, "rules/gpu/cuda.yaml", cf->text, cf->len,
+					     &err)) < 0) {
+		wg_set_last_error(WG_EDATA, "%s", cf ? err.msg : "rules/gpu/cuda.yaml is missing");
+		wg_classifier_free(ctx->classifier);
+		free(ctx);
+		return WG_EDATA;
+	}
+	*out = ctx;
+	return WG_OK;
+}
+
+WG_API void wg_context_free(wg_context *ctx)
+{
+	if (!ctx)
+		return;
+	wg_classifier_free(ctx->classifier);
+	wg_cuda_data_free(ctx->cuda);
+	free(ctx);
+}
+
+WG_API int wg_scanner_new(wg_scanner **out, wg_context *ctx)
+{
+	if (!out || !ctx)
+		return wg_null_arg("wg_scanner_new");
+	wg_scanner *s = calloc(1, sizeof(*s));
+	if (!s || wg_matcher_new(&s->matcher, ctx->classifier) < 0) {
+		free(s);
+		wg_set_last_error(WG_ENOMEM, "out of memory");
+		return WG_ENOMEM;
+	}
+	s->ctx = ctx;
+	*out = s;
+	return WG_OK;
+}
+
+WG_API void wg_scanner_free(wg_scanner *s)
+{
+	if (!s)
+		return;
+	wg_matcher_free(s->matcher);
+	free(s);
+}
+
+WG_API const char *wg_scanner_error(const wg_scanner *s)
+{
+	return s ? s->err.msg : "no scanner";
+}

@@ -1,0 +1,151 @@
+/*
+ * core/: what every layer uses: errors, memory (arena, vectors, string lists, buffers), text
+ * escaping, sha256, the YAML reader and regular expressions (the only users of libcrypto,
+ * libyaml and PCRE2). Includes nothing of the library but the public header.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_CORE_H
+#define WG_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "wheelgate.h"
+
+#define WG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- errors (error.c) ---- */
+
+typedef struct {
+	int code;
+	char msg[1024];
+} wg_err;
+
+/** Sets err (if not NULL) and returns code; messages name the file and the problem. */
+int wg_seterr(wg_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void wg_set_last_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- memory and text (memory.c) ---- */
+
+/** A bump allocator for the many small strings of one scan; freed all at once. */
+typedef struct wg_arena_chunk wg_arena_chunk;
+typedef struct {
+	wg_arena_chunk *head;
+} wg_arena;
+
+void *wg_arena_alloc(wg_arena *a, size_t n);
+char *wg_arena_strdup(wg_arena *a, const char *s);
+char *wg_arena_strndup(wg_arena *a, const char *s, size_t n);
+char *wg_arena_printf(wg_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void wg_arena_free(wg_arena *a);
+
+/** A growable array of fixed-size items. */
+typedef struct {
+	void *items;
+	size_t len, cap, item_size;
+} wg_vec;
+
+void wg_vec_init(wg_vec *v, size_t item_size);
+/** Appends one zeroed item and returns it, or NULL when out of memory. */
+void *wg_vec_push(wg_vec *v);
+void *wg_vec_at(const wg_vec *v, size_t i);
+void wg_vec_free(wg_vec *v);
+
+/** A list of strings owned by an arena. */
+typedef struct {
+	const char **v;
+	size_t n, cap;
+} wg_strlist;
+
+int wg_strlist_add(wg_strlist *l, wg_arena *a, const char *s);
+void wg_strlist_free(wg_strlist *l);
+
+/** Growable text buffer. */
+typedef struct {
+	char *s;
+	size_t len, cap;
+} wg_buf;
+
+int wg_buf_append(wg_buf *b, const char *s, size_t n);
+void wg_buf_free(wg_buf *b);
+
+bool wg_has_suffix(const char *s, const char *suffix);
+bool wg_has_prefix(const char *s, const char *prefix);
+/** Whether s is well-formed UTF-8 (what jansson accepts). */
+bool wg_utf8_valid(const char *s);
+/** Appends s to b with the WG_ESCAPE_* escapes (invalid UTF-8 always, controls on request). */
+int wg_buf_escape(wg_buf *b, const char *s, unsigned flags);
+
+/* ---- hashing (hash.c, libcrypto) ---- */
+
+typedef struct wg_sha256 wg_sha256;
+wg_sha256 *wg_sha256_new(void);
+void wg_sha256_update(wg_sha256 *h, const void *data, size_t n);
+void wg_sha256_final(wg_sha256 *h, uint8_t out[32]);
+void wg_sha256_free(wg_sha256 *h);
+/** urlsafe base64 without padding, as RECORD writes digests; out needs 48 bytes for a sha256. */
+void wg_b64url(char *out, const uint8_t *data, size_t n);
+
+/* ---- the YAML reader (yaml.c; the shipped data: data.h) ---- */
+
+typedef struct wg_yaml_doc wg_yaml_doc;
+typedef struct wg_yaml_node wg_yaml_node;
+
+/** Parses YAML text; on error err says "name:line:col: what". */
+int wg_yaml_parse(wg_yaml_doc **out, const char *name, const char *text, size_t len, wg_err *err);
+void wg_yaml_free(wg_yaml_doc *doc);
+const wg_yaml_node *wg_yaml_root(const wg_yaml_doc *doc);
+bool wg_yaml_is_map(const wg_yaml_node *n);
+bool wg_yaml_is_seq(const wg_yaml_node *n);
+/** Scalar text, or NULL when n is not a scalar. */
+const char *wg_yaml_scalar(const wg_yaml_node *n);
+const wg_yaml_node *wg_yaml_get(const wg_yaml_node *map, const char *key);
+size_t wg_yaml_len(const wg_yaml_node *n); /* items of a sequence or pairs of a map */
+const wg_yaml_node *wg_yaml_item(const wg_yaml_node *seq, size_t i);
+const char *wg_yaml_key(const wg_yaml_node *map, size_t i);
+const wg_yaml_node *wg_yaml_value(const wg_yaml_node *map, size_t i);
+/** "name:line:col" of a node, for messages. */
+const char *wg_yaml_where(const wg_yaml_node *n, char *buf, size_t len);
+
+/* ---- regular expressions (regex.c, the only user of PCRE2) ---- */
+
+typedef struct wg_regex wg_regex;
+typedef struct wg_rmatch wg_rmatch; /* match data: one per thread */
+#define WG_RE_CASELESS 1u
+#define WG_RE_EXTENDED 2u
+int wg_regex_new(wg_regex **out, const char *pattern, unsigned flags, char *msg, size_t msglen,
+		 size_t *erroff);
+void wg_regex_free(wg_regex *re);
+wg_rmatch *wg_rmatch_new(void);
+void wg_rmatch_free(wg_rmatch *md);
+/**
+ * 1 on a match (caps gets ncaps start/end pairs, SIZE_MAX for unset groups), 0 on none,
+ * WG_ELIMIT when a match limit stopped it or the subject is not valid UTF-8.
+ */
+int wg_regex_match(const wg_regex *re, wg_rmatch *md, const char *s, size_t len, size_t *caps,
+		   int ncaps);
+
+/** The last component of a path. */
+static inline const char *wg_base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* ---- the argument checks every public entry point shares (error.c) ---- */
+
+/**
+ * The one check of a versioned struct a caller passes in or out (what: its type name):
+ * WG_OK for versions 1 up to current, whose fields the callee reads or fills (a field
+ * appended in version N only when version >= N); WG_EINVAL otherwise, with "what version V
+ * is not supported (this library reads 1 to current)" in wg_error_last(). (error.c)
+ */
+int wg_struct_version(const char *what, unsigned int version, unsigned int current);
+/** WG_EINVAL, with "fn: a required argument is NULL or invalid" in wg_error_last(). (error.c) */
+int wg_null_arg(const char *fn);
+
+
+#endif

@@ -1,0 +1,157 @@
+/*
+ * The YAML reader for rule and data files: libyaml's document API behind a small read-only
+ * node interface. Every error names the file, line and column.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "core/core.h"
+
+struct wg_yaml_doc {
+	yaml_document_t doc;
+	char *name;
+};
+
+/* A node handle is the libyaml node plus its document (for resolving children). */
+struct wg_yaml_node {
+	yaml_node_t node;
+};
+
+static _Thread_local const wg_yaml_doc *current_doc;
+
+int wg_yaml_parse(wg_yaml_doc **out, const char *name, const char *text, size_t len, wg_err *err)
+{
+	*out = NULL;
+	wg_yaml_doc *d = calloc(1, sizeof(*d));
+	if (!d || !(d->name = strdup(name))) {
+		free(d);
+		return wg_seterr(err, WG_ENOMEM, "%s: out of memory", name);
+	}
+	yaml_parser_t p;
+	if (!yaml_parser_initialize(&p)) {
+		free(d->name);
+		free(d);
+		return wg_seterr(err, WG_ENOMEM, "%s: out of memory", name);
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&p, &d->doc)) {
+		const yaml_mark_t *m = p.problem_mark.line || p.problem_mark.column ? &p.problem_mark
+										    : &p.context_mark;
+		wg_seterr(err, WG_EDATA, "%s:%zu:%zu: %s%s%s", name, m->line + 1, m->column + 1,
+			  p.problem ? p.problem : "invalid YAML", p.context ? " " : "",
+			  p.context ? p.context : "");
+		yaml_parser_delete(&p);
+		free(d->name);
+		free(d);
+		return WG_EDATA;
+	}
+	yaml_parser_delete(&p);
+	if (!yaml_document_get_root_node(&d->doc)) {
+		yaml_document_delete(&d->doc);
+		free(d->name);
+		free(d);
+		return wg_seterr(err, WG_EDATA, "%s:1:1: empty document", name);
+	}
+	*out = d;
+	return WG_OK;
+}
+
+void wg_yaml_free(wg_yaml_doc *d)
+{
+	if (!d)
+		return;
+	yaml_document_delete(&d->doc);
+	free(d->name);
+	free(d);
+}
+
+/*
+ * Nodes are libyaml's own node structs; children are looked up by index in the document,
+ * which the caller reached through wg_yaml_root() on this thread.
+ */
+const wg_yaml_node *wg_yaml_root(const wg_yaml_doc *d)
+{
+	current_doc = d;
+	return (const wg_yaml_node *)yaml_document_get_root_node((yaml_document_t *)&d->doc);
+}
+
+static const yaml_node_t *N(const wg_yaml_node *n)
+{
+	return (const yaml_node_t *)n;
+}
+
+static const wg_yaml_node *node_at(int index)
+{
+	return (const wg_yaml_node *)yaml_document_get_node((yaml_document_t *)&current_doc->doc,
+							    index);
+}
+
+bool wg_yaml_is_map(const wg_yaml_node *n)
+{
+	return n && N(n)->type == YAML_MAPPING_NODE;
+}
+
+bool wg_yaml_is_seq(const wg_yaml_node *n)
+{
+	return n && N(n)->type == YAML_SEQUENCE_NODE;
+}
+
+const char *wg_yaml_scalar(const wg_yaml_node *n)
+{
+	return n && N(n)->type == YAML_SCALAR_NODE ? (const char *)N(n)->data.scalar.value : NULL;
+}
+
+size_t wg_yaml_len(const wg_yaml_node *n)
+{
+	if (wg_yaml_is_seq(n))
+		return (size_t)(N(n)->data.sequence.items.top - N(n)->data.sequence.items.start);
+	if (wg_yaml_is_map(n))
+		return (size_t)(N(n)->data.mapping.pairs.top - N(n)->data.mapping.pairs.start);
+	return 0;
+}
+
+const wg_yaml_node *wg_yaml_item(const wg_yaml_node *seq, size_t i)
+{
+	if (!wg_yaml_is_seq(seq) || i >= wg_yaml_len(seq))
+		return NULL;
+	return node_at(N(seq)->data.sequence.items.start[i]);
+}
+
+const char *wg_yaml_key(const wg_yaml_node *map, size_t i)
+{
+	if (!wg_yaml_is_map(map) || i >= wg_yaml_len(map))
+		return NULL;
+	return wg_yaml_scalar(node_at(N(map)->data.mapping.pairs.start[i].key));
+}
+
+const wg_yaml_node *wg_yaml_value(const wg_yaml_node *map, size_t i)
+{
+	if (!wg_yaml_is_map(map) || i >= wg_yaml_len(map))
+		return NULL;
+	return node_at(N(map)->data.mapping.pairs.start[i].value);
+}
+
+const wg_yaml_node *wg_yaml_get(const wg_yaml_node *map, const char *key)
+{
+	size_t n = wg_yaml_len(map);
+	for (size_t i = 0; i < n && wg_yaml_is_map(map); i++) {
+		const char *k = wg_yaml_key(map, i);
+		if (k && strcmp(k, key) == 0)
+			return wg_yaml_value(map, i);
+	}
+	return NULL;
+}
+
+const char *wg_yaml_where(const wg_yaml_node *n, char *buf, size_t len)
+{
+	const char *name = current_doc ? current_doc->name : "?";
+	if (!n)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%s:%zu:%zu", name, N(n)->start_mark.line + 1,
+			 N(n)->start_mark.column + 1);
+	return buf;
+}

@@ -1,0 +1,248 @@
+/*
+ * facts/: the readers that turn bytes into facts, and the fact model they fill: a scan (a wheel,
+ * an ELF object or a directory) with its members, objects, symbols, fatbins, problems and the
+ * Python sources kept for the checks. Readers: the wheel (wheel.c, record.c), ELF (elf.c,
+ * libbfd), CUDA fatbins (fatbin.c), symbol classes (symbol_class.c), Python extension names
+ * (pyext.c), metadata headers, wheel filenames, RECORD (record_csv.c, libcsv) and Python imports
+ * (pyimports.c).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_FACTS_H
+#define WG_FACTS_H
+
+#include "input/input.h"
+
+/* ---- classification of symbols (classify.c, PCRE2) ---- */
+
+typedef struct wg_classifier wg_classifier;
+int wg_classifier_load(wg_classifier **out, const char *name, const char *text, size_t len,
+		       wg_err *err);
+void wg_classifier_free(wg_classifier *c);
+/** Per-thread matching state. */
+typedef struct wg_matcher wg_matcher;
+int wg_matcher_new(wg_matcher **out, const wg_classifier *c);
+void wg_matcher_free(wg_matcher *m);
+/**
+ * string_abi bits of a symbol, whether it belongs to torch's C++ API, and whether it is an
+ * entity of the C++ runtime itself (std, __gnu_cxx).
+ */
+void wg_classify_symbol(wg_matcher *m, const char *mangled, const char *demangled,
+			unsigned *string_abi, bool *torch_facing, bool *runtime);
+/** Runs the examples shipped with the classifier; 0 when all agree, else err says which. */
+int wg_classifier_self_test(const wg_classifier *c, wg_err *err);
+
+/* ---- the fact model ---- */
+
+typedef struct {
+	const char *name, *demangled, *symver;
+	uint8_t hidden, defined, binding, type, string_abi, torch, runtime;
+	bool surface; /* counted for the object's ABI: undefined, or defined outside the runtime */
+} wg_sym;
+
+typedef struct {
+	const char *name;
+	uint64_t offset, size, vma;
+	bool has_contents, code;
+} wg_section;
+
+typedef struct {
+	uint64_t offset;           /* file offset of the entry header */
+	size_t container;          /* index in fatbin_containers */
+	uint16_t kind, major, minor;
+	uint32_t arch;
+	char variant;              /* 0, 'a' or 'f' (from the entry flags) */
+	uint64_t flags;
+	uint32_t header_size, compressed_size;
+	uint64_t payload_size, uncompressed_size;
+	int compression;           /* WG_FATBIN_COMP_* */
+	bool debug;
+	const char *ptx_version, *ptx_target; /* from the PTX text, or NULL */
+} wg_fatbin_entry;
+
+typedef struct {
+	uint64_t offset, size;
+	const char *section;       /* the section holding it, or NULL */
+	bool registered;           /* in .nv_fatbin / __nv_relfatbin */
+	int wrapper_version;       /* 1, 2, or 0 when no .nvFatBinSegment wrapper points at it */
+	size_t first_entry, entry_count;
+} wg_fatbin_container;
+
+typedef struct {
+	const char *file, *version; /* "libc.so.6", "GLIBC_2.38" */
+	bool weak;
+} wg_verneed;
+
+struct wg_object {
+	const char *path;
+	uint64_t size;
+	const char *error;
+	int elf_class, machine;
+	const char *machine_name, *type;
+	const char *soname, *rpath, *runpath;
+	wg_strlist needed;
+	wg_sym *syms;
+	size_t nsyms, ndefined, nundefined;
+	int is_extension, has_init;
+	const char *module, *ext_suffix, *ext_interpreter, *ext_platform;
+	unsigned counts[4]; /* torch_new, torch_old, other_new, other_old */
+	wg_string_abi abi, torch_abi;
+	wg_section *sections;
+	size_t nsections;
+	wg_vec fatbin_containers; /* wg_fatbin_container */
+	wg_vec fatbin_entries;    /* wg_fatbin_entry */
+	unsigned fatbin_wrappers;
+	wg_vec verneeds;          /* wg_verneed: versions needed, per library file */
+	wg_strlist verdefs;       /* versions defined (not the base) */
+};
+
+typedef struct {
+	const char *name;
+	uint64_t size, csize;
+	const char *method;
+	bool is_dir, is_elf, safe, hashed, read_ok;
+	uint8_t sha256[32];
+	const char *sha256_b64;
+	wg_record_status record;
+} wg_member;
+
+typedef struct {
+	int code;
+	const char *where, *message;
+} wg_problem;
+
+typedef struct {
+	const char *name; /* wheel member */
+	char *text;       /* malloc'd, NUL-terminated */
+	size_t len;
+} wg_source;
+
+struct wg_scan {
+	wg_scan_kind kind;
+	const wg_context *ctx;
+	wg_vec sources;  /* wg_source: the wheel's Python files, for the checks */
+	const char *path;
+	wg_arena arena;
+	/* wheel */
+	const char *fields[WG_WHEEL_REQUIRES_PYTHON + 1];
+	wg_strlist lists[WG_LIST_RECORD_ORPHANS + 1];
+	bool has_record;
+	wg_vec members;  /* wg_member */
+	/* directory */
+	wg_strlist wheels; /* *.whl files below it, each an input of its own */
+	/* all */
+	wg_vec objects;  /* wg_object* */
+	wg_vec problems; /* wg_problem */
+};
+
+typedef struct wg_cuda_data wg_cuda_data; /* model/ */
+
+struct wg_context {
+	wg_options opts;
+	wg_classifier *classifier;
+	wg_cuda_data *cuda;
+};
+
+struct wg_scanner {
+	wg_context *ctx;
+	wg_matcher *matcher;
+	wg_err err;
+};
+
+void wg_scan_add_problem(wg_scan *scan, int code, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+wg_object *wg_scan_new_object(wg_scan *scan, const char *path, uint64_t size);
+wg_scan *wg_scan_new(wg_scan_kind kind, const char *path, const wg_context *ctx);
+/** Reads one ELF image into a new object of scan; problems are recorded, not returned. */
+int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
+		    const uint8_t *data, size_t len);
+
+/* ---- wheel filename (wheelname.c) ---- */
+
+typedef struct {
+	const char *name, *version, *public_version, *local, *build;
+	wg_strlist py, abi, plat;
+} wg_wheelname;
+
+/** Parses a wheel filename (a basename); on failure returns WG_EFORMAT with the reason. */
+int wg_wheelname_parse(wg_wheelname *out, wg_arena *a, const char *filename, wg_err *err);
+/** PEP 503 normalisation into a new arena string: lower case, runs of -_. become '-'. */
+char *wg_normalize_name(wg_arena *a, const char *name);
+
+/* ---- core metadata headers (metadata.c) ---- */
+
+typedef void (*wg_header_cb)(const char *key, const char *value, void *payload);
+/** Reads RFC 822 style "Key: value" headers up to the first blank line. */
+int wg_headers_parse(const char *text, size_t len, wg_arena *a, wg_header_cb cb, void *payload);
+
+/* ---- RECORD (record_csv.c: libcsv; record.c: verification) ---- */
+
+typedef struct {
+	const char *path, *algo, *digest;
+	int64_t size; /* -1 when empty */
+	bool used;
+} wg_record_row;
+
+int wg_record_parse(wg_vec *rows, wg_arena *a, const char *text, size_t len, wg_err *err);
+/** RECORD verification: every member against its row; orphans listed. */
+void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t len);
+/** Without a usable RECORD, nothing read can be verified. */
+void wg_record_mark_none(wg_scan *scan);
+
+/* ---- Python extension names (pyext.c) ---- */
+
+/** Fills the module facts of obj from its path inside a wheel or directory. */
+void wg_pyext_classify(wg_object *obj, wg_arena *a, const char *relpath);
+
+/* ---- ELF (elf.c, the only user of libbfd) ---- */
+
+/** Reads an ELF object held in memory into obj's facts. */
+int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, uint32_t max_symbols,
+		wg_err *err);
+bool wg_is_elf(const uint8_t *data, size_t len);
+/** Demangles a C++ name as c++filt does; malloc'd, or NULL when it is not a C++ name. */
+char *wg_demangle(const char *mangled);
+
+/* ---- CUDA fatbins (fatbin.c) ---- */
+
+typedef void (*wg_scan_problem_fn)(void *payload, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/** Reads every fatbin container and entry of an ELF object in memory (sections known). */
+int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+		   wg_scan_problem_fn problem, void *payload);
+void wg_fatbin_arch_name(char *buf, size_t n, int kind, unsigned arch, char variant);
+const char *wg_fatbin_kind_name(int kind);
+const char *wg_fatbin_compression_name(int c);
+
+/* Applies the string-ABI classification to every symbol of obj. */
+void wg_object_classify(wg_object *obj, wg_matcher *m);
+
+/* ---- the wheel reader (wheel.c) ---- */
+
+/** Reads the opened wheel z into scan (a wheel scan). */
+int wg_wheel_read(wg_scan *scan, wg_scanner *s, wg_zip *z);
+
+/* ---- how the wheel's Python code imports its modules (pyimports.c) ---- */
+
+/* From the weakest to the most direct; a module imported several ways counts as the most
+ * direct. */
+enum {
+	WG_IMPORT_NONE = 0,        /* never imported by the wheel's own code */
+	WG_IMPORT_LAZY = 1,        /* inside a function */
+	WG_IMPORT_GUARDED = 2,     /* under try:/except: */
+	WG_IMPORT_CONDITIONAL = 3, /* under if/for/while */
+	WG_IMPORT_INDIRECT = 4,    /* at module level of a module the package does not import */
+	WG_IMPORT_REQUIRED = 5     /* run by `import <package>` (or a top-level module itself) */
+};
+typedef struct wg_pyimports wg_pyimports;
+/** The dotted module of a .py member ("a/b.py" -> a.b, "a/__init__.py" -> a, with
+ * .data/purelib|platlib/ removed); NULL for anything else. */
+char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init);
+int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan);
+void wg_pyimports_free(wg_pyimports *im);
+/** How module (dotted) is imported; file:line of the statement that decides, if any. */
+int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, unsigned *line);
+const char *wg_import_how_name(int how);
+/** Whether any statement of the wheel imports top or a module inside it. */
+bool wg_pyimports_mentions(const wg_pyimports *im, const char *top);
+
+#endif

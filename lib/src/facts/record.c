@@ -1,0 +1,94 @@
+/*
+ * RECORD verification: every member read is checked against the row RECORD lists for it
+ * (sha256 and size); rows without a member are orphans.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/facts.h"
+
+/* Without a usable RECORD, nothing read can be verified. */
+void wg_record_mark_none(wg_scan *scan)
+{
+	for (size_t i = 0; i < scan->members.len; i++) {
+		wg_member *m = wg_vec_at(&scan->members, i);
+		if (!m->is_dir && m->record != WG_RECORD_NOT_READ)
+			m->record = WG_RECORD_NO_RECORD;
+	}
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	return strcmp(((const wg_record_row *)a)->path, ((const wg_record_row *)b)->path);
+}
+
+void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t len)
+{
+	wg_vec rows;
+	wg_err err = {0};
+	wg_vec_init(&rows, sizeof(wg_record_row));
+	if (wg_record_parse(&rows, &scan->arena, text, len, &err) < 0) {
+		wg_scan_add_problem(scan, WG_EFORMAT, name, "%s: %s", name, err.msg);
+		wg_record_mark_none(scan);
+		wg_vec_free(&rows);
+		return;
+	}
+	qsort(rows.items, rows.len, sizeof(wg_record_row), cmp_row);
+	for (size_t i = 0; i < scan->members.len; i++) {
+		wg_member *m = wg_vec_at(&scan->members, i);
+		if (m->is_dir)
+			continue;
+		wg_record_row key = {.path = m->name};
+		wg_record_row *r = bsearch(&key, rows.items, rows.len, sizeof(wg_record_row), cmp_row);
+		if (r)
+			r->used = true;
+		if (m->record == WG_RECORD_NOT_READ)
+			continue;
+		bool is_sig = wg_has_suffix(m->name, "/RECORD.jws") || wg_has_suffix(m->name, "/RECORD.p7s");
+		if (!r) {
+			m->record = is_sig ? WG_RECORD_UNHASHED : WG_RECORD_MISSING;
+			if (!is_sig)
+				wg_scan_add_problem(scan, WG_EINTEGRITY, m->name,
+						    "%s: %s is not listed in RECORD", scan->path, m->name);
+			continue;
+		}
+		if (!r->algo) {
+			m->record = WG_RECORD_UNHASHED;
+			if (!wg_has_suffix(m->name, ".dist-info/RECORD") && !is_sig)
+				wg_scan_add_problem(scan, WG_EINTEGRITY, m->name,
+						    "%s: RECORD lists %s without a hash", scan->path, m->name);
+			continue;
+		}
+		if (strcmp(r->algo, "sha256") != 0) {
+			m->record = WG_RECORD_UNHASHED;
+			wg_scan_add_problem(scan, WG_EUNSUPPORTED, m->name,
+					    "%s: RECORD hashes %s with %s; wheelgate verifies sha256 only",
+					    scan->path, m->name, r->algo);
+			continue;
+		}
+		if (strcmp(r->digest, m->sha256_b64) != 0) {
+			m->record = WG_RECORD_BAD_HASH;
+			wg_scan_add_problem(scan, WG_EINTEGRITY, m->name,
+					    "%s: %s: sha256 is %s but RECORD says %s", scan->path, m->name,
+					    m->sha256_b64, r->digest);
+		} else if (r->size >= 0 && (uint64_t)r->size != m->size) {
+			m->record = WG_RECORD_BAD_SIZE;
+			wg_scan_add_problem(scan, WG_EINTEGRITY, m->name,
+					    "%s: %s: size is %llu but RECORD says %lld", scan->path, m->name,
+					    (unsigned long long)m->size, (long long)r->size);
+		} else {
+			m->record = WG_RECORD_OK;
+		}
+	}
+	for (size_t i = 0; i < rows.len; i++) {
+		wg_record_row *r = wg_vec_at(&rows, i);
+		if (r->used)
+			continue;
+		wg_strlist_add(&scan->lists[WG_LIST_RECORD_ORPHANS], &scan->arena, r->path);
+		wg_scan_add_problem(scan, WG_EINTEGRITY, r->path,
+				    "%s: RECORD lists %s but the wheel has no such member", scan->path,
+				    r->path);
+	}
+	wg_vec_free(&rows);
+}

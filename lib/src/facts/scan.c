@@ -1,0 +1,166 @@
+/*
+ * The fact model: a scan with its objects and problems, and one ELF image read into an object
+ * (ELF facts, the string-ABI classification, the Python extension name, the fatbins).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/facts.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* the fact model                                                                           */
+
+wg_scan *wg_scan_new(wg_scan_kind kind, const char *path, const wg_context *ctx)
+{
+	wg_scan *scan = calloc(1, sizeof(*scan));
+	if (!scan)
+		return NULL;
+	scan->kind = kind;
+	scan->ctx = ctx;
+	wg_vec_init(&scan->members, sizeof(wg_member));
+	wg_vec_init(&scan->objects, sizeof(wg_object *));
+	wg_vec_init(&scan->problems, sizeof(wg_problem));
+	wg_vec_init(&scan->sources, sizeof(wg_source));
+	if (!(scan->path = wg_arena_strdup(&scan->arena, path))) {
+		free(scan);
+		return NULL;
+	}
+	return scan;
+}
+
+WG_API void wg_scan_free(wg_scan *scan)
+{
+	if (!scan)
+		return;
+	for (size_t i = 0; i < scan->objects.len; i++) {
+		wg_object *o = *(wg_object **)wg_vec_at(&scan->objects, i);
+		wg_strlist_free(&o->needed);
+		wg_vec_free(&o->fatbin_containers);
+		wg_vec_free(&o->fatbin_entries);
+		wg_vec_free(&o->verneeds);
+		wg_strlist_free(&o->verdefs);
+	}
+	for (size_t i = 0; i < WG_ARRAY_LEN(scan->lists); i++)
+		wg_strlist_free(&scan->lists[i]);
+	wg_strlist_free(&scan->wheels);
+	wg_vec_free(&scan->members);
+	wg_vec_free(&scan->objects);
+	wg_vec_free(&scan->problems);
+	for (size_t i = 0; i < scan->sources.len; i++)
+		free(((wg_source *)wg_vec_at(&scan->sources, i))->text);
+	wg_vec_free(&scan->sources);
+	wg_arena_free(&scan->arena);
+	free(scan);
+}
+
+void wg_scan_add_problem(wg_scan *scan, int code, const char *where, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	wg_problem *p = wg_vec_push(&scan->problems);
+	if (!p)
+		return;
+	p->code = code;
+	p->where = where ? wg_arena_strdup(&scan->arena, where) : NULL;
+	p->message = wg_arena_strdup(&scan->arena, msg);
+	if (!p->message)
+		scan->problems.len--;
+}
+
+wg_object *wg_scan_new_object(wg_scan *scan, const char *path, uint64_t size)
+{
+	wg_object *o = wg_arena_alloc(&scan->arena, sizeof(*o));
+	if (!o)
+		return NULL;
+	memset(o, 0, sizeof(*o));
+	o->path = wg_arena_strdup(&scan->arena, path);
+	o->size = size;
+	wg_vec_init(&o->verneeds, sizeof(wg_verneed));
+	wg_object **slot = wg_vec_push(&scan->objects);
+	if (!slot || !o->path)
+		return NULL;
+	*slot = o;
+	return o;
+}
+
+static wg_string_abi abi_of(unsigned n_new, unsigned n_old)
+{
+	return n_new && n_old ? WG_ABI_MIXED : n_new ? WG_ABI_NEW : n_old ? WG_ABI_OLD : WG_ABI_NONE;
+}
+
+void wg_object_classify(wg_object *obj, wg_matcher *m)
+{
+	memset(obj->counts, 0, sizeof(obj->counts));
+	for (size_t i = 0; i < obj->nsyms; i++) {
+		wg_sym *y = &obj->syms[i];
+		unsigned bits;
+		bool torch, runtime;
+		wg_classify_symbol(m, y->name, y->demangled, &bits, &torch, &runtime);
+		y->string_abi = (uint8_t)bits;
+		y->torch = torch;
+		y->runtime = runtime;
+		y->surface = !y->defined || !runtime;
+		if (!y->surface)
+			continue;
+		int base = torch ? 0 : 2;
+		if (bits & WG_SYM_NEW_STRING)
+			obj->counts[base]++;
+		if (bits & WG_SYM_OLD_STRING)
+			obj->counts[base + 1]++;
+	}
+	obj->torch_abi = abi_of(obj->counts[0], obj->counts[1]);
+	obj->abi = abi_of(obj->counts[0] + obj->counts[2], obj->counts[1] + obj->counts[3]);
+}
+
+typedef struct {
+	wg_scan *scan;
+	const char *where;
+} fatbin_problem_ctx;
+
+static void fatbin_problem(void *payload, int code, const char *fmt, ...)
+{
+	fatbin_problem_ctx *pc = payload;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (pc->scan->kind == WG_SCAN_WHEEL)
+		wg_scan_add_problem(pc->scan, code, pc->where, "%s: %s", pc->scan->path, msg);
+	else
+		wg_scan_add_problem(pc->scan, code, pc->where, "%s", msg);
+}
+
+/* Reads one ELF image into a new object of scan; problems are recorded, not returned. */
+int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
+		    const uint8_t *data, size_t len)
+{
+	wg_err err = {0};
+	wg_object *o = wg_scan_new_object(scan, path, len);
+	if (!o)
+		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+	int rc = wg_elf_read(o, &scan->arena, data, len, s->ctx->opts.max_symbols, &err);
+	if (rc == WG_ENOMEM)
+		return wg_seterr(&s->err, rc, "%s", err.msg);
+	if (rc < 0) {
+		o->error = wg_arena_strdup(&scan->arena, err.msg);
+		/* Inside a wheel the message names the wheel too. */
+		if (scan->kind == WG_SCAN_WHEEL)
+			wg_scan_add_problem(scan, rc, path, "%s: %s", scan->path, err.msg);
+		else
+			wg_scan_add_problem(scan, rc, path, "%s", err.msg);
+		return WG_OK;
+	}
+	wg_object_classify(o, s->matcher);
+	wg_pyext_classify(o, &scan->arena, relpath);
+	fatbin_problem_ctx pc = {scan, path};
+	if (wg_fatbin_read(o, &scan->arena, data, len, fatbin_problem, &pc) == WG_ENOMEM)
+		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+	return WG_OK;
+}

@@ -1,0 +1,184 @@
+/*
+ * The sources a scan reads: a path, a file descriptor or a buffer with a name. Each is sniffed
+ * (zip or ELF) and fed to the same readers; a directory is walked (walk.c).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "facts/facts.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* entry points                                                                             */
+
+int wg_file_map(wg_file_image *img, int fd, const char *name, uint64_t size, wg_err *err)
+{
+	img->mapped = false;
+	img->len = (size_t)size;
+	if (size == 0) {
+		img->data = (const uint8_t *)"";
+		return WG_OK;
+	}
+	void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return wg_seterr(err, WG_EIO, "%s: cannot map file: %s", name, strerror(errno));
+	img->data = p;
+	img->mapped = true;
+	return WG_OK;
+}
+
+void wg_file_unmap(wg_file_image *img)
+{
+	if (img->mapped)
+		munmap((void *)img->data, img->len);
+}
+
+static bool is_zip(const uint8_t *d, size_t n)
+{
+	return n >= 4 && d[0] == 'P' && d[1] == 'K' &&
+	       ((d[2] == 3 && d[3] == 4) || (d[2] == 5 && d[3] == 6));
+}
+
+/* Scans an opened wheel into a new scan; closes z. */
+static int scan_opened_wheel(wg_scan **out, wg_scanner *s, wg_zip *z, const char *name)
+{
+	wg_scan *scan = wg_scan_new(WG_SCAN_WHEEL, name, s->ctx);
+	if (!scan) {
+		wg_zip_close(z);
+		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+	}
+	int rc = wg_wheel_read(scan, s, z);
+	wg_zip_close(z);
+	if (rc < 0) {
+		wg_scan_free(scan);
+		return rc;
+	}
+	*out = scan;
+	return WG_OK;
+}
+
+static int scan_object_image(wg_scan **out, wg_scanner *s, const char *name, const uint8_t *data,
+			     size_t len)
+{
+	wg_scan *scan = wg_scan_new(WG_SCAN_OBJECT, name, s->ctx);
+	if (!scan)
+		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+	int rc = wg_scan_add_elf(scan, s, name, wg_base_name(name), data, len);
+	if (rc < 0) {
+		wg_scan_free(scan);
+		return rc;
+	}
+	*out = scan;
+	return WG_OK;
+}
+
+static int scan_fd_as(wg_scan **out, wg_scanner *s, int fd, const char *name)
+{
+	struct stat st;
+	uint8_t head[4] = {0};
+	if (fstat(fd, &st) != 0)
+		return wg_seterr(&s->err, WG_EIO, "%s: %s", name, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return wg_seterr(&s->err, WG_EUNSUPPORTED, "%s: not a regular file", name);
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	if (n < 0)
+		return wg_seterr(&s->err, WG_EIO, "%s: %s", name, strerror(errno));
+	if (is_zip(head, (size_t)n)) {
+		wg_zip *z;
+		wg_err err = {0};
+		int rc = wg_zip_open_fd(&z, fd, name, &err);
+		if (rc < 0)
+			return wg_seterr(&s->err, rc, "%s", err.msg);
+		return scan_opened_wheel(out, s, z, name);
+	}
+	if (wg_is_elf(head, (size_t)n)) {
+		wg_file_image img;
+		wg_err err = {0};
+		int rc = wg_file_map(&img, fd, name, (uint64_t)st.st_size, &err);
+		if (rc < 0)
+			return wg_seterr(&s->err, rc, "%s", err.msg);
+		rc = scan_object_image(out, s, name, img.data, img.len);
+		wg_file_unmap(&img);
+		return rc;
+	}
+	if (wg_has_suffix(name, ".whl"))
+		return wg_seterr(&s->err, WG_EFORMAT, "%s: not a zip archive (a wheel is a zip file)",
+				 name);
+	return wg_seterr(&s->err, WG_EUNSUPPORTED,
+			 "%s: neither a wheel (zip) nor an ELF object (%s)", name,
+			 n < 4 ? "file too short" : "unknown magic bytes");
+}
+
+WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
+{
+	struct stat st;
+	if (!out || !s || !path)
+		return wg_null_arg("wg_scan_path");
+	*out = NULL;
+	s->err.msg[0] = '\0';
+	if (stat(path, &st) != 0)
+		return wg_seterr(&s->err, errno == ENOENT ? WG_ENOTFOUND : WG_EIO, "%s: %s", path,
+				 strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		wg_scan *scan = wg_scan_new(WG_SCAN_DIRECTORY, path, s->ctx);
+		if (!scan)
+			return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+		if (wg_dir_walk(scan, s, path) == WG_ENOMEM) {
+			wg_scan_free(scan);
+			return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+		}
+		if (!scan->objects.len && !scan->wheels.n) {
+			/* Nothing to judge is not a pass. */
+			const wg_problem *p = scan->problems.len ? wg_vec_at(&scan->problems, 0) : NULL;
+			wg_seterr(&s->err, WG_ENOTFOUND, "no wheel or ELF object found in %s%s%s", path,
+				  p ? "; " : "", p ? p->message : "");
+			wg_scan_free(scan);
+			return WG_ENOTFOUND;
+		}
+		*out = scan;
+		return WG_OK;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return wg_seterr(&s->err, WG_EIO, "%s: %s", path, strerror(errno));
+	int rc = scan_fd_as(out, s, fd, path);
+	close(fd);
+	return rc;
+}
+
+WG_API int wg_scan_fd(wg_scan **out, wg_scanner *s, int fd, const char *name)
+{
+	if (!out || !s || fd < 0)
+		return wg_null_arg("wg_scan_fd");
+	*out = NULL;
+	s->err.msg[0] = '\0';
+	return scan_fd_as(out, s, fd, name ? name : "(fd)");
+}
+
+WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t len,
+			  const char *name)
+{
+	if (!out || !s || (!data && len))
+		return wg_null_arg("wg_scan_buffer");
+	*out = NULL;
+	s->err.msg[0] = '\0';
+	name = name ? name : "(buffer)";
+	const uint8_t *d = data;
+	if (is_zip(d, len)) {
+		wg_zip *z;
+		wg_err err = {0};
+		int rc = wg_zip_open_buffer(&z, data, len, name, &err);
+		if (rc < 0)
+			return wg_seterr(&s->err, rc, "%s", err.msg);
+		return scan_opened_wheel(out, s, z, name);
+	}
+	if (wg_is_elf(d, len))
+		return scan_object_image(out, s, name, d, len);
+	return wg_seterr(&s->err, WG_EUNSUPPORTED, "%s: neither a wheel (zip) nor an ELF object",
+			 name);
+}

@@ -1,0 +1,520 @@
+/*
+ * A real Python environment, read without running anything from it: where site-packages is,
+ * the interpreter and its exports, torch's version, CUDA and C++ ABI, the CUDA libraries and
+ * other native packages, and the directories the loader searches. Libraries are indexed on
+ * demand (their exports, needs and versions) and the index is cached on disk (cache.c).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loader/loader.h"
+
+static bool is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static char *path_join(wg_arena *a, const char *d, const char *f)
+{
+	return wg_arena_printf(a, "%s%s%s", d, wg_has_suffix(d, "/") ? "" : "/", f);
+}
+
+/* The only lib/pythonX.Y/site-packages under prefix, or NULL. */
+static char *find_site(wg_arena *a, const char *prefix, char *version, size_t vlen)
+{
+	/* A venv or a prefix; Debian's system Python keeps its packages in dist-packages. */
+	static const char *const pats[] = {"/lib/python3.*/site-packages",
+					   "/local/lib/python3.*/dist-packages",
+					   "/lib/python3/dist-packages"};
+	char *found = NULL;
+	for (size_t i = 0; i < WG_ARRAY_LEN(pats) && !found; i++) {
+		char pat[PATH_MAX];
+		glob_t g;
+		snprintf(pat, sizeof(pat), "%s%s", prefix, pats[i]);
+		if (glob(pat, 0, NULL, &g) == 0) {
+			found = wg_arena_strdup(a, g.gl_pathv[0]);
+			const char *py = strstr(found, "/lib/python3.");
+			if (py && !*version)
+				snprintf(version, vlen, "%.*s", (int)strcspn(py + 11, "/"), py + 11);
+			globfree(&g);
+		}
+	}
+	return found;
+}
+
+/* Python assignments in torch/version.py: __version__ = '2.11.0+cu130', cuda = '13.0'. */
+static char *py_string(wg_arena *a, const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = text; (p = strstr(p, name)); p += n) {
+		if (p != text && p[-1] != '\n')
+			continue;
+		const char *q = p + n;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q == ':') /* cuda: Optional[str] = '13.0' */
+			q = strchr(q, '=');
+		if (!q || *q != '=')
+			continue;
+		q++;
+		while (*q == ' ')
+			q++;
+		if (*q != '\'' && *q != '"')
+			return NULL; /* None */
+		char quote = *q++;
+		const char *e = strchr(q, quote);
+		return e ? wg_arena_strndup(a, q, (size_t)(e - q)) : NULL;
+	}
+	return NULL;
+}
+
+static char *slurp_small(const char *path, size_t max)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = malloc(max + 1);
+	size_t n = buf ? fread(buf, 1, max, f) : 0;
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
+/* /etc/ld.so.conf (with its include globs) and the trusted directories: what ldconfig puts in
+ * ld.so.cache, which the loader searches after RPATH/RUNPATH. */
+static void read_ld_conf(wg_env *e, const char *file, int depth)
+{
+	char *text = depth < 4 ? slurp_small(file, 1 << 20) : NULL;
+	if (!text)
+		return;
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		while (*line == ' ' || *line == '\t')
+			line++;
+		size_t n = strlen(line);
+		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (!n)
+			continue;
+		if (!strncmp(line, "include", 7) && (line[7] == ' ' || line[7] == '\t')) {
+			glob_t g;
+			char *pat = line + 8;
+			while (*pat == ' ')
+				pat++;
+			if (glob(pat, 0, NULL, &g) == 0) {
+				for (size_t i = 0; i < g.gl_pathc; i++)
+					read_ld_conf(e, g.gl_pathv[i], depth + 1);
+				globfree(&g);
+			}
+		} else if (line[0] == '/' && is_dir(line)) {
+			wg_strlist_add(&e->system_dirs, &e->arena, line);
+		}
+	}
+	free(text);
+}
+
+static void add_dir_once(wg_strlist *l, wg_arena *a, const char *d)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], d))
+			return;
+	if (is_dir(d))
+		wg_strlist_add(l, a, d);
+}
+
+static void system_dirs(wg_env *e, const char *override)
+{
+	if (override) {
+		char *copy = wg_arena_strdup(&e->arena, override), *save = NULL;
+		for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
+			add_dir_once(&e->system_dirs, &e->arena, d);
+		return;
+	}
+	read_ld_conf(e, "/etc/ld.so.conf", 0);
+	static const char *const trusted[] = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+					      "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
+	for (size_t i = 0; i < WG_ARRAY_LEN(trusted); i++)
+		add_dir_once(&e->system_dirs, &e->arena, trusted[i]);
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Entries of a directory, sorted; NULL-terminated, malloc'd. */
+static char **list_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	size_t n = 0, cap = 16;
+	char **v = malloc(cap * sizeof(*v));
+	struct dirent *de;
+	while (v && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (n + 1 >= cap) {
+			char **p = realloc(v, (cap *= 2) * sizeof(*v));
+			if (!p)
+				break;
+			v = p;
+		}
+		v[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	if (!v)
+		return NULL;
+	v[n] = NULL;
+	qsort(v, n, sizeof(*v), cmp_strp);
+	return v;
+}
+
+static void free_list(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static bool has_so(const char *dir, int depth)
+{
+	char **v = list_dir(dir);
+	bool found = false;
+	for (size_t i = 0; v && v[i] && !found; i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", dir, v[i]);
+		if (strstr(v[i], ".so") && is_file(path))
+			found = true;
+		else if (depth > 0 && is_dir(path))
+			found = has_so(path, depth - 1);
+	}
+	free_list(v);
+	return found;
+}
+
+static bool is_cuda_lib(const char *name)
+{
+	static const char *const cuda[] = {
+		"libcuda.", "libcudart.", "libcublas.", "libcublasLt.", "libcufft.", "libcufftw.",
+		"libcurand.", "libcusolver.", "libcusolverMg.", "libcusparse.", "libcusparseLt.",
+		"libcudnn", "libcupti.", "libcufile", "libnvrtc", "libnvJitLink.", "libnvblas.",
+		"libnccl.", "libnvshmem", "libnvToolsExt.", "libnvtx3interop.", "libnvvm.", "libnpp"};
+	if (!strstr(name, ".so"))
+		return false;
+	for (size_t i = 0; i < WG_ARRAY_LEN(cuda); i++)
+		if (wg_has_prefix(name, cuda[i]))
+			return true;
+	return false;
+}
+
+static void survey(wg_env *e)
+{
+	wg_arena *a = &e->arena;
+	/* Library directories torch brings: torch/lib, then every nvidia/<pkg>/lib. */
+	if (e->torch_dir)
+		add_dir_once(&e->lib_dirs, a, path_join(a, e->torch_dir, "lib"));
+	char *nv = path_join(a, e->site, "nvidia");
+	char **pkgs = list_dir(nv);
+	for (size_t i = 0; pkgs && pkgs[i]; i++)
+		add_dir_once(&e->lib_dirs, a, wg_arena_printf(a, "%s/%s/lib", nv, pkgs[i]));
+	free_list(pkgs);
+	for (size_t i = 0; i < e->system_dirs.n; i++)
+		add_dir_once(&e->lib_dirs, a, e->system_dirs.v[i]);
+	/* CUDA libraries present anywhere on that path. */
+	for (size_t i = 0; i < e->lib_dirs.n; i++) {
+		char **v = list_dir(e->lib_dirs.v[i]);
+		for (size_t j = 0; v && v[j]; j++)
+			if (is_cuda_lib(v[j]))
+				wg_strlist_add(&e->cuda_libs, a,
+					       wg_arena_printf(a, "%s/%s", e->lib_dirs.v[i], v[j]));
+		free_list(v);
+	}
+	/* Other packages that ship native code. */
+	char **top = list_dir(e->site);
+	for (size_t i = 0; top && top[i]; i++) {
+		if (!strcmp(top[i], "torch") || !strcmp(top[i], "nvidia") ||
+		    wg_has_suffix(top[i], ".dist-info") || wg_has_suffix(top[i], ".egg-info") ||
+		    !strcmp(top[i], "__pycache__"))
+			continue;
+		char *p = path_join(a, e->site, top[i]);
+		if ((is_dir(p) && has_so(p, 3)) || (strstr(top[i], ".so") && is_file(p)))
+			wg_strlist_add(&e->native_packages, a, top[i]);
+	}
+	free_list(top);
+}
+
+/* site-packages, dist-packages, or a directory with installed distributions in it. */
+static bool looks_like_site(const char *dir)
+{
+	if (wg_has_suffix(dir, "/site-packages") || wg_has_suffix(dir, "/dist-packages"))
+		return true;
+	char **v = list_dir(dir);
+	bool yes = false;
+	for (size_t i = 0; v && v[i] && !yes; i++)
+		yes = wg_has_suffix(v[i], ".dist-info") || !strcmp(v[i], "torch");
+	free_list(v);
+	return yes;
+}
+
+WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_env_options *o)
+{
+	wg_env_options def = WG_ENV_OPTIONS_INIT;
+	if (!out || !sc || !path)
+		return wg_null_arg("wg_env_open");
+	*out = NULL;
+	if (!o)
+		o = &def;
+	if (wg_struct_version("wg_env_options", o->version, WG_ENV_OPTIONS_VERSION) < 0)
+		return WG_EINVAL;
+	wg_env *e = calloc(1, sizeof(*e));
+	if (!e)
+		return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
+	e->sc = sc;
+	e->torch_cxx11abi = -1;
+	wg_vec_init(&e->libs, sizeof(wg_lib *));
+	wg_arena *a = &e->arena;
+	char real[PATH_MAX], version[16] = "";
+	if (!realpath(path, real)) {
+		int rc = wg_seterr(&sc->err, errno == ENOENT ? WG_ENOTFOUND : WG_EIO, "%s: %s", path,
+				   strerror(errno));
+		wg_env_free(e);
+		return rc;
+	}
+	const char *prefix = NULL;
+	if (is_file(real)) {
+		/* a python executable: <prefix>/bin/python3.12 */
+		e->python = wg_arena_strdup(a, real);
+		const char *b = strrchr(real, '/');
+		unsigned ma, mi;
+		if (b && sscanf(b + 1, "python%u.%u", &ma, &mi) == 2)
+			snprintf(version, sizeof(version), "%u.%u", ma, mi);
+		char *d = wg_arena_strdup(a, path);
+		char *s1 = strrchr(d, '/');
+		if (s1) {
+			*s1 = '\0';
+			char *s2 = strrchr(d, '/');
+			if (s2)
+				*s2 = '\0';
+			prefix = d;
+		}
+		e->site = prefix ? find_site(a, prefix, version, sizeof(version)) : NULL;
+	} else if (is_dir(real)) {
+		char *lib = path_join(a, real, "lib");
+		if (is_dir(lib) && (e->site = find_site(a, real, version, sizeof(version))))
+			prefix = wg_arena_strdup(a, real);
+		else {
+			e->site = wg_arena_strdup(a, real);
+			const char *py = strstr(e->site, "/lib/python");
+			if (py) {
+				snprintf(version, sizeof(version), "%.*s", (int)strcspn(py + 11, "/"), py + 11);
+				prefix = wg_arena_strndup(a, e->site, (size_t)(py - e->site));
+			}
+		}
+	}
+	if (e->site && !prefix && !looks_like_site(e->site))
+		e->site = NULL;
+	if (!e->site || !is_dir(e->site)) {
+		wg_env_free(e);
+		return wg_seterr(&sc->err, WG_ENOTFOUND, "%s: not a Python environment (expected a "
+				 "venv or prefix with lib/python3.X/site-packages, a site-packages "
+				 "directory, or a python executable)", path);
+	}
+	e->path = wg_arena_strdup(a, path);
+	if (*version)
+		e->python_version = wg_arena_strdup(a, version);
+	if (!e->python && prefix && *version) {
+		/* The interpreter of a venv is a link to the base one: read what it points to. */
+		char exact[64];
+		snprintf(exact, sizeof(exact), "bin/python%s", version);
+		const char *cands[] = {exact, "bin/python3", "bin/python"};
+		for (size_t i = 0; i < 3 && !e->python; i++) {
+			char full[PATH_MAX];
+			char *p = path_join(a, prefix, cands[i]);
+			if (realpath(p, full) && is_file(full))
+				e->python = wg_arena_strdup(a, full);
+		}
+	}
+	if (e->python_version)
+		e->ext_suffix = wg_arena_printf(a, ".cpython-%.*s%s-x86_64-linux-gnu.so",
+						(int)strcspn(e->python_version, "."), e->python_version,
+						strchr(e->python_version, '.') + 1);
+	char *torch = path_join(a, e->site, "torch");
+	if (is_dir(torch)) {
+		e->torch_dir = torch;
+		char *vp = slurp_small(path_join(a, torch, "version.py"), 1 << 16);
+		if (vp) {
+			e->torch_version = py_string(a, vp, "__version__");
+			e->torch_cuda = py_string(a, vp, "cuda");
+			free(vp);
+		}
+		if (!e->torch_version) {
+			glob_t g;
+			char pat[PATH_MAX];
+			snprintf(pat, sizeof(pat), "%s/torch-*.dist-info/METADATA", e->site);
+			if (glob(pat, 0, NULL, &g) == 0) {
+				char *md = slurp_small(g.gl_pathv[0], 1 << 16);
+				const char *v = md ? strstr(md, "\nVersion:") : NULL;
+				if (v)
+					e->torch_version = wg_arena_strndup(a, v + 10 + (v[9] == ' '),
+									    strcspn(v + 10 + (v[9] == ' '), "\r\n"));
+				free(md);
+				globfree(&g);
+			}
+		}
+	}
+	system_dirs(e, o->system_dirs);
+	survey(e);
+	int rc = wg_env_cache_open(e, o->cache_dir);
+	if (rc == WG_OK && e->torch_dir) {
+		/* torch's std::string ABI: what libc10.so's torch-facing exports carry. */
+		const wg_lib *c10 = wg_env_load(e, path_join(a, e->torch_dir, "lib/libc10.so"));
+		if (c10)
+			e->torch_cxx11abi = c10->torch_abi == WG_ABI_NEW ? 1
+					    : c10->torch_abi == WG_ABI_OLD ? 0 : -1;
+	}
+	if (rc < 0) {
+		wg_env_free(e);
+		return rc;
+	}
+	*out = e;
+	return WG_OK;
+}
+
+WG_API void wg_env_free(wg_env *e)
+{
+	if (!e)
+		return;
+	wg_env_cache_close(e);
+	for (size_t i = 0; i < e->libs.len; i++)
+		wg_lib_free(*(wg_lib **)wg_vec_at(&e->libs, i));
+	wg_vec_free(&e->libs);
+	wg_vec_free(&e->loaded);
+	wg_strlist_free(&e->lib_dirs);
+	wg_strlist_free(&e->system_dirs);
+	wg_strlist_free(&e->cuda_libs);
+	wg_strlist_free(&e->native_packages);
+	wg_arena_free(&e->arena);
+	free(e);
+}
+
+WG_API int wg_env_get_info(wg_env_info *out, const wg_env *e)
+{
+	if (!out || !e)
+		return wg_null_arg("wg_env_get_info");
+	if (wg_struct_version("wg_env_info", out->version, WG_ENV_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	out->site_packages = e->site;
+	out->python = e->python;
+	out->python_version = e->python_version;
+	out->ext_suffix = e->ext_suffix;
+	out->torch_dir = e->torch_dir;
+	out->torch_version = e->torch_version;
+	out->torch_cuda = e->torch_cuda;
+	out->torch_cxx11abi = e->torch_cxx11abi;
+	out->libraries = e->libs.len;
+	out->cache_hits = e->cache_hits;
+	return WG_OK;
+}
+
+static const wg_strlist *list_of(const wg_env *e, wg_env_list l)
+{
+	return l == WG_ENV_LIB_DIRS ? &e->lib_dirs : l == WG_ENV_CUDA_LIBS ? &e->cuda_libs
+		: l == WG_ENV_NATIVE_PACKAGES ? &e->native_packages : NULL;
+}
+
+WG_API size_t wg_env_list_count(const wg_env *e, wg_env_list l)
+{
+	const wg_strlist *s = e ? list_of(e, l) : NULL;
+	return s ? s->n : 0;
+}
+
+WG_API const char *wg_env_list_item(const wg_env *e, wg_env_list l, size_t i)
+{
+	const wg_strlist *s = e ? list_of(e, l) : NULL;
+	return s && i < s->n ? s->v[i] : NULL;
+}
+
+WG_API int wg_env_fill_target(wg_env *e, wg_target *t)
+{
+	if (!e || !t) {
+		wg_set_last_error(WG_EINVAL, "wg_env_fill_target: no %s", e ? "target" : "environment");
+		return WG_EINVAL;
+	}
+	unsigned a, b;
+	if (!t->python_major && e->python_version && sscanf(e->python_version, "%u.%u", &a, &b) == 2) {
+		t->python_major = a;
+		t->python_minor = b;
+	}
+	if (!t->torch[0] && e->torch_version) {
+		wg_target tmp;
+		wg_target_clear(&tmp);
+		char spec[96];
+		snprintf(spec, sizeof(spec), "torch=%s", e->torch_version);
+		if (wg_target_parse(&tmp, spec) == WG_OK) {
+			memcpy(t->torch, tmp.torch, sizeof(t->torch));
+			t->torch_major = tmp.torch_major;
+			t->torch_minor = tmp.torch_minor;
+			if (!t->cuda_major) {
+				t->cuda_major = tmp.cuda_major;
+				t->cuda_minor = tmp.cuda_minor;
+			}
+		}
+	}
+	if (!t->cuda_major && e->torch_cuda && sscanf(e->torch_cuda, "%u.%u", &a, &b) == 2) {
+		t->cuda_major = a;
+		t->cuda_minor = b;
+	}
+	if (t->cxx11abi < 0)
+		t->cxx11abi = e->torch_cxx11abi;
+	t->env = e;
+	return WG_OK;
+}
+
+WG_API int wg_env_to_json(char **out, const wg_env *e)
+{
+	if (!out || !e)
+		return wg_null_arg("wg_env_to_json");
+	*out = NULL;
+	json_t *lists[3];
+	for (int l = 0; l < 3; l++) {
+		lists[l] = json_array();
+		for (size_t i = 0; lists[l] && i < wg_env_list_count(e, (wg_env_list)l); i++)
+			json_array_append_new(lists[l], json_string(wg_env_list_item(e, (wg_env_list)l, i)));
+	}
+#define S(x) ((x) ? json_string(x) : json_null())
+	json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:o}",
+		"schema", "wheelgate.env/1", "path", e->path, "site_packages", e->site,
+		"python", S(e->python), "python_version", S(e->python_version),
+		"ext_suffix", S(e->ext_suffix),
+		"torch", "dir", S(e->torch_dir), "version", S(e->torch_version), "cuda", S(e->torch_cuda),
+		"cxx11abi", e->torch_cxx11abi < 0 ? json_null() : json_boolean(e->torch_cxx11abi),
+		"library_dirs", lists[WG_ENV_LIB_DIRS], "cuda_libraries", lists[WG_ENV_CUDA_LIBS],
+		"native_packages", lists[WG_ENV_NATIVE_PACKAGES]);
+#undef S
+	if (!j)
+		return WG_ENOMEM;
+	*out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	return *out ? WG_OK : WG_ENOMEM;
+}

@@ -1,0 +1,87 @@
+/*
+ * loader/: Python environments read without running them (env.c), the library index of what
+ * the loader needs of each shared library (libindex.c), read without a scan (library_read.c),
+ * and its on-disk cache (libcache.c), and the simulated loader (resolve.c).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_LOADER_H
+#define WG_LOADER_H
+
+#include "model/model.h"
+
+/* ---- environments (env.c), their library index (libindex.c, libcache.c), the loader (resolve.c) ---- */
+
+typedef struct {
+	const char *name, *version; /* version NULL when unversioned */
+	uint8_t weak, hidden, torch, string_abi;
+} wg_libsym;
+
+/* What the loader needs of one shared library: from its file, or from the cache. */
+typedef struct wg_lib {
+	wg_arena arena;
+	const char *path, *soname, *rpath, *runpath;
+	uint64_t size, mtime;
+	wg_strlist needed, verdefs;
+	wg_vec verneeds;  /* wg_verneed */
+	wg_libsym *defs, *undefs;
+	size_t ndefs, nundefs;
+	uint32_t *hash;   /* open addressing over defs: index + 1, 0 empty */
+	size_t hcap;
+	wg_string_abi torch_abi;
+	bool global;      /* in the global scope (the interpreter, RTLD_GLOBAL loads) */
+} wg_lib;
+
+struct wg_env {
+	wg_arena arena;
+	wg_scanner *sc;
+	const char *path, *site, *python, *python_version, *ext_suffix;
+	const char *torch_dir, *torch_version, *torch_cuda;
+	int torch_cxx11abi;
+	wg_strlist lib_dirs, system_dirs, cuda_libs, native_packages;
+	wg_vec libs;      /* wg_lib*, every library indexed, by path */
+	size_t cache_hits;
+	char *cache_dir;  /* NULL: no cache */
+	bool preloaded;   /* the state after `import torch` is built */
+	wg_vec loaded;    /* wg_lib*: what is loaded after `import torch`, in load order */
+	size_t npython;   /* the first npython of loaded: the interpreter alone (no torch) */
+	size_t limit;     /* how many of loaded the current resolution sees */
+};
+
+wg_lib *wg_lib_from_object(const wg_object *o, const char *path);
+void wg_lib_index(wg_lib *l);
+void wg_lib_free(wg_lib *l);
+/**
+ * Reads the ELF shared library at path into the loader's record of it (symbol classes
+ * included, no GPU code), without a scan (library_read.c); NULL when it is not a readable
+ * ELF object.
+ */
+wg_lib *wg_read_library(const char *path, wg_matcher *m, uint32_t max_symbols);
+/** The definition of name that a reference (version or NULL) binds to, or NULL. */
+const wg_libsym *wg_lib_lookup(const wg_lib *l, const char *name, const char *version);
+/** Indexes the library at path (cache first); NULL when it cannot be read. */
+const wg_lib *wg_env_load(wg_env *e, const char *path);
+int wg_env_cache_open(wg_env *e, const char *dir);
+void wg_env_cache_close(wg_env *e);
+wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime);
+void wg_cache_put(wg_env *e, const wg_lib *l);
+
+typedef enum { WG_LD_MISSING_LIBRARY = 1, WG_LD_MISSING_VERSION, WG_LD_UNRESOLVED } wg_ld_kind;
+typedef struct {
+	wg_ld_kind kind;
+	const char *object;   /* the object that fails (a member, or a library it loads) */
+	const char *library;  /* the library missing / expected to provide it */
+	const char *symbol, *version;
+	unsigned string_abi;
+	bool torch;
+	bool system; /* a C/C++ runtime version a wheel object needs: WG-SYS-001 reports it */
+	const char *root; /* the wheel object whose load (import) this is */
+} wg_ld_issue;
+
+/** Resolves obj (of scan) as the loader would in env, after `import torch` when with_torch
+ * (the package imports torch), else with the interpreter alone. root: obj's record and
+ * vlibs: every object's of the scan (wg_lib*), at their install paths (the analysis's). */
+int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_lib *root,
+	       const wg_vec *vlibs, wg_arena *a, wg_vec *issues, bool *python_assumed,
+	       bool with_torch);
+
+#endif

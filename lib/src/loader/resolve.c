@@ -1,0 +1,378 @@
+/*
+ * The loader, simulated: what happens when an extension is imported after `import torch`.
+ * The interpreter and its libraries, and what torch loads RTLD_GLOBAL
+ * (libtorch_global_deps.so), are the global scope; torch's other libraries are loaded and
+ * found again by SONAME; everything else is searched as ld.so does (DT_RPATH unless there is
+ * a DT_RUNPATH, DT_RUNPATH, then the system directories), with $ORIGIN expanded to where the
+ * wheel installs each object. Python imports extensions with RTLD_NOW, so every symbol and
+ * version need of every newly loaded object must be met.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "loader/loader.h"
+
+static const char *base_of(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+const wg_lib *wg_env_load(wg_env *e, const char *path)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	if (!realpath(path, real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	for (size_t i = 0; i < e->libs.len; i++) {
+		wg_lib *l = *(wg_lib **)wg_vec_at(&e->libs, i);
+		if (!strcmp(l->path, real))
+			return l;
+	}
+	wg_lib *l = wg_cache_get(e, real, (uint64_t)st.st_size, (uint64_t)st.st_mtime);
+	if (l) {
+		e->cache_hits++;
+	} else {
+		l = wg_read_library(real, e->sc->matcher, e->sc->ctx->opts.max_symbols);
+		if (!l)
+			return NULL;
+		l->size = (uint64_t)st.st_size;
+		l->mtime = (uint64_t)st.st_mtime;
+		wg_cache_put(e, l);
+	}
+	wg_lib **slot = wg_vec_push(&e->libs);
+	if (!slot) {
+		wg_lib_free(l);
+		return NULL;
+	}
+	*slot = l;
+	return l;
+}
+
+/* One resolution: the objects of the wheel at their install paths, and the new loads. */
+typedef struct {
+	wg_env *e;
+	const wg_vec *vlibs; /* wg_lib*: the wheel's own ELF objects, installed */
+	wg_vec scope;    /* const wg_lib*: the local scope, in breadth-first order */
+	wg_vec fresh;    /* const wg_lib*: objects this import loads */
+} rctx;
+
+/* What the current resolution sees of the preloaded state. */
+static size_t nloaded(const wg_env *e)
+{
+	return e->limit < e->loaded.len ? e->limit : e->loaded.len;
+}
+
+static bool is_loaded(wg_env *e, const wg_lib *l)
+{
+	for (size_t i = 0; i < nloaded(e); i++)
+		if (*(const wg_lib **)wg_vec_at(&e->loaded, i) == l)
+			return true;
+	return false;
+}
+
+static bool in_vec(const wg_vec *v, const wg_lib *l)
+{
+	for (size_t i = 0; i < v->len; i++)
+		if (*(const wg_lib **)wg_vec_at(v, i) == l)
+			return true;
+	return false;
+}
+
+static const wg_lib *already(wg_env *e, const wg_vec *extra, const char *name)
+{
+	for (size_t i = 0; i < nloaded(e); i++) {
+		const wg_lib *l = *(const wg_lib **)wg_vec_at(&e->loaded, i);
+		if (!strcmp(l->soname, name) || !strcmp(base_of(l->path), name))
+			return l;
+	}
+	for (size_t i = 0; extra && i < extra->len; i++) {
+		const wg_lib *l = *(const wg_lib **)wg_vec_at(extra, i);
+		if (!strcmp(l->soname, name) || !strcmp(base_of(l->path), name))
+			return l;
+	}
+	return NULL;
+}
+
+static const wg_lib *try_dir(rctx *r, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (size_t i = 0; r->vlibs && i < r->vlibs->len; i++) {
+		const wg_lib *l = *(const wg_lib **)wg_vec_at(r->vlibs, i);
+		if (!strcmp(l->path, path))
+			return l;
+	}
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return NULL;
+	return wg_env_load(r->e, path);
+}
+
+/* Searches a DT_RPATH/DT_RUNPATH list, $ORIGIN being the requester's directory. */
+static const wg_lib *try_path(rctx *r, const char *list, const char *origin, const char *name)
+{
+	char buf[8192];
+	snprintf(buf, sizeof(buf), "%s", list);
+	char *save = NULL;
+	for (char *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char dir[PATH_MAX];
+		const char *o = strstr(d, "$ORIGIN"), *ob = strstr(d, "${ORIGIN}");
+		if (o)
+			snprintf(dir, sizeof(dir), "%.*s%s%s", (int)(o - d), d, origin, o + 7);
+		else if (ob)
+			snprintf(dir, sizeof(dir), "%.*s%s%s", (int)(ob - d), d, origin, ob + 9);
+		else
+			snprintf(dir, sizeof(dir), "%s", d);
+		const wg_lib *l = try_dir(r, dir, name);
+		if (l)
+			return l;
+	}
+	return NULL;
+}
+
+static const wg_lib *find_needed(rctx *r, const wg_lib *req, const char *name)
+{
+	const wg_lib *l = already(r->e, &r->fresh, name);
+	if (l)
+		return l;
+	if (strchr(name, '/'))
+		return wg_env_load(r->e, name);
+	char origin[PATH_MAX];
+	snprintf(origin, sizeof(origin), "%.*s", (int)(base_of(req->path) - req->path - 1), req->path);
+	if (req->rpath && !req->runpath && (l = try_path(r, req->rpath, origin, name)))
+		return l;
+	if (req->runpath && (l = try_path(r, req->runpath, origin, name)))
+		return l;
+	for (size_t i = 0; i < r->e->system_dirs.n; i++)
+		if ((l = try_dir(r, r->e->system_dirs.v[i], name)))
+			return l;
+	return NULL;
+}
+
+/* Loads lib and everything it needs into e->loaded (the `import torch` state). */
+static void preload_tree(wg_env *e, const wg_lib *root, bool global)
+{
+	rctx r = {e, NULL, {0}, {0}};
+	wg_vec queue;
+	wg_vec_init(&queue, sizeof(const wg_lib *));
+	wg_vec_init(&r.fresh, sizeof(const wg_lib *));
+	const wg_lib **q = wg_vec_push(&queue);
+	if (q)
+		*q = root;
+	for (size_t i = 0; i < queue.len; i++) {
+		const wg_lib *l = *(const wg_lib **)wg_vec_at(&queue, i);
+		if (is_loaded(e, l))
+			continue;
+		((wg_lib *)l)->global = ((wg_lib *)l)->global || global;
+		const wg_lib **slot = wg_vec_push(&e->loaded);
+		if (slot)
+			*slot = l;
+		for (size_t k = 0; k < l->needed.n; k++) {
+			const wg_lib *d = find_needed(&r, l, l->needed.v[k]);
+			if (d && !is_loaded(e, d) && (q = wg_vec_push(&queue)))
+				*q = d;
+		}
+	}
+	wg_vec_free(&queue);
+	wg_vec_free(&r.fresh);
+}
+
+static void preload(wg_env *e)
+{
+	if (e->preloaded)
+		return;
+	e->preloaded = true;
+	e->limit = SIZE_MAX;
+	wg_vec_init(&e->loaded, sizeof(const wg_lib *));
+	const wg_lib *py = e->python ? wg_env_load(e, e->python) : NULL;
+	if (py)
+		preload_tree(e, py, true);
+	e->npython = e->loaded.len;
+	if (!e->torch_dir)
+		return;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/lib/libtorch_global_deps.so", e->torch_dir);
+	const wg_lib *gd = wg_env_load(e, path);
+	if (gd)
+		preload_tree(e, gd, true);
+	/* torch/_C*.so and what it needs (RTLD_LOCAL); without it, every library in torch/lib. */
+	glob_t g;
+	snprintf(path, sizeof(path), "%s/_C*.so", e->torch_dir);
+	const wg_lib *c = NULL;
+	if (glob(path, 0, NULL, &g) == 0) {
+		c = wg_env_load(e, g.gl_pathv[0]);
+		globfree(&g);
+	}
+	if (c) {
+		preload_tree(e, c, false);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/lib/*.so*", e->torch_dir);
+	if (glob(path, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			const wg_lib *l = wg_env_load(e, g.gl_pathv[i]);
+			if (l)
+				preload_tree(e, l, false);
+		}
+		globfree(&g);
+	}
+}
+
+static const char *display(const wg_scan *scan, const wg_lib *l, const wg_object *obj,
+			   const wg_lib *root)
+{
+	(void)scan;
+	return l == root ? obj->path : l->path;
+}
+
+static int add_issue(wg_vec *issues, wg_arena *a, wg_ld_kind kind, const char *object,
+		     const char *library, const wg_libsym *s, const char *root)
+{
+	wg_ld_issue *x = wg_vec_push(issues);
+	if (!x)
+		return WG_ENOMEM;
+	x->kind = kind;
+	x->root = root;
+	x->object = wg_arena_strdup(a, object);
+	x->library = library ? wg_arena_strdup(a, library) : NULL;
+	if (s) {
+		x->symbol = wg_arena_strdup(a, s->name);
+		x->version = s->version ? wg_arena_strdup(a, s->version) : NULL;
+		x->string_abi = s->string_abi;
+		x->torch = s->torch;
+	}
+	return WG_OK;
+}
+
+static bool version_missing(const wg_vec *issues, const char *object, const char *version)
+{
+	for (size_t i = 0; i < issues->len; i++) {
+		const wg_ld_issue *x = wg_vec_at(issues, i);
+		if (x->kind == WG_LD_MISSING_VERSION && !strcmp(x->object, object) &&
+		    !strcmp(x->version, version))
+			return true;
+	}
+	return false;
+}
+
+int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_lib *root,
+	       const wg_vec *vlibs, wg_arena *a, wg_vec *issues, bool *python_assumed,
+	       bool with_torch)
+{
+	preload(e);
+	e->limit = with_torch ? SIZE_MAX : e->npython;
+	size_t first_issue = issues->len;
+	rctx r = {e, vlibs, {0}, {0}};
+	wg_vec_init(&r.scope, sizeof(const wg_lib *));
+	wg_vec_init(&r.fresh, sizeof(const wg_lib *));
+	int rc = WG_OK;
+	if (!root)
+		goto done;
+	/* Breadth first, as ld.so loads: the root, what it needs, what those need... */
+	const wg_lib **slot = wg_vec_push(&r.scope);
+	if (!slot) {
+		rc = WG_ENOMEM;
+		goto done;
+	}
+	*slot = root;
+	const wg_lib **f = wg_vec_push(&r.fresh);
+	if (f)
+		*f = root;
+	for (size_t i = 0; i < r.scope.len && rc == WG_OK; i++) {
+		const wg_lib *l = *(const wg_lib **)wg_vec_at(&r.scope, i);
+		bool old = is_loaded(e, l);
+		for (size_t k = 0; k < l->needed.n && rc == WG_OK; k++) {
+			/* What `import torch` loaded brought its own dependencies: they are in the
+			 * scope, but a library it could not find is torch's problem, not this one's. */
+			const wg_lib *d = old ? already(e, NULL, l->needed.v[k])
+					      : find_needed(&r, l, l->needed.v[k]);
+			if (!d && old)
+				continue;
+			if (!d) {
+				rc = add_issue(issues, a, WG_LD_MISSING_LIBRARY, display(scan, l, obj, root),
+					       l->needed.v[k], NULL, obj->path);
+				continue;
+			}
+			if (in_vec(&r.scope, d))
+				continue;
+			if ((slot = wg_vec_push(&r.scope)))
+				*slot = d;
+			if (!is_loaded(e, d) && !in_vec(&r.fresh, d) && (f = wg_vec_push(&r.fresh)))
+				*f = d;
+		}
+	}
+	/* ld.so stops at the first library it cannot find: no symbol is looked up then. */
+	for (size_t i = first_issue; i < issues->len; i++)
+		if (((wg_ld_issue *)wg_vec_at(issues, i))->kind == WG_LD_MISSING_LIBRARY)
+			goto done;
+	/* Every newly loaded object's version needs and symbols (RTLD_NOW). */
+	for (size_t i = 0; i < r.fresh.len && rc == WG_OK; i++) {
+		const wg_lib *l = *(const wg_lib **)wg_vec_at(&r.fresh, i);
+		for (size_t k = 0; k < l->verneeds.len && rc == WG_OK; k++) {
+			const wg_verneed *v = wg_vec_at(&l->verneeds, k);
+			const wg_lib *p = already(e, &r.scope, v->file);
+			if (!p || v->weak)
+				continue;
+			bool have = false;
+			for (size_t j = 0; j < p->verdefs.n && !have; j++)
+				have = !strcmp(p->verdefs.v[j], v->version);
+			if (!have) {
+				wg_libsym s = {"", v->version, 0, 0, 0, 0};
+				rc = add_issue(issues, a, WG_LD_MISSING_VERSION, display(scan, l, obj, root),
+					       v->file, &s, obj->path);
+				/* The wheel's own objects' C/C++ runtime needs are judged against the
+				 * target system by WG-SYS-001; the loader still stops there. */
+				char fam[16];
+				wg_ld_issue *x = rc == WG_OK ? wg_vec_at(issues, issues->len - 1) : NULL;
+				if (x && in_vec(vlibs, l) &&
+				    wg_sysver_family(v->file, v->version, fam, sizeof(fam)))
+					x->system = true;
+			}
+		}
+		for (size_t k = 0; k < l->nundefs && rc == WG_OK; k++) {
+			const wg_libsym *u = &l->undefs[k];
+			if (u->weak)
+				continue;
+			if (u->version && version_missing(issues, display(scan, l, obj, root), u->version))
+				continue; /* the loader stops at the version: reported as such */
+			bool found = false;
+			for (size_t j = 0; j < nloaded(e) && !found; j++) {
+				const wg_lib *g = *(const wg_lib **)wg_vec_at(&e->loaded, j);
+				found = g->global && wg_lib_lookup(g, u->name, u->version);
+			}
+			for (size_t j = 0; j < r.scope.len && !found; j++)
+				found = wg_lib_lookup(*(const wg_lib **)wg_vec_at(&r.scope, j), u->name,
+						      u->version) != NULL;
+			if (found)
+				continue;
+			if (!e->python && (wg_has_prefix(u->name, "Py") || wg_has_prefix(u->name, "_Py"))) {
+				*python_assumed = true; /* no interpreter to read: taken as provided */
+				continue;
+			}
+			/* The library it was expected from: the version's file, or for torch's
+			 * symbols the first torch library the object needs. */
+			const char *from = NULL;
+			for (size_t j = 0; u->version && j < l->verneeds.len && !from; j++) {
+				const wg_verneed *v = wg_vec_at(&l->verneeds, j);
+				if (!strcmp(v->version, u->version))
+					from = v->file;
+			}
+			for (size_t j = 0; !from && u->torch && j < l->needed.n; j++)
+				if (wg_has_prefix(l->needed.v[j], "libc10") ||
+				    wg_has_prefix(l->needed.v[j], "libtorch"))
+					from = l->needed.v[j];
+			rc = add_issue(issues, a, WG_LD_UNRESOLVED, display(scan, l, obj, root), from, u,
+				       obj->path);
+		}
+	}
+done:
+	wg_vec_free(&r.scope);
+	wg_vec_free(&r.fresh);
+	return rc;
+}

@@ -1,0 +1,15 @@
+/*
+ * output/: documents made from facts and reports: the inspect JSON (inspect_json.c) and the
+ * check reports as JSON and SARIF (check_formats.c).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_OUTPUT_H
+#define WG_OUTPUT_H
+
+#include "rules/rules.h"
+
+/** A JSON string of s, invalid UTF-8 escaped as \xNN (inspect_json.c); never NULL but out of
+ * memory. */
+struct json_t *wg_json_str(const char *s);
+
+#endif

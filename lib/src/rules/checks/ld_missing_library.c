@@ -1,0 +1,41 @@
+/*
+ * ld-missing-library: a library an object needs (DT_NEEDED) is nowhere the loader looks:
+ * not loaded by torch, not on its RPATH/RUNPATH, not in the system's directories.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <string.h>
+
+#include "rules/checks/check.h"
+
+static int run(wg_check_ctx *cc)
+{
+	int rc = wg_check_ld(cc);
+	for (size_t i = 0; i < cc->ld_issues.len && rc == WG_OK; i++) {
+		const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
+		if (x->kind != WG_LD_MISSING_LIBRARY || !wg_rule_in_scope(cc, true, x->object) ||
+		    !wg_rule_matches(cc, "libraries", x->library, NULL, 0))
+			continue;
+		/* Once per object and library, however many loads meet it. */
+		bool seen = false;
+		for (size_t k = 0; k < i && !seen; k++) {
+			const wg_ld_issue *y = wg_vec_at(&cc->ld_issues, k);
+			seen = y->kind == x->kind && !strcmp(y->object, x->object) &&
+			       !strcmp(y->library, x->library);
+		}
+		if (seen)
+			continue;
+		const char *why;
+		wg_severity sev = wg_ld_severity(cc, x->object, x->kind, &why);
+		wg_vars v = {0};
+		wg_vars_set(&v, "object", x->object);
+		wg_vars_set(&v, "library", x->library);
+		wg_vars_set(&v, "scope", why);
+		rc = wg_emit_sev(cc, sev, &v, x->object, NULL, NULL, 0);
+	}
+	return rc;
+}
+
+static const char *const patterns[] = {"libraries", NULL};
+static const char *const vars[] = {"object", "library", "scope", NULL};
+const wg_check_kind wg_check_ld_missing_library = {"ld-missing-library", run, patterns, vars,
+	WG_FACT_ENV};

@@ -1,0 +1,584 @@
+/*
+ * Running rules: which rules apply to a target, the dispatch to the check kinds
+ * (checks/list.h), and findings with their message and fix templates expanded. Reports are
+ * read through the public accessors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "rules/checks/check.h"
+
+#define WG_CHECK(n) extern const wg_check_kind wg_check_##n;
+#include "checks/list.h"
+#undef WG_CHECK
+
+static const wg_check_kind *const kinds[] = {
+#define WG_CHECK(n) &wg_check_##n,
+#include "checks/list.h"
+#undef WG_CHECK
+};
+
+const wg_check_kind *wg_check_kind_find(const char *name)
+{
+	for (size_t i = 0; i < WG_ARRAY_LEN(kinds); i++)
+		if (!strcmp(kinds[i]->name, name))
+			return kinds[i];
+	return NULL;
+}
+
+void wg_vars_set(wg_vars *vs, const char *key, const char *value)
+{
+	for (int i = 0; i < vs->n; i++)
+		if (!strcmp(vs->v[i].key, key)) {
+			vs->v[i].value = value;
+			return;
+		}
+	if (vs->n < WG_MAX_VARS) {
+		vs->v[vs->n].key = key;
+		vs->v[vs->n].value = value;
+		vs->n++;
+	}
+}
+
+void wg_abi_name_for(char *buf, size_t n, int cxx11abi)
+{
+	snprintf(buf, n, "%s", cxx11abi == 1 ? "new (C++11, _GLIBCXX_USE_CXX11_ABI=1)"
+			       : cxx11abi == 0 ? "old (pre-C++11, _GLIBCXX_USE_CXX11_ABI=0)" : "unknown");
+}
+
+char *wg_check_printf(wg_check_ctx *cc, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return wg_arena_strdup(&cc->report->arena, buf);
+}
+
+bool wg_rule_matches(wg_check_ctx *cc, const char *list, const char *subject, size_t *caps,
+		     int ncaps)
+{
+	for (size_t i = 0; i < cc->rule->nlists; i++) {
+		const wg_pattern_list *l = &cc->rule->lists[i];
+		if (strcmp(l->name, list))
+			continue;
+		for (size_t j = 0; j < l->n; j++)
+			if (wg_regex_match(l->re[j], cc->md, subject, strlen(subject), caps, ncaps) == 1)
+				return true;
+	}
+	return false;
+}
+
+bool wg_rule_in_scope(wg_check_ctx *cc, bool object, const char *subject)
+{
+	wg_regex *re = object ? cc->rule->scope_objects : cc->rule->scope_members;
+	return !re || wg_regex_match(re, cc->md, subject, strlen(subject), NULL, 0) == 1;
+}
+
+const wg_object *wg_check_next_object(wg_check_ctx *cc, size_t *i)
+{
+	const wg_vec *objects = &cc->scan->objects;
+	while (*i < objects->len) {
+		const wg_object *o = *(wg_object **)wg_vec_at(objects, (*i)++);
+		if (!o->error && wg_rule_in_scope(cc, true, o->path))
+			return o;
+	}
+	return NULL;
+}
+
+static const char *target_var(wg_check_ctx *cc, const char *key, char *buf, size_t n)
+{
+	const wg_target *t = cc->target;
+	if (!strcmp(key, "target.python"))
+		snprintf(buf, n, "%u.%u", t->python_major, t->python_minor);
+	else if (!strcmp(key, "target.torch"))
+		snprintf(buf, n, "%s", t->torch);
+	else if (!strcmp(key, "target.cuda"))
+		snprintf(buf, n, "%u.%u", t->cuda_major, t->cuda_minor);
+	else if (!strcmp(key, "target.cxx11abi"))
+		snprintf(buf, n, "%d", t->cxx11abi);
+	else if (!strcmp(key, "target.abi"))
+		wg_abi_name_for(buf, n, t->cxx11abi);
+	else if (!strcmp(key, "target.gpus")) {
+		size_t o = 0;
+		buf[0] = '\0';
+		for (size_t i = 0; i < t->ngpus && o < n; i++)
+			o += (size_t)snprintf(buf + o, n - o, "%s%s%ssm_%u%u%s", i ? ", " : "",
+					      t->gpus[i].name ? t->gpus[i].name : "",
+					      t->gpus[i].name ? " (" : "", t->gpus[i].cc_major,
+					      t->gpus[i].cc_minor, t->gpus[i].name ? ")" : "");
+	} else
+		return NULL;
+	return buf;
+}
+
+/* Expands {key} from vars, the common keys and the target; {{ is a literal brace. */
+static char *expand(wg_check_ctx *cc, const char *tpl, const wg_vars *vars)
+{
+	wg_buf b = {0};
+	for (const char *p = tpl; *p;) {
+		if (p[0] == '{' && p[1] == '{') {
+			wg_buf_append(&b, "{", 1);
+			p += 2;
+			continue;
+		}
+		const char *e = p[0] == '{' ? strchr(p, '}') : NULL;
+		if (!e) {
+			const char *next = strchr(p + 1, '{');
+			size_t n = next ? (size_t)(next - p) : strlen(p);
+			wg_buf_append(&b, p, n);
+			p += n;
+			continue;
+		}
+		char key[64], tmp[512];
+		snprintf(key, sizeof(key), "%.*s", (int)(e - p - 1), p + 1);
+		const char *val = NULL;
+		for (int i = 0; i < vars->n && !val; i++)
+			if (!strcmp(vars->v[i].key, key))
+				val = vars->v[i].value;
+		if (!val && !strcmp(key, "wheel"))
+			val = cc->scan->path;
+		if (!val && !strcmp(key, "path"))
+			val = cc->scan->path;
+		if (!val && !strcmp(key, "rule"))
+			val = cc->rule->id;
+		if (!val)
+			val = target_var(cc, key, tmp, sizeof(tmp));
+		if (!val)
+			val = "?";
+		wg_buf_append(&b, val, strlen(val));
+		p = e + 1;
+	}
+	char *s = wg_arena_strdup(&cc->report->arena, b.s ? b.s : "");
+	wg_buf_free(&b);
+	return s;
+}
+
+int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const char *symbol,
+	    const char *file, unsigned line)
+{
+	return wg_emit_sev(cc, cc->severity, vars, member, symbol, file, line);
+}
+
+int wg_emit_sev(wg_check_ctx *cc, wg_severity sev, const wg_vars *vars, const char *member,
+		const char *symbol, const char *file, unsigned line)
+{
+	if (sev > cc->severity)
+		sev = cc->severity;
+	wg_finding *f = wg_vec_push(&cc->report->findings);
+	if (!f)
+		return WG_ENOMEM;
+	wg_arena *a = &cc->report->arena;
+	f->rule = cc->rule->id;
+	f->severity = sev;
+	f->title = expand(cc, cc->rule->title, vars);
+	f->message = expand(cc, cc->rule->message, vars);
+	f->fix = expand(cc, cc->rule->fix, vars);
+	f->path = cc->report->path;
+	f->member = member ? wg_arena_strdup(a, member) : NULL;
+	f->symbol = symbol ? wg_arena_strdup(a, symbol) : NULL;
+	f->file = file ? wg_arena_strdup(a, file) : NULL;
+	f->line = line;
+	return f->message ? WG_OK : WG_ENOMEM;
+}
+
+/* The facts a rule needs, what each is called, and what gives it. */
+static const struct {
+	unsigned fact;
+	const char *key, *what;
+} facts[] = {
+	{WG_FACT_PYTHON, "python", "no target Python: --target python= or --env"},
+	{WG_FACT_TORCH, "torch", "no target torch: --target torch= or --env"},
+	{WG_FACT_CUDA, "cuda", "no target CUDA: --target cuda= or --env"},
+	{WG_FACT_CXX11ABI, "cxx11abi", "no target torch C++ ABI: --target cxx11abi= or --env"},
+	{WG_FACT_GPU, "gpu", "no target GPU: --gpu"},
+	{WG_FACT_ENV, "env", "no Python environment to load the objects in: --env"},
+	{WG_FACT_FILENAME, "filename",
+	 "no wheel filename for its name, version and tags: --stdin-filename NAME for stdin"},
+};
+
+static unsigned fact_of_key(const char *k)
+{
+	for (size_t i = 0; i < WG_ARRAY_LEN(facts); i++)
+		if (!strcmp(facts[i].key, k))
+			return facts[i].fact;
+	return 0;
+}
+
+/* The facts of what the rule needs that are unknown for this target and input: its `when`
+ * keys and its kind's needs. The filename is a fact of wheels only. */
+static unsigned lacking(const wg_rule *r, const wg_target *t, const wg_scan *scan)
+{
+	unsigned need = r->kind->needs, known = 0;
+	for (size_t i = 0; i < r->nwhen; i++)
+		need |= fact_of_key(r->when[i].key);
+	known |= t->python_major ? WG_FACT_PYTHON : 0;
+	known |= t->torch[0] ? WG_FACT_TORCH : 0;
+	known |= t->cuda_major ? WG_FACT_CUDA : 0;
+	known |= t->cxx11abi >= 0 ? WG_FACT_CXX11ABI : 0;
+	known |= t->ngpus ? WG_FACT_GPU : 0;
+	known |= t->env ? WG_FACT_ENV : 0;
+	known |= scan->kind != WG_SCAN_WHEEL || !scan->fields[WG_WHEEL_FILENAME_ERROR]
+			 ? WG_FACT_FILENAME : 0;
+	return need & ~known;
+}
+
+static int add_not_applied(wg_report *r, const wg_rule *rule, unsigned lacks)
+{
+	wg_buf keys = {0}, what = {0};
+	int rc = WG_OK;
+	for (size_t i = 0; i < WG_ARRAY_LEN(facts) && rc == WG_OK; i++) {
+		if (!(lacks & facts[i].fact))
+			continue;
+		if (keys.len && (rc = wg_buf_append(&keys, ",", 1)) == WG_OK)
+			rc = wg_buf_append(&what, " and ", 5);
+		if (rc == WG_OK && (rc = wg_buf_append(&keys, facts[i].key, strlen(facts[i].key))) == WG_OK)
+			rc = wg_buf_append(&what, facts[i].what, strlen(facts[i].what));
+	}
+	wg_not_applied *na = rc == WG_OK ? wg_vec_push(&r->not_applied) : NULL;
+	if (na) {
+		na->rule = rule->id;
+		na->lacks = wg_arena_strdup(&r->arena, keys.s ? keys.s : "");
+		na->message = wg_arena_strdup(&r->arena, what.s ? what.s : "");
+	}
+	wg_buf_free(&keys);
+	wg_buf_free(&what);
+	return na && na->lacks && na->message ? WG_OK : WG_ENOMEM;
+}
+
+/* Whether the target satisfies the rule's `when` conditions. */
+static bool applies(const wg_rule *r, const wg_target *t)
+{
+	for (size_t i = 0; i < r->nwhen; i++) {
+		const char *k = r->when[i].key, *v = r->when[i].value;
+		bool known = !strcmp(k, "python") ? t->python_major != 0
+			     : !strcmp(k, "torch") ? t->torch[0] != 0
+			     : !strcmp(k, "cuda") ? t->cuda_major != 0
+			     : !strcmp(k, "cxx11abi") ? t->cxx11abi >= 0
+			     : !strcmp(k, "gpu") ? t->ngpus > 0 : false;
+		if (!known)
+			return false;
+		if (!strcmp(v, "known"))
+			continue;
+		char have[64];
+		if (!strcmp(k, "cxx11abi"))
+			snprintf(have, sizeof(have), "%d", t->cxx11abi);
+		else if (!strcmp(k, "python"))
+			snprintf(have, sizeof(have), "%u.%u", t->python_major, t->python_minor);
+		else if (!strcmp(k, "cuda"))
+			snprintf(have, sizeof(have), "%u", t->cuda_major);
+		else if (!strcmp(k, "torch"))
+			snprintf(have, sizeof(have), "%s", t->torch);
+		else
+			snprintf(have, sizeof(have), "%zu", t->ngpus);
+		if (strcmp(have, v))
+			return false;
+	}
+	return true;
+}
+
+WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const wg_scan *scan,
+		    const wg_target *target)
+{
+	wg_target none;
+	if (!out || !sc || !rs || !scan)
+		return wg_null_arg("wg_check");
+	*out = NULL;
+	if (!target) {
+		wg_target_clear(&none);
+		target = &none;
+	}
+	wg_report *r = calloc(1, sizeof(*r));
+	wg_rmatch *md = wg_rmatch_new();
+	wg_analysis *an = NULL;
+	if (!r || !md || wg_analysis_new(&an, scan, target) < 0) {
+		free(r);
+		wg_rmatch_free(md);
+		return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
+	}
+	wg_vec_init(&r->findings, sizeof(wg_finding));
+	wg_vec_init(&r->not_applied, sizeof(wg_not_applied));
+	r->path = wg_arena_strdup(&r->arena, scan->path);
+	r->profile = wg_target_profile(target);
+	wg_check_ctx cc;
+	memset(&cc, 0, sizeof(cc));
+	cc.scan = scan;
+	cc.target = target;
+	cc.md = md;
+	cc.report = r;
+	cc.profile = r->profile;
+	cc.an = an;
+	wg_vec_init(&cc.ld_issues, sizeof(wg_ld_issue));
+	int rc = WG_OK;
+	for (size_t i = 0; i < rs->rules.len && rc == WG_OK; i++) {
+		const wg_rule *rule = wg_vec_at(&rs->rules, i);
+		/* Rules outside this profile are not part of the question asked. */
+		if (!rule->enabled || rule->sev[r->profile] < 0)
+			continue;
+		unsigned lacks = lacking(rule, target, scan);
+		if (lacks) {
+			/* Not silently: the report says which rules a missing fact left out. */
+			rc = add_not_applied(r, rule, lacks);
+			continue;
+		}
+		if (!applies(rule, target))
+			continue;
+		cc.rule = rule;
+		cc.severity = (wg_severity)rule->sev[r->profile];
+		rc = rule->kind->run(&cc);
+	}
+	wg_rmatch_free(md);
+	wg_vec_free(&cc.ld_issues);
+	wg_analysis_free(an);
+	if (rc < 0) {
+		wg_report_free(r);
+		return wg_seterr(&sc->err, rc, "%s: checking failed: %s", scan->path, wg_strerror(rc));
+	}
+	*out = r;
+	return WG_OK;
+}
+
+WG_API void wg_report_free(wg_report *r)
+{
+	if (!r)
+		return;
+	wg_vec_free(&r->findings);
+	wg_vec_free(&r->not_applied);
+	wg_arena_free(&r->arena);
+	free(r);
+}
+
+WG_API size_t wg_report_count(const wg_report *r)
+{
+	return r ? r->findings.len : 0;
+}
+
+WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
+{
+	if (!out || !r)
+		return wg_null_arg("wg_report_finding");
+	if (wg_struct_version("wg_finding_info", out->version, WG_FINDING_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	const wg_finding *f = wg_vec_at(&r->findings, i);
+	if (!f)
+		return WG_ENOTFOUND;
+	out->rule = f->rule;
+	out->title = f->title;
+	out->message = f->message;
+	out->fix = f->fix;
+	out->severity = f->severity;
+	out->path = f->path;
+	out->member = f->member;
+	out->symbol = f->symbol;
+	out->file = f->file;
+	out->line = f->line;
+	return WG_OK;
+}
+
+WG_API wg_profile wg_report_profile(const wg_report *r)
+{
+	return r ? r->profile : WG_PROFILE_PUBLISH;
+}
+
+WG_API size_t wg_report_not_applied_count(const wg_report *r)
+{
+	return r ? r->not_applied.len : 0;
+}
+
+WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, size_t i)
+{
+	if (!out || !r)
+		return wg_null_arg("wg_report_not_applied");
+	if (wg_struct_version("wg_not_applied_info", out->version, WG_NOT_APPLIED_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	const wg_not_applied *na = wg_vec_at(&r->not_applied, i);
+	if (!na)
+		return WG_ENOTFOUND;
+	out->rule = na->rule;
+	out->lacks = na->lacks;
+	out->message = na->message;
+	return WG_OK;
+}
+
+WG_API int wg_report_worst(const wg_report *r)
+{
+	int worst = -1;
+	for (size_t i = 0; r && i < r->findings.len; i++) {
+		const wg_finding *f = wg_vec_at(&r->findings, i);
+		if ((int)f->severity > worst)
+			worst = (int)f->severity;
+	}
+	return worst;
+}
+
+/* ---- helpers for the check kinds ---- */
+
+const char *wg_object_member(const wg_scan *scan, const wg_object *o)
+{
+	(void)scan;
+	return o->path;
+}
+
+bool wg_object_is_cuda(const wg_object *o)
+{
+	return o->fatbin_containers.len > 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static bool loadable(const wg_object *o)
+{
+	return !o->error && o->type && !strcmp(o->type, "dyn");
+}
+
+int wg_check_roles(wg_check_ctx *cc)
+{
+	if (!cc->roles)
+		cc->roles = wg_analysis_roles(cc->an);
+	return cc->roles ? WG_OK : WG_ENOMEM;
+}
+
+wg_severity wg_load_severity(wg_check_ctx *cc, const char *member, const char **why)
+{
+	*why = "";
+	if (wg_check_roles(cc) < 0 || !member)
+		return cc->severity;
+	const wg_scan *s = cc->scan;
+	const wg_role *r = NULL;
+	const wg_object *o = NULL;
+	for (size_t i = 0; i < s->objects.len && !r; i++) {
+		o = *(wg_object **)wg_vec_at(&s->objects, i);
+		if (!strcmp(o->path, member))
+			r = &cc->roles[i];
+	}
+	if (!r || r->how == WG_IMPORT_REQUIRED)
+		return cc->severity;
+	const char *pkg = r->module ? r->module : "";
+	/* What the user imports: the outermost package of the module that is a regular package
+	 * (has an __init__.py in the wheel); namespace packages (cuda/) are passed over. */
+	char top[256];
+	snprintf(top, sizeof(top), "%.*s", (int)strcspn(pkg, "."), pkg);
+	for (size_t len = strcspn(pkg, "."); pkg[len] == '.'; len += 1 + strcspn(pkg + len + 1, ".")) {
+		char init[512];
+		snprintf(init, sizeof(init), "%.*s/__init__.py", (int)len, pkg);
+		for (char *c = init; *c && c < init + len; c++)
+			if (*c == '.')
+				*c = '/';
+		bool found = false;
+		for (size_t k = 0; k < s->sources.len && !found; k++) {
+			const wg_source *src = wg_vec_at(&s->sources, k);
+			size_t nl = strlen(src->name), il = strlen(init);
+			/* "a/__init__.py", or under ".data/purelib/" */
+			found = wg_has_suffix(src->name, init) && (nl == il || src->name[nl - il - 1] == '/');
+		}
+		if (found) {
+			snprintf(top, sizeof(top), "%.*s", (int)len, pkg);
+			break;
+		}
+	}
+	if (r->how == WG_ROLE_ALONE && r->via)
+		*why = wg_check_printf(cc, " (loaded by %s, which nothing in the wheel loads through "
+				       "DT_NEEDED: a plugin loaded with ctypes/dlopen or by another "
+				       "package; the package imports without them, and only what loads "
+				       "them fails)", base_name(r->via));
+	else if (r->how == WG_ROLE_ALONE)
+		*why = wg_check_printf(cc, " (nothing in the wheel loads %s through DT_NEEDED: a "
+				       "plugin loaded with ctypes/dlopen or by another package; the "
+				       "package imports without it, and only what loads it fails)",
+				       base_name(member));
+	else if (r->how == WG_IMPORT_NONE)
+		*why = wg_check_printf(cc, " (%s is never imported by the package's own code: `import "
+				       "%s` works without it, and only code that imports %s fails)",
+				       pkg, top, pkg);
+	else
+		*why = wg_check_printf(cc, " (optional: %s is %s, at %s:%u: `import %s` works without "
+				       "it, and the feature it provides fails when used)", pkg,
+				       wg_import_how_name(r->how), r->file ? r->file : "?", r->line, top);
+	return WG_SEV_WARNING < cc->severity ? WG_SEV_WARNING : cc->severity;
+}
+
+/*
+ * Whether the package's import runs `import torch` first (its code imports torch, it requires
+ * torch, it links torch's libraries, or it is torch): then its objects load into the state
+ * torch leaves; otherwise into the interpreter's alone. Loose objects,
+ * with no package to read, are judged as they always were, after `import torch`.
+ */
+static bool imports_torch(wg_check_ctx *cc)
+{
+	const wg_scan *s = cc->scan;
+	if (s->kind != WG_SCAN_WHEEL)
+		return true;
+	const char *name = s->fields[WG_WHEEL_NAME];
+	if (name && !strcmp(name, "torch"))
+		return true;
+	const wg_strlist *req = &s->lists[WG_LIST_REQUIRES_DIST];
+	for (size_t i = 0; i < req->n; i++) {
+		const char *r = req->v[i];
+		size_t n = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+		/* a requirement without an extra marker (`; extra == ...` ones are optional) */
+		if (n == 5 && !strncasecmp(r, "torch", 5) && !strstr(r, "extra"))
+			return true;
+	}
+	/* An extension linked against torch's libraries is a torch extension: used after
+	 * `import torch` (without it, the loader cannot even find libc10.so). */
+	for (size_t i = 0; i < s->objects.len; i++) {
+		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
+		for (size_t k = 0; !o->error && k < o->needed.n; k++)
+			if (wg_has_prefix(o->needed.v[k], "libc10") || wg_has_prefix(o->needed.v[k], "libtorch"))
+				return true;
+	}
+	return wg_pyimports_mentions(wg_analysis_imports(cc->an), "torch");
+}
+
+int wg_check_ld(wg_check_ctx *cc)
+{
+	if (cc->ld_done)
+		return WG_OK;
+	cc->ld_done = true;
+	if (!cc->target->env)
+		return WG_OK;
+	int rc = wg_check_roles(cc);
+	bool with_torch = rc == WG_OK && imports_torch(cc);
+	/* The records of the input's objects, built once for every load resolved. */
+	wg_lib *const *libs = NULL;
+	const wg_vec *all = NULL;
+	if (rc == WG_OK)
+		rc = wg_analysis_libs(cc->an, &libs, &all);
+	for (size_t i = 0; i < cc->scan->objects.len && rc == WG_OK; i++) {
+		const wg_object *o = *(wg_object **)wg_vec_at(&cc->scan->objects, i);
+		/* A library another object of the wheel loads is judged inside that load. */
+		if (!loadable(o) || !cc->roles[i].root)
+			continue;
+		rc = wg_resolve(cc->target->env, cc->scan, o, libs[i], all, &cc->report->arena,
+				&cc->ld_issues, &cc->python_assumed, with_torch);
+	}
+	return rc;
+}
+
+wg_severity wg_ld_severity(wg_check_ctx *cc, const char *object, int kind, const char **why)
+{
+	wg_severity best = WG_SEV_INFO;
+	bool any = false;
+	*why = "";
+	for (size_t i = 0; i < cc->ld_issues.len; i++) {
+		const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
+		if ((int)x->kind != kind || strcmp(x->object, object))
+			continue;
+		const char *w;
+		wg_severity sv = wg_load_severity(cc, x->root, &w);
+		if (!any || sv > best) {
+			best = sv;
+			*why = w;
+			any = true;
+		}
+	}
+	return any ? best : cc->severity;
+}

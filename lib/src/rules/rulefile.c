@@ -1,0 +1,589 @@
+/*
+ * Rule files: the shipped rules (the YAML files of rules/default, compiled in) and the user's files or
+ * directories, read with libyaml and validated whole: ids, check kinds, severities, message
+ * placeholders, target conditions, PCRE2 patterns (compiled once) and their examples. A
+ * user's rule with a shipped id replaces it. Every error says file:line:col.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/data.h"
+#include "rules/rules.h"
+
+#define MAX_RULE_FILE (4u << 20)
+
+static const char *const target_keys[] = {"python", "torch", "cuda", "cxx11abi", "gpu", NULL};
+static const char *const common_vars[] = {"wheel", "path", "rule", "target.python",
+					  "target.torch", "target.cuda", "target.cxx11abi",
+					  "target.abi", "target.gpus", NULL};
+
+static bool in_list(const char *const *l, const char *s, size_t n)
+{
+	for (; l && *l; l++)
+		if (strlen(*l) == n && !strncmp(*l, s, n))
+			return true;
+	return false;
+}
+
+/* Every {placeholder} of a template must be one the check kind or the target provides. */
+static int check_placeholders(const wg_check_kind *k, const char *tpl, const wg_yaml_node *n,
+			      const char *what, wg_err *err)
+{
+	char where[512];
+	for (const char *p = tpl; (p = strchr(p, '{'));) {
+		if (p[1] == '{') {
+			p += 2;
+			continue;
+		}
+		const char *e = strchr(p, '}');
+		if (!e)
+			return wg_seterr(err, WG_EDATA, "%s: %s: '{' without a closing '}'",
+					 wg_yaml_where(n, where, sizeof(where)), what);
+		size_t len = (size_t)(e - p - 1);
+		if (!in_list(k->vars, p + 1, len) && !in_list(common_vars, p + 1, len))
+			return wg_seterr(err, WG_EDATA, "%s: %s: unknown placeholder {%.*s} for check "
+					 "'%s' (it provides: %s...)", wg_yaml_where(n, where, sizeof(where)),
+					 what, (int)len, p + 1, k->name, k->vars && k->vars[0] ? k->vars[0] : "");
+		p = e + 1;
+	}
+	return WG_OK;
+}
+
+static const char *req_str(const wg_yaml_node *rule, const char *key, wg_err *err, int *rc)
+{
+	char where[512];
+	const wg_yaml_node *n = wg_yaml_get(rule, key);
+	const char *s = wg_yaml_scalar(n);
+	if (!s || !*s) {
+		*rc = wg_seterr(err, WG_EDATA, "%s: rule needs '%s' (a non-empty string)",
+				wg_yaml_where(n ? n : rule, where, sizeof(where)), key);
+		return NULL;
+	}
+	return s;
+}
+
+static int str_list(const char ***out, size_t *n, wg_arena *a, const wg_yaml_node *seq,
+		    const char *what, wg_err *err)
+{
+	char where[512];
+	*out = NULL;
+	*n = 0;
+	if (!seq)
+		return WG_OK;
+	if (!wg_yaml_is_seq(seq))
+		return wg_seterr(err, WG_EDATA, "%s: '%s' must be a list of strings",
+				 wg_yaml_where(seq, where, sizeof(where)), what);
+	size_t len = wg_yaml_len(seq);
+	const char **v = wg_arena_alloc(a, (len + 1) * sizeof(*v));
+	if (!v)
+		return WG_ENOMEM;
+	for (size_t i = 0; i < len; i++) {
+		const wg_yaml_node *it = wg_yaml_item(seq, i);
+		if (!wg_yaml_scalar(it))
+			return wg_seterr(err, WG_EDATA, "%s: items of '%s' must be strings",
+					 wg_yaml_where(it, where, sizeof(where)), what);
+		v[i] = wg_arena_strdup(a, wg_yaml_scalar(it));
+	}
+	*out = v;
+	*n = len;
+	return WG_OK;
+}
+
+static int compile(wg_ruleset *rs, wg_regex **out, const char *pat, const wg_yaml_node *n,
+		   wg_err *err)
+{
+	char where[512], msg[256];
+	size_t off = 0;
+	if (wg_regex_new(out, pat, 0, msg, sizeof(msg), &off) < 0)
+		return wg_seterr(err, WG_EDATA, "%s: bad pattern at offset %zu: %s",
+				 wg_yaml_where(n, where, sizeof(where)), off, msg);
+	wg_regex **slot = wg_vec_push(&rs->regexes);
+	if (!slot) {
+		wg_regex_free(*out);
+		return WG_ENOMEM;
+	}
+	*slot = *out;
+	return WG_OK;
+}
+
+static int load_patterns(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *rule, wg_err *err)
+{
+	char where[512];
+	int rc;
+	const wg_yaml_node *pats = wg_yaml_get(rule, "patterns");
+	const wg_yaml_node *ex = wg_yaml_get(rule, "examples");
+	if (pats && !wg_yaml_is_map(pats))
+		return wg_seterr(err, WG_EDATA, "%s: 'patterns' must map list names to lists of "
+				 "PCRE2 patterns", wg_yaml_where(pats, where, sizeof(where)));
+	if (ex && !wg_yaml_is_map(ex))
+		return wg_seterr(err, WG_EDATA, "%s: 'examples' must map pattern list names to "
+				 "{match: [...], no_match: [...]}", wg_yaml_where(ex, where, sizeof(where)));
+	r->nlists = wg_yaml_len(pats);
+	r->lists = wg_arena_alloc(&rs->arena, (r->nlists + 1) * sizeof(*r->lists));
+	if (!r->lists)
+		return WG_ENOMEM;
+	for (size_t i = 0; i < r->nlists; i++) {
+		wg_pattern_list *l = &r->lists[i];
+		memset(l, 0, sizeof(*l));
+		l->name = wg_arena_strdup(&rs->arena, wg_yaml_key(pats, i));
+		const wg_yaml_node *seq = wg_yaml_value(pats, i);
+		if (!wg_yaml_is_seq(seq) || !wg_yaml_len(seq))
+			return wg_seterr(err, WG_EDATA, "%s: pattern list '%s' must be a non-empty list",
+					 wg_yaml_where(seq, where, sizeof(where)), l->name);
+		l->n = wg_yaml_len(seq);
+		l->re = wg_arena_alloc(&rs->arena, l->n * sizeof(*l->re));
+		if (!l->re)
+			return WG_ENOMEM;
+		for (size_t j = 0; j < l->n; j++) {
+			const wg_yaml_node *it = wg_yaml_item(seq, j);
+			if (!wg_yaml_scalar(it))
+				return wg_seterr(err, WG_EDATA, "%s: a pattern must be a string",
+						 wg_yaml_where(it, where, sizeof(where)));
+			if ((rc = compile(rs, &l->re[j], wg_yaml_scalar(it), it, err)) < 0)
+				return rc;
+		}
+		const wg_yaml_node *e = wg_yaml_get(ex, l->name);
+		if (e && !wg_yaml_is_map(e))
+			return wg_seterr(err, WG_EDATA, "%s: examples of '%s' must be {match: [...], "
+					 "no_match: [...]}", wg_yaml_where(e, where, sizeof(where)), l->name);
+		if ((rc = str_list(&l->match, &l->nmatch, &rs->arena, wg_yaml_get(e, "match"), "match",
+				   err)) < 0 ||
+		    (rc = str_list(&l->no_match, &l->nno_match, &rs->arena, wg_yaml_get(e, "no_match"),
+				   "no_match", err)) < 0)
+			return rc;
+		if (!l->nmatch || !l->nno_match)
+			return wg_seterr(err, WG_EDATA, "%s: rule %s: pattern list '%s' needs examples "
+					 "that must match and that must not (examples: {%s: {match: [...], "
+					 "no_match: [...]}})", wg_yaml_where(seq, where, sizeof(where)), r->id,
+					 l->name, l->name);
+	}
+	for (size_t i = 0; i < wg_yaml_len(ex); i++) {
+		const char *name = wg_yaml_key(ex, i);
+		bool found = false;
+		for (size_t j = 0; j < r->nlists && !found; j++)
+			found = !strcmp(r->lists[j].name, name);
+		if (!found)
+			return wg_seterr(err, WG_EDATA, "%s: examples for '%s', which is no pattern list",
+					 wg_yaml_where(wg_yaml_value(ex, i), where, sizeof(where)), name);
+	}
+	for (const char *const *need = r->kind->patterns; need && *need; need++) {
+		bool found = false;
+		for (size_t j = 0; j < r->nlists && !found; j++)
+			found = !strcmp(r->lists[j].name, *need);
+		if (!found)
+			return wg_seterr(err, WG_EDATA, "%s: rule %s: check '%s' needs a pattern list "
+					 "'%s'", wg_yaml_where(pats ? pats : rule, where, sizeof(where)), r->id,
+					 r->kind->name, *need);
+	}
+	return WG_OK;
+}
+
+/* "error" | "warning" | "info" (and "off" where allowed) -> severity, -1 for off. */
+static int parse_severity(const char *s, bool off_ok)
+{
+	if (!s)
+		return -2;
+	if (!strcmp(s, "error"))
+		return WG_SEV_ERROR;
+	if (!strcmp(s, "warning"))
+		return WG_SEV_WARNING;
+	if (!strcmp(s, "info"))
+		return WG_SEV_INFO;
+	if (off_ok && !strcmp(s, "off"))
+		return -1;
+	return -2;
+}
+
+/*
+ * The rule's severity in each profile: `severity: S` applies in both; `profiles: {install: S,
+ * publish: S|off}` says it per profile (a profile left out is off); both given: profiles win
+ * and severity is the one shown where no profile is named.
+ */
+static int load_severity(wg_rule *r, const wg_yaml_node *n, const char *id, const char *sev,
+			 const wg_yaml_node *profiles, wg_err *err)
+{
+	char where[512];
+	int def = sev ? parse_severity(sev, false) : -1;
+	if (sev && def < 0)
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: severity must be error, warning or "
+				 "info, not '%s'", wg_yaml_where(wg_yaml_get(n, "severity"), where,
+								  sizeof(where)), id, sev);
+	r->sev[WG_PROFILE_INSTALL] = r->sev[WG_PROFILE_PUBLISH] = def;
+	if (profiles) {
+		if (!wg_yaml_is_map(profiles) || !wg_yaml_len(profiles))
+			return wg_seterr(err, WG_EDATA, "%s: rule %s: 'profiles' must map install and/or "
+					 "publish to error, warning, info or off",
+					 wg_yaml_where(profiles, where, sizeof(where)), id);
+		r->sev[WG_PROFILE_INSTALL] = r->sev[WG_PROFILE_PUBLISH] = -1;
+		for (size_t i = 0; i < wg_yaml_len(profiles); i++) {
+			const char *k = wg_yaml_key(profiles, i);
+			const char *v = wg_yaml_scalar(wg_yaml_value(profiles, i));
+			int p = !k ? -1 : !strcmp(k, "install") ? WG_PROFILE_INSTALL
+				  : !strcmp(k, "publish") ? WG_PROFILE_PUBLISH : -1;
+			if (p < 0)
+				return wg_seterr(err, WG_EDATA, "%s: rule %s: unknown profile '%s' (known: "
+						 "install, publish)", wg_yaml_where(wg_yaml_value(profiles, i),
+						 where, sizeof(where)), id, k ? k : "?");
+			int s = parse_severity(v, true);
+			if (s < -1)
+				return wg_seterr(err, WG_EDATA, "%s: rule %s: profile %s: severity must be "
+						 "error, warning, info or off, not '%s'",
+						 wg_yaml_where(wg_yaml_value(profiles, i), where, sizeof(where)),
+						 id, k, v ? v : "(not a scalar)");
+			r->sev[p] = s;
+		}
+	}
+	/* What is shown where no profile is named: the given severity, else install's, else
+	 * publish's. */
+	r->severity = (wg_severity)(def >= 0 ? def
+				    : r->sev[WG_PROFILE_INSTALL] >= 0 ? r->sev[WG_PROFILE_INSTALL]
+				    : r->sev[WG_PROFILE_PUBLISH] >= 0 ? r->sev[WG_PROFILE_PUBLISH]
+				    : WG_SEV_INFO);
+	return WG_OK;
+}
+
+static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg_err *err)
+{
+	char where[512];
+	int rc = WG_OK;
+	if (!wg_yaml_is_map(n))
+		return wg_seterr(err, WG_EDATA, "%s: a rule must be a mapping",
+				 wg_yaml_where(n, where, sizeof(where)));
+	static const char *const known[] = {"id", "check", "severity", "profiles", "title",
+					    "message", "fix", "patterns", "examples", "scope", "when",
+					    "enabled", NULL};
+	for (size_t i = 0; i < wg_yaml_len(n); i++) {
+		const char *k = wg_yaml_key(n, i);
+		if (!k || !in_list(known, k, strlen(k)))
+			return wg_seterr(err, WG_EDATA, "%s: unknown rule field '%s' (known: id, check, "
+					 "severity, profiles, title, message, fix, patterns, examples, "
+					 "scope, when, enabled)", wg_yaml_where(wg_yaml_value(n, i), where, sizeof(where)),
+					 k ? k : "?");
+	}
+	wg_rule r;
+	memset(&r, 0, sizeof(r));
+	const char *id = req_str(n, "id", err, &rc), *check = id ? req_str(n, "check", err, &rc) : NULL;
+	/* The severity: one for every profile (severity:), or per profile (profiles:). */
+	const wg_yaml_node *profiles = check ? wg_yaml_get(n, "profiles") : NULL;
+	const char *sev = check && !profiles ? req_str(n, "severity", err, &rc)
+			  : wg_yaml_scalar(wg_yaml_get(n, "severity"));
+	if (check && !profiles && !sev)
+		return rc;
+	const char *title = check ? req_str(n, "title", err, &rc) : NULL;
+	const char *msg = title ? req_str(n, "message", err, &rc) : NULL;
+	const char *fix = msg ? req_str(n, "fix", err, &rc) : NULL;
+	if (!fix)
+		return rc;
+	/* Ids look like WG-ABI-001 (users may use their own prefix: ACME-GPU-7). */
+	for (const char *p = id; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+			return wg_seterr(err, WG_EDATA, "%s: rule id '%s' must use A-Z, 0-9, '-' and '_'",
+					 wg_yaml_where(wg_yaml_get(n, "id"), where, sizeof(where)), id);
+	if (!(r.kind = wg_check_kind_find(check)))
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: unknown check '%s'",
+				 wg_yaml_where(wg_yaml_get(n, "check"), where, sizeof(where)), id, check);
+	if ((rc = load_severity(&r, n, id, sev, profiles, err)) < 0)
+		return rc;
+	const char *en = wg_yaml_scalar(wg_yaml_get(n, "enabled"));
+	r.enabled = !en || !strcmp(en, "true");
+	if (en && strcmp(en, "true") && strcmp(en, "false"))
+		return wg_seterr(err, WG_EDATA, "%s: 'enabled' must be true or false",
+				 wg_yaml_where(wg_yaml_get(n, "enabled"), where, sizeof(where)));
+	r.id = wg_arena_strdup(&rs->arena, id);
+	r.check = r.kind->name;
+	r.title = wg_arena_strdup(&rs->arena, title);
+	r.message = wg_arena_strdup(&rs->arena, msg);
+	r.fix = wg_arena_strdup(&rs->arena, fix);
+	(void)file;
+	r.source = wg_arena_strdup(&rs->arena, wg_yaml_where(n, where, sizeof(where)));
+	if ((rc = check_placeholders(r.kind, msg, wg_yaml_get(n, "message"), "message", err)) < 0 ||
+	    (rc = check_placeholders(r.kind, fix, wg_yaml_get(n, "fix"), "fix", err)) < 0 ||
+	    (rc = check_placeholders(r.kind, title, wg_yaml_get(n, "title"), "title", err)) < 0)
+		return rc;
+	const wg_yaml_node *scope = wg_yaml_get(n, "scope");
+	if (scope) {
+		if (!wg_yaml_is_map(scope))
+			return wg_seterr(err, WG_EDATA, "%s: 'scope' must be {objects: PATTERN, members: "
+					 "PATTERN}", wg_yaml_where(scope, where, sizeof(where)));
+		for (size_t i = 0; i < wg_yaml_len(scope); i++) {
+			const char *k = wg_yaml_key(scope, i);
+			const wg_yaml_node *v = wg_yaml_value(scope, i);
+			wg_regex **dst = !strcmp(k, "objects") ? &r.scope_objects
+					 : !strcmp(k, "members") ? &r.scope_members : NULL;
+			if (!dst || !wg_yaml_scalar(v))
+				return wg_seterr(err, WG_EDATA, "%s: scope '%s': expected objects or members "
+						 "with a pattern", wg_yaml_where(v, where, sizeof(where)), k);
+			if ((rc = compile(rs, dst, wg_yaml_scalar(v), v, err)) < 0)
+				return rc;
+		}
+	}
+	const wg_yaml_node *when = wg_yaml_get(n, "when");
+	if (when) {
+		if (!wg_yaml_is_map(when))
+			return wg_seterr(err, WG_EDATA, "%s: 'when' must map target facts (python, torch, "
+					 "cuda, cxx11abi, gpu) to 'known' or a value",
+					 wg_yaml_where(when, where, sizeof(where)));
+		r.nwhen = wg_yaml_len(when);
+		r.when = wg_arena_alloc(&rs->arena, (r.nwhen + 1) * sizeof(*r.when));
+		if (!r.when)
+			return WG_ENOMEM;
+		for (size_t i = 0; i < r.nwhen; i++) {
+			const char *k = wg_yaml_key(when, i), *v = wg_yaml_scalar(wg_yaml_value(when, i));
+			if (!k || !in_list(target_keys, k, strlen(k)) || !v)
+				return wg_seterr(err, WG_EDATA, "%s: when: '%s' is not a target fact (python, "
+						 "torch, cuda, cxx11abi, gpu) with a value",
+						 wg_yaml_where(wg_yaml_value(when, i), where, sizeof(where)),
+						 k ? k : "?");
+			r.when[i].key = wg_arena_strdup(&rs->arena, k);
+			r.when[i].value = wg_arena_strdup(&rs->arena, v);
+		}
+	}
+	if ((rc = load_patterns(rs, &r, n, err)) < 0)
+		return rc;
+	/* A rule with an id already loaded replaces it (user rules override shipped ones). */
+	for (size_t i = 0; i < rs->rules.len; i++) {
+		wg_rule *old = wg_vec_at(&rs->rules, i);
+		if (!strcmp(old->id, r.id)) {
+			*old = r;
+			return WG_OK;
+		}
+	}
+	wg_rule *slot = wg_vec_push(&rs->rules);
+	if (!slot)
+		return WG_ENOMEM;
+	*slot = r;
+	return WG_OK;
+}
+
+static int load_text(wg_ruleset *rs, const char *file, const char *text, size_t len, wg_err *err)
+{
+	char where[512];
+	wg_yaml_doc *doc = NULL;
+	int rc = wg_yaml_parse(&doc, file, text, len, err);
+	if (rc < 0)
+		return rc;
+	const wg_yaml_node *root = wg_yaml_root(doc);
+	const char *kind = wg_yaml_scalar(wg_yaml_get(root, "kind"));
+	const wg_yaml_node *rules = wg_yaml_get(root, "rules");
+	if (!wg_yaml_is_map(root) || !kind || strcmp(kind, "rules")) {
+		rc = wg_seterr(err, WG_EDATA, "%s: a rule file starts with 'kind: rules'",
+			       wg_yaml_where(root, where, sizeof(where)));
+	} else if (!wg_yaml_is_seq(rules)) {
+		rc = wg_seterr(err, WG_EDATA, "%s: 'rules' must be a list of rules",
+			       wg_yaml_where(rules ? rules : root, where, sizeof(where)));
+	} else {
+		for (size_t i = 0; i < wg_yaml_len(rules) && rc == WG_OK; i++)
+			rc = load_rule(rs, wg_yaml_item(rules, i), file, err);
+	}
+	wg_yaml_free(doc);
+	return rc;
+}
+
+static int load_file(wg_ruleset *rs, const char *path, wg_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return wg_seterr(err, WG_EIO, "%s: %s", path, strerror(errno));
+	char *buf = malloc(MAX_RULE_FILE + 1);
+	size_t n = buf ? fread(buf, 1, MAX_RULE_FILE + 1, f) : 0;
+	int bad = ferror(f);
+	fclose(f);
+	if (!buf)
+		return WG_ENOMEM;
+	int rc;
+	if (bad)
+		rc = wg_seterr(err, WG_EIO, "%s: read error", path);
+	else if (n > MAX_RULE_FILE)
+		rc = wg_seterr(err, WG_ELIMIT, "%s: larger than %u bytes", path, MAX_RULE_FILE);
+	else
+		rc = load_text(rs, path, buf, n, err);
+	free(buf);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int load_path(wg_ruleset *rs, const char *path, wg_err *err)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return wg_seterr(err, WG_EIO, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return load_file(rs, path, err);
+	DIR *d = opendir(path);
+	if (!d)
+		return wg_seterr(err, WG_EIO, "%s: %s", path, strerror(errno));
+	char *names[512];
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < 512)
+		if (wg_has_suffix(e->d_name, ".yaml") || wg_has_suffix(e->d_name, ".yml"))
+			names[n++] = strdup(e->d_name);
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_str);
+	int rc = WG_OK;
+	for (size_t i = 0; i < n; i++) {
+		if (rc == WG_OK && names[i]) {
+			char full[4096];
+			snprintf(full, sizeof(full), "%s/%s", path, names[i]);
+			rc = load_file(rs, full, err);
+		}
+		free(names[i]);
+	}
+	return rc;
+}
+
+static wg_rule *find_rule(wg_ruleset *rs, const char *id)
+{
+	for (size_t i = 0; i < rs->rules.len; i++) {
+		wg_rule *r = wg_vec_at(&rs->rules, i);
+		if (!strcmp(r->id, id))
+			return r;
+	}
+	return NULL;
+}
+
+WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_ruleset_options *o)
+{
+	wg_err err = {0};
+	int rc = WG_OK;
+	wg_ruleset_options def = WG_RULESET_OPTIONS_INIT;
+	(void)ctx;
+	if (!out)
+		return wg_null_arg("wg_ruleset_new");
+	*out = NULL;
+	if (!o)
+		o = &def;
+	if (wg_struct_version("wg_ruleset_options", o->version, WG_RULESET_OPTIONS_VERSION) < 0)
+		return WG_EINVAL;
+	wg_ruleset *rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return WG_ENOMEM;
+	wg_vec_init(&rs->rules, sizeof(wg_rule));
+	wg_vec_init(&rs->regexes, sizeof(wg_regex *));
+	if (!o->no_default_rules)
+		for (const wg_data_file *f = wg_data_files; f->path && rc == WG_OK; f++)
+			if (wg_has_prefix(f->path, "default/")) {
+				char name[256];
+				snprintf(name, sizeof(name), "rules/%s", f->path);
+				rc = load_text(rs, name, f->text, f->len, &err);
+			}
+	for (size_t i = 0; i < o->nrule_paths && rc == WG_OK; i++)
+		rc = load_path(rs, o->rule_paths[i], &err);
+	for (size_t i = 0; i < o->nenable && rc == WG_OK; i++) {
+		wg_rule *r = find_rule(rs, o->enable[i]);
+		if (!r)
+			rc = wg_seterr(&err, WG_EINVAL, "--enable: no rule '%s'", o->enable[i]);
+		else
+			r->enabled = true;
+	}
+	for (size_t i = 0; i < o->ndisable && rc == WG_OK; i++) {
+		wg_rule *r = find_rule(rs, o->disable[i]);
+		if (!r)
+			rc = wg_seterr(&err, WG_EINVAL, "--disable: no rule '%s'", o->disable[i]);
+		else
+			r->enabled = false;
+	}
+	if (rc < 0) {
+		wg_set_last_error(rc, "%s", err.msg[0] ? err.msg : wg_strerror(rc));
+		wg_ruleset_free(rs);
+		return rc;
+	}
+	*out = rs;
+	return WG_OK;
+}
+
+WG_API void wg_ruleset_free(wg_ruleset *rs)
+{
+	if (!rs)
+		return;
+	for (size_t i = 0; i < rs->regexes.len; i++)
+		wg_regex_free(*(wg_regex **)wg_vec_at(&rs->regexes, i));
+	wg_vec_free(&rs->regexes);
+	wg_vec_free(&rs->rules);
+	wg_arena_free(&rs->arena);
+	free(rs);
+}
+
+WG_API size_t wg_ruleset_count(const wg_ruleset *rs)
+{
+	return rs ? rs->rules.len : 0;
+}
+
+WG_API const char *wg_severity_name(wg_severity s)
+{
+	return s == WG_SEV_ERROR ? "error" : s == WG_SEV_WARNING ? "warning" : "info";
+}
+
+WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i)
+{
+	if (!out || !rs)
+		return wg_null_arg("wg_ruleset_rule");
+	if (wg_struct_version("wg_rule_info", out->version, WG_RULE_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	const wg_rule *r = wg_vec_at(&rs->rules, i);
+	if (!r)
+		return WG_ENOTFOUND;
+	out->id = r->id;
+	out->check = r->check;
+	out->title = r->title;
+	out->fix = r->fix;
+	out->source = r->source;
+	out->severity = r->severity;
+	out->enabled = r->enabled;
+	if (out->version >= 2) {
+		out->install = r->sev[WG_PROFILE_INSTALL];
+		out->publish = r->sev[WG_PROFILE_PUBLISH];
+	}
+	return WG_OK;
+}
+
+WG_API int wg_ruleset_self_test(const wg_ruleset *rs, char **report)
+{
+	wg_buf b = {0};
+	int failures = 0;
+	if (report)
+		*report = NULL;
+	if (!rs)
+		return wg_null_arg("wg_ruleset_self_test");
+	wg_rmatch *md = wg_rmatch_new();
+	if (!md)
+		return WG_ENOMEM;
+	for (size_t i = 0; i < rs->rules.len; i++) {
+		const wg_rule *r = wg_vec_at(&rs->rules, i);
+		for (size_t j = 0; j < r->nlists; j++) {
+			const wg_pattern_list *l = &r->lists[j];
+			for (int want = 1; want >= 0; want--) {
+				const char **ex = want ? l->match : l->no_match;
+				size_t nex = want ? l->nmatch : l->nno_match;
+				for (size_t k = 0; k < nex; k++) {
+					bool got = false;
+					for (size_t m = 0; m < l->n && !got; m++)
+						got = wg_regex_match(l->re[m], md, ex[k], strlen(ex[k]), NULL, 0) == 1;
+					if (got == (bool)want)
+						continue;
+					char line[1024];
+					int n = snprintf(line, sizeof(line), "%s (%s): %s: example '%s' %s\n",
+							 r->id, r->source, l->name, ex[k],
+							 want ? "does not match" : "matches, but must not");
+					wg_buf_append(&b, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+					failures++;
+				}
+			}
+		}
+	}
+	wg_rmatch_free(md);
+	if (report)
+		*report = b.s;
+	else
+		wg_buf_free(&b);
+	return failures ? WG_EDATA : WG_OK;
+}

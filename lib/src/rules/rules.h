@@ -1,0 +1,85 @@
+/*
+ * rules/: rule files (rulefile.c: the shipped rules and the user's, validated whole), the
+ * engine that runs them over a scan for a target (engine.c) and the reports it fills. The
+ * check kinds (checks/) include rules/checks/check.h.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_RULES_H
+#define WG_RULES_H
+
+#include "analysis/analysis.h"
+
+/* ---- rule files (rulefile.c) and the engine (engine.c) ---- */
+
+typedef struct {
+	const char *name;
+	wg_regex **re;
+	size_t n;
+	const char **match, **no_match;
+	size_t nmatch, nno_match;
+} wg_pattern_list;
+
+typedef struct {
+	const char *key, *value; /* value: "known" or a literal */
+} wg_when;
+
+typedef struct wg_check_ctx wg_check_ctx;
+
+typedef struct wg_check_kind {
+	const char *name;
+	int (*run)(wg_check_ctx *cc);
+	const char *const *patterns; /* pattern lists it requires, NULL-terminated */
+	const char *const *vars;     /* placeholders it fills, NULL-terminated */
+	unsigned needs;              /* WG_FACT_* it does nothing without */
+} wg_check_kind;
+
+/* Facts a rule may need ("when:" keys and check kinds' needs); unknown ones make the rule
+ * "not applied", listed in the report. */
+#define WG_FACT_PYTHON 1u
+#define WG_FACT_TORCH 2u
+#define WG_FACT_CUDA 4u
+#define WG_FACT_CXX11ABI 8u
+#define WG_FACT_GPU 16u
+#define WG_FACT_ENV 32u      /* a Python environment (--env) for the loader */
+#define WG_FACT_FILENAME 64u /* a wheel's filename facts: name, version, tags */
+
+typedef struct {
+	const char *id, *check, *title, *message, *fix, *source;
+	wg_severity severity;
+	int sev[3];       /* per wg_profile (install, publish): a wg_severity, or -1 for off */
+	bool enabled;
+	const wg_check_kind *kind;
+	wg_pattern_list *lists;
+	size_t nlists;
+	wg_regex *scope_objects, *scope_members;
+	wg_when *when;
+	size_t nwhen;
+} wg_rule;
+
+struct wg_ruleset {
+	wg_arena arena;
+	wg_vec rules;   /* wg_rule */
+	wg_vec regexes; /* wg_regex*, owned */
+};
+
+const wg_check_kind *wg_check_kind_find(const char *name);
+
+typedef struct {
+	const char *rule, *title, *message, *fix, *path, *member, *symbol, *file;
+	unsigned line;
+	wg_severity severity;
+} wg_finding;
+
+typedef struct {
+	const char *rule, *lacks, *message;
+} wg_not_applied;
+
+struct wg_report {
+	wg_arena arena;
+	const char *path;
+	wg_profile profile;
+	wg_vec findings; /* wg_finding */
+	wg_vec not_applied; /* wg_not_applied */
+};
+
+#endif
