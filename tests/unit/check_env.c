@@ -74,7 +74,15 @@ START_TEST(test_loader_agrees_with_dlopen)
 	wg_vec issues;
 	bool assumed = false;
 	wg_vec_init(&issues, sizeof(wg_ld_issue));
-	ck_assert_int_eq(wg_resolve(e, s, wg_scan_object(s, 0), &a, &issues, &assumed, true), WG_OK);
+	/* A lone object is loaded where it lies: its record at its own path (as the analysis
+	 * step builds it for wg_check). */
+	const wg_object *o = wg_scan_object(s, 0);
+	wg_lib *root = wg_lib_from_object(o, o->path);
+	wg_vec vlibs;
+	wg_vec_init(&vlibs, sizeof(wg_lib *));
+	ck_assert_ptr_nonnull(root);
+	*(wg_lib **)wg_vec_push(&vlibs) = root;
+	ck_assert_int_eq(wg_resolve(e, s, o, root, &vlibs, &a, &issues, &assumed, true), WG_OK);
 	bool loads = load_for_real(env, ext, err, sizeof(err));
 	ck_assert_msg((issues.len == 0) == loads, "%s in %s: predicted %zu issue(s), dlopen %s",
 		      name, env, issues.len, loads ? "loaded" : err);
@@ -124,6 +132,8 @@ START_TEST(test_loader_agrees_with_dlopen)
 	/* No interpreter in these environments: Py* would be taken as provided (none here). */
 	ck_assert(!assumed);
 	wg_vec_free(&issues);
+	wg_vec_free(&vlibs);
+	wg_lib_free(root);
 	wg_arena_free(&a);
 	wg_scan_free(s);
 	wg_env_free(e);

@@ -146,7 +146,6 @@ struct wg_scanner {
 	wg_context *ctx;
 	wg_matcher *matcher;
 	wg_err err;
-	bool no_fatbin; /* indexing libraries for the loader needs no GPU code */
 };
 
 void wg_scan_add_problem(wg_scan *scan, int code, const char *where, const char *fmt, ...)

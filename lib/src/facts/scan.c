@@ -162,8 +162,7 @@ int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *
 	wg_object_classify(o, s->matcher);
 	wg_pyext_classify(o, &scan->arena, relpath);
 	fatbin_problem_ctx pc = {scan, path};
-	if (!s->no_fatbin &&
-	    wg_fatbin_read(o, &scan->arena, data, len, fatbin_problem, &pc) == WG_ENOMEM)
+	if (wg_fatbin_read(o, &scan->arena, data, len, fatbin_problem, &pc) == WG_ENOMEM)
 		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 	return WG_OK;
 }

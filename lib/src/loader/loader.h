@@ -1,7 +1,7 @@
 /*
  * loader/: Python environments read without running them (env.c), the library index of what
- * the loader needs of each shared library (libindex.c) and its on-disk cache (libcache.c), and
- * the simulated loader (resolve.c).
+ * the loader needs of each shared library (libindex.c), read without a scan (library_read.c),
+ * and its on-disk cache (libcache.c), and the simulated loader (resolve.c).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_LOADER_H
@@ -50,6 +50,12 @@ struct wg_env {
 wg_lib *wg_lib_from_object(const wg_object *o, const char *path);
 void wg_lib_index(wg_lib *l);
 void wg_lib_free(wg_lib *l);
+/**
+ * Reads the ELF shared library at path into the loader's record of it (symbol classes
+ * included, no GPU code), without a scan (library_read.c); NULL when it is not a readable
+ * ELF object.
+ */
+wg_lib *wg_read_library(const char *path, wg_matcher *m, uint32_t max_symbols);
 /** The definition of name that a reference (version or NULL) binds to, or NULL. */
 const wg_libsym *wg_lib_lookup(const wg_lib *l, const char *name, const char *version);
 /** Indexes the library at path (cache first); NULL when it cannot be read. */
@@ -72,8 +78,10 @@ typedef struct {
 } wg_ld_issue;
 
 /** Resolves obj (of scan) as the loader would in env, after `import torch` when with_torch
- * (the package imports torch), else with the interpreter alone. */
-int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a, wg_vec *issues,
-	       bool *python_assumed, bool with_torch);
+ * (the package imports torch), else with the interpreter alone. root: obj's record and
+ * vlibs: every object's of the scan (wg_lib*), at their install paths (the analysis's). */
+int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_lib *root,
+	       const wg_vec *vlibs, wg_arena *a, wg_vec *issues, bool *python_assumed,
+	       bool with_torch);
 
 #endif

@@ -38,17 +38,7 @@ const wg_lib *wg_env_load(wg_env *e, const char *path)
 	if (l) {
 		e->cache_hits++;
 	} else {
-		wg_scan *scan = NULL;
-		bool nf = e->sc->no_fatbin;
-		e->sc->no_fatbin = true;
-		int rc = wg_scan_path(&scan, e->sc, real);
-		e->sc->no_fatbin = nf;
-		if (rc < 0)
-			return NULL;
-		const wg_object *o = scan->kind == WG_SCAN_OBJECT ? wg_scan_object(scan, 0) : NULL;
-		if (o && !o->error)
-			l = wg_lib_from_object(o, real);
-		wg_scan_free(scan);
+		l = wg_read_library(real, e->sc->matcher, e->sc->ctx->opts.max_symbols);
 		if (!l)
 			return NULL;
 		l->size = (uint64_t)st.st_size;
@@ -67,7 +57,7 @@ const wg_lib *wg_env_load(wg_env *e, const char *path)
 /* One resolution: the objects of the wheel at their install paths, and the new loads. */
 typedef struct {
 	wg_env *e;
-	wg_vec *vlibs;   /* wg_lib*: the wheel's own ELF objects, installed */
+	const wg_vec *vlibs; /* wg_lib*: the wheel's own ELF objects, installed */
 	wg_vec scope;    /* const wg_lib*: the local scope, in breadth-first order */
 	wg_vec fresh;    /* const wg_lib*: objects this import loads */
 } rctx;
@@ -234,19 +224,6 @@ static void preload(wg_env *e)
 	}
 }
 
-/* Where a wheel member is installed: site-packages/<member> (the .data purelib/platlib
- * prefix removed). */
-static char *install_path(wg_env *e, wg_arena *a, const char *member)
-{
-	const char *p = member, *data = strstr(member, ".data/");
-	if (data && !memchr(member, '/', (size_t)(data - member))) {
-		const char *rest = data + 6;
-		if (wg_has_prefix(rest, "purelib/") || wg_has_prefix(rest, "platlib/"))
-			p = rest + 8;
-	}
-	return wg_arena_printf(a, "%s/%s", e->site, p);
-}
-
 static const char *display(const wg_scan *scan, const wg_lib *l, const wg_object *obj,
 			   const wg_lib *root)
 {
@@ -284,37 +261,17 @@ static bool version_missing(const wg_vec *issues, const char *object, const char
 	return false;
 }
 
-int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a, wg_vec *issues,
-	       bool *python_assumed, bool with_torch)
+int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_lib *root,
+	       const wg_vec *vlibs, wg_arena *a, wg_vec *issues, bool *python_assumed,
+	       bool with_torch)
 {
 	preload(e);
 	e->limit = with_torch ? SIZE_MAX : e->npython;
 	size_t first_issue = issues->len;
-	wg_vec vlibs;
-	wg_vec_init(&vlibs, sizeof(wg_lib *));
-	rctx r = {e, &vlibs, {0}, {0}};
+	rctx r = {e, vlibs, {0}, {0}};
 	wg_vec_init(&r.scope, sizeof(const wg_lib *));
 	wg_vec_init(&r.fresh, sizeof(const wg_lib *));
 	int rc = WG_OK;
-	/* The wheel's ELF objects, where pip installs them; a lone file stays where it is. */
-	wg_lib *root = NULL;
-	for (size_t i = 0; i < scan->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&scan->objects, i);
-		if (o->error)
-			continue;
-		char *where = scan->kind == WG_SCAN_WHEEL ? install_path(e, a, o->path)
-							  : wg_arena_strdup(a, o->path);
-		wg_lib *l = where ? wg_lib_from_object(o, where) : NULL;
-		wg_lib **slot = l ? wg_vec_push(&vlibs) : NULL;
-		if (!slot) {
-			wg_lib_free(l);
-			rc = WG_ENOMEM;
-			goto done;
-		}
-		*slot = l;
-		if (o == obj)
-			root = l;
-	}
 	if (!root)
 		goto done;
 	/* Breadth first, as ld.so loads: the root, what it needs, what those need... */
@@ -373,7 +330,7 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 				 * target system by WG-SYS-001; the loader still stops there. */
 				char fam[16];
 				wg_ld_issue *x = rc == WG_OK ? wg_vec_at(issues, issues->len - 1) : NULL;
-				if (x && in_vec(&vlibs, l) &&
+				if (x && in_vec(vlibs, l) &&
 				    wg_sysver_family(v->file, v->version, fam, sizeof(fam)))
 					x->system = true;
 			}
@@ -415,9 +372,6 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, wg_arena *a
 		}
 	}
 done:
-	for (size_t i = 0; i < vlibs.len; i++)
-		wg_lib_free(*(wg_lib **)wg_vec_at(&vlibs, i));
-	wg_vec_free(&vlibs);
 	wg_vec_free(&r.scope);
 	wg_vec_free(&r.fresh);
 	return rc;

@@ -294,7 +294,8 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	}
 	wg_report *r = calloc(1, sizeof(*r));
 	wg_rmatch *md = wg_rmatch_new();
-	if (!r || !md) {
+	wg_analysis *an = NULL;
+	if (!r || !md || wg_analysis_new(&an, scan, target) < 0) {
 		free(r);
 		wg_rmatch_free(md);
 		return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
@@ -310,6 +311,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	cc.md = md;
 	cc.report = r;
 	cc.profile = r->profile;
+	cc.an = an;
 	wg_vec_init(&cc.ld_issues, sizeof(wg_ld_issue));
 	int rc = WG_OK;
 	for (size_t i = 0; i < rs->rules.len && rc == WG_OK; i++) {
@@ -331,8 +333,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	}
 	wg_rmatch_free(md);
 	wg_vec_free(&cc.ld_issues);
-	free(cc.roles);
-	wg_pyimports_free(cc.imports);
+	wg_analysis_free(an);
 	if (rc < 0) {
 		wg_report_free(r);
 		return wg_seterr(&sc->err, rc, "%s: checking failed: %s", scan->path, wg_strerror(rc));
@@ -433,12 +434,6 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* Whether object d answers the DT_NEEDED entry name (by SONAME, else by file name). */
-static bool answers(const wg_object *d, const char *name)
-{
-	return d->soname ? !strcmp(d->soname, name) : !strcmp(base_name(d->path), name);
-}
-
 static bool loadable(const wg_object *o)
 {
 	return !o->error && o->type && !strcmp(o->type, "dyn");
@@ -446,73 +441,9 @@ static bool loadable(const wg_object *o)
 
 int wg_check_roles(wg_check_ctx *cc)
 {
-	if (cc->roles_done)
-		return cc->roles ? WG_OK : WG_ENOMEM;
-	cc->roles_done = true;
-	const wg_scan *s = cc->scan;
-	size_t n = s->objects.len;
-	cc->roles = calloc(n ? n : 1, sizeof(*cc->roles));
 	if (!cc->roles)
-		return WG_ENOMEM;
-	int rc = s->kind == WG_SCAN_WHEEL ? wg_pyimports_build(&cc->imports, s) : WG_OK;
-	if (rc < 0)
-		return rc;
-	wg_object **objs = s->objects.items;
-	/* Roots: extension modules (imported by their name), and libraries nothing in the wheel
-	 * loads through DT_NEEDED (plugins, or libraries other packages load). */
-	for (size_t i = 0; i < n; i++) {
-		wg_role *r = &cc->roles[i];
-		r->how = WG_IMPORT_NONE;
-		if (objs[i]->is_extension) {
-			r->root = true;
-			r->module = objs[i]->module;
-			/* Outside a wheel there is no package to read: the object is what is loaded. */
-			r->how = s->kind == WG_SCAN_WHEEL
-					 ? wg_pyimports_how(cc->imports, objs[i]->module, &r->file, &r->line)
-					 : WG_IMPORT_REQUIRED;
-			continue;
-		}
-		bool needed = false;
-		for (size_t k = 0; k < n && !needed; k++)
-			for (size_t j = 0; k != i && loadable(objs[k]) && j < objs[k]->needed.n && !needed; j++)
-				needed = answers(objs[i], objs[k]->needed.v[j]);
-		r->root = !needed;
-		r->how = !needed && s->kind == WG_SCAN_WHEEL ? WG_ROLE_ALONE
-			 : !needed ? WG_IMPORT_REQUIRED : WG_ROLE_UNSET;
-	}
-	/* A library is loaded as strongly as the strongest load that brings it in. */
-	for (size_t round = 0; round < n; round++) {
-		bool changed = false;
-		for (size_t k = 0; k < n; k++) {
-			const wg_role *from = &cc->roles[k];
-			if (!loadable(objs[k]))
-				continue;
-			for (size_t j = 0; j < objs[k]->needed.n; j++)
-				for (size_t i = 0; i < n; i++) {
-					wg_role *r = &cc->roles[i];
-					if (i == k || r->root || !answers(objs[i], objs[k]->needed.v[j]))
-						continue;
-					if (from->how > r->how) {
-						r->how = from->how;
-						r->module = from->module;
-						r->file = from->file;
-						r->line = from->line;
-						r->via = from->root ? objs[k]->path : from->via;
-						changed = true;
-					}
-				}
-		}
-		if (!changed)
-			break;
-	}
-	/* A library only in a DT_NEEDED cycle that nothing else reaches is loaded on its own:
-	 * judge it as a root. */
-	for (size_t i = 0; i < n; i++)
-		if (cc->roles[i].how == WG_ROLE_UNSET) {
-			cc->roles[i].root = true;
-			cc->roles[i].how = s->kind == WG_SCAN_WHEEL ? WG_ROLE_ALONE : WG_IMPORT_REQUIRED;
-		}
-	return WG_OK;
+		cc->roles = wg_analysis_roles(cc->an);
+	return cc->roles ? WG_OK : WG_ENOMEM;
 }
 
 wg_severity wg_load_severity(wg_check_ctx *cc, const char *member, const char **why)
@@ -604,7 +535,7 @@ static bool imports_torch(wg_check_ctx *cc)
 			if (wg_has_prefix(o->needed.v[k], "libc10") || wg_has_prefix(o->needed.v[k], "libtorch"))
 				return true;
 	}
-	return wg_pyimports_mentions(cc->imports, "torch");
+	return wg_pyimports_mentions(wg_analysis_imports(cc->an), "torch");
 }
 
 int wg_check_ld(wg_check_ctx *cc)
@@ -616,13 +547,18 @@ int wg_check_ld(wg_check_ctx *cc)
 		return WG_OK;
 	int rc = wg_check_roles(cc);
 	bool with_torch = rc == WG_OK && imports_torch(cc);
+	/* The records of the input's objects, built once for every load resolved. */
+	wg_lib *const *libs = NULL;
+	const wg_vec *all = NULL;
+	if (rc == WG_OK)
+		rc = wg_analysis_libs(cc->an, &libs, &all);
 	for (size_t i = 0; i < cc->scan->objects.len && rc == WG_OK; i++) {
 		const wg_object *o = *(wg_object **)wg_vec_at(&cc->scan->objects, i);
 		/* A library another object of the wheel loads is judged inside that load. */
 		if (!loadable(o) || !cc->roles[i].root)
 			continue;
-		rc = wg_resolve(cc->target->env, cc->scan, o, &cc->report->arena, &cc->ld_issues,
-				&cc->python_assumed, with_torch);
+		rc = wg_resolve(cc->target->env, cc->scan, o, libs[i], all, &cc->report->arena,
+				&cc->ld_issues, &cc->python_assumed, with_torch);
 	}
 	return rc;
 }

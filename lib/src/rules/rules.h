@@ -7,7 +7,7 @@
 #ifndef WG_RULES_H
 #define WG_RULES_H
 
-#include "loader/loader.h"
+#include "analysis/analysis.h"
 
 /* ---- rule files (rulefile.c) and the engine (engine.c) ---- */
 

@@ -31,25 +31,11 @@ struct wg_check_ctx {
 	/* The loader's verdict on every object, computed once for the ld-* kinds. */
 	bool ld_done, python_assumed;
 	wg_vec ld_issues; /* wg_ld_issue */
-	/* How each object of the scan is loaded (wg_check_roles), computed once. */
-	bool roles_done;
-	struct wg_role *roles; /* one per scan object */
-	wg_pyimports *imports;
+	/* The facts derived once for this input (analysis/analysis.h): load roles, imports, ... */
+	struct wg_analysis *an;
+	const struct wg_role *roles; /* one per scan object, once wg_check_roles succeeded */
 };
 
-/* How the user reaches one object of the wheel, for the install question. */
-typedef struct wg_role {
-	bool root;       /* judged as a load of its own: an extension module, or a library
-			    nothing in the wheel loads through DT_NEEDED */
-	int how;         /* the strongest way it is loaded: WG_IMPORT_* of the extension
-			    modules whose loads bring it in; WG_ROLE_ALONE for a library only
-			    loaded on its own */
-	const char *module, *file; /* the extension deciding `how`, the import statement */
-	unsigned line;
-	const char *via; /* for a library loaded on its own through another: that one */
-} wg_role;
-#define WG_ROLE_ALONE (-1)
-#define WG_ROLE_UNSET (-2)
 /** Fills cc->roles (needs the wheel's Python sources and DT_NEEDED entries). */
 int wg_check_roles(wg_check_ctx *cc);
 /**
@@ -81,6 +67,12 @@ const wg_object *wg_check_next_object(wg_check_ctx *cc, size_t *i);
 /** for each object o (a const wg_object *) of the scan in the rule's scope, as above */
 #define wg_for_each_object(cc, o) \
 	for (size_t wg_object_i_ = 0; ((o) = wg_check_next_object((cc), &wg_object_i_)) != NULL;)
+/** wg_for_each_object with i (a size_t the loop declares) the object's index in the scan: the
+ * key of the analysis's per-object facts (wg_analysis_sysneeds, wg_analysis_gpu_verdict) */
+#define wg_for_each_object_at(cc, o, i)                                                  \
+	for (size_t i = 0, wg_object_next_ = 0;                                            \
+	     ((o) = wg_check_next_object((cc), &wg_object_next_)) != NULL &&                \
+	     ((i) = wg_object_next_ - 1, true);)
 /** Adds a finding of the current rule with its message and fix expanded from vars. */
 int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const char *symbol,
 	    const char *file, unsigned line);

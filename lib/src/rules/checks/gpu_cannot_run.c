@@ -19,13 +19,12 @@ static int run(wg_check_ctx *cc)
 	for (size_t g = 0; g < cc->target->ngpus; g++) {
 		const wg_gpu *gpu = &cc->target->gpus[g];
 		const wg_object *o;
-		wg_for_each_object(cc, o) {
+		wg_for_each_object_at(cc, o, i) {
 			if (!wg_object_is_cuda(o) ||
 			    !wg_rule_matches(cc, "objects", o->path, NULL, 0))
 				continue;
-			wg_gpu_verdict v = WG_GPU_VERDICT_INIT;
-			wg_object_gpu_verdict(&v, o, gpu);
-			if (!v.kernel_containers || v.runs != WG_RUNS_NONE)
+			const wg_gpu_verdict *v = wg_analysis_gpu_verdict(cc->an, i, g);
+			if (!v || !v->kernel_containers || v->runs != WG_RUNS_NONE)
 				continue;
 			char sass[1024], ptx[1024];
 			wg_object_arch_set(o, WG_FATBIN_SASS, -1, sass, sizeof(sass));

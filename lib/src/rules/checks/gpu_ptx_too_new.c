@@ -15,15 +15,14 @@ static int run(wg_check_ctx *cc)
 	const wg_target *t = cc->target;
 	for (size_t g = 0; g < t->ngpus; g++) {
 		const wg_object *o;
-		wg_for_each_object(cc, o) {
+		wg_for_each_object_at(cc, o, i) {
 			if (!wg_object_is_cuda(o) ||
 			    !wg_rule_matches(cc, "objects", o->path, NULL, 0))
 				continue;
-			wg_gpu_verdict v = WG_GPU_VERDICT_INIT;
-			wg_object_gpu_verdict(&v, o, &t->gpus[g]);
+			const wg_gpu_verdict *v = wg_analysis_gpu_verdict(cc->an, i, g);
 			unsigned cm, cn;
-			if (v.how != WG_RUN_PTX_JIT || !v.ptx_isa_major ||
-			    wg_ptx_isa_cuda(s->ctx, v.ptx_isa_major, v.ptx_isa_minor, &cm, &cn) < 0)
+			if (!v || v->how != WG_RUN_PTX_JIT || !v->ptx_isa_major ||
+			    wg_ptx_isa_cuda(s->ctx, v->ptx_isa_major, v->ptx_isa_minor, &cm, &cn) < 0)
 				continue;
 			if (cm < t->cuda_major || (cm == t->cuda_major && cn <= t->cuda_minor))
 				continue;
@@ -31,8 +30,8 @@ static int run(wg_check_ctx *cc)
 			wg_vars_set(&vs, "object", o->path);
 			wg_vars_set(&vs, "gpu", wg_check_printf(cc, "sm_%u%u", t->gpus[g].cc_major,
 								t->gpus[g].cc_minor));
-			wg_vars_set(&vs, "ptx_isa", wg_check_printf(cc, "%u.%u", v.ptx_isa_major,
-								    v.ptx_isa_minor));
+			wg_vars_set(&vs, "ptx_isa", wg_check_printf(cc, "%u.%u", v->ptx_isa_major,
+								    v->ptx_isa_minor));
 			wg_vars_set(&vs, "needs_cuda", wg_check_printf(cc, "%u.%u", cm, cn));
 			int rc = wg_emit(cc, &vs, s->kind == WG_SCAN_WHEEL ? o->path : NULL, NULL, NULL, 0);
 			if (rc < 0)

@@ -4,7 +4,9 @@
  * the rule's `compiled` patterns). Import statements are found line by line with the rule's
  * `import` and `from_import` patterns; an import guarded by a `try:` (the rule's `guard`
  * patterns) is optional and not a finding. Relative imports resolve against the file's
- * package.
+ * package. Linear in members and lines: the shipped modules are a set built once (the
+ * analysis's), and each file is read in one forward pass that keeps the lines that open the
+ * blocks around the current one.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <ctype.h>
@@ -14,33 +16,6 @@
 #include <stdio.h>
 
 #include "rules/checks/check.h"
-
-/* Whether the wheel ships module m: a .py, a package, or an extension. */
-static bool shipped(const wg_scan *scan, wg_arena *a, const char *m)
-{
-	size_t ml = strlen(m);
-	for (size_t i = 0; i < scan->members.len; i++) {
-		const wg_member *mem = wg_vec_at(&scan->members, i);
-		bool init;
-		char *mod = wg_py_module_of(a, mem->name, &init);
-		if (!mod) {
-			/* directories and data files still make packages of their path */
-			char *path = wg_arena_strdup(a, mem->name);
-			for (char *q = path; q && *q; q++)
-				if (*q == '/')
-					*q = '.';
-			mod = path;
-		}
-		if (!strncmp(mod, m, ml) && (mod[ml] == '\0' || mod[ml] == '.'))
-			return true;
-	}
-	for (size_t i = 0; i < scan->objects.len; i++) {
-		const wg_object *o = *(wg_object **)wg_vec_at(&scan->objects, i);
-		if (o->module && !strcmp(o->module, m))
-			return true;
-	}
-	return false;
-}
 
 /*
  * Whether a distribution in Requires-Dist (without an extra marker) is named like the
@@ -75,18 +50,27 @@ static size_t indent_of(const char *line, size_t n)
 	return i;
 }
 
+/*
+ * The enclosing lines seen so far: every earlier non-blank line that no later line has
+ * closed (indent at most its own), so indents increase from the bottom. The line a statement
+ * at indent ind sits under is the topmost one indented less than ind.
+ */
+typedef struct {
+	size_t indent, line;
+	int guard; /* -1 unknown, else whether the rule's guard patterns match the line */
+} opener;
+
 /* An import inside a try: block is optional (the code handles its absence). */
-static bool guarded(wg_check_ctx *cc, char **lines, size_t *lens, size_t at)
+static bool guarded(wg_check_ctx *cc, char **lines, opener *st, size_t depth, size_t ind)
 {
-	size_t ind = indent_of(lines[at], lens[at]);
-	for (size_t k = at; k-- > 0;) {
-		if (lens[k] == indent_of(lines[k], lens[k]))
-			continue; /* blank */
-		size_t ki = indent_of(lines[k], lens[k]);
-		if (ki < ind)
-			return wg_rule_matches(cc, "guard", lines[k], NULL, 0);
-	}
-	return false;
+	while (depth && st[depth - 1].indent >= ind)
+		depth--;
+	if (!depth)
+		return false;
+	opener *o = &st[depth - 1];
+	if (o->guard < 0)
+		o->guard = wg_rule_matches(cc, "guard", lines[o->line], NULL, 0);
+	return o->guard;
 }
 
 typedef struct {
@@ -105,8 +89,10 @@ static int report(wg_check_ctx *cc, wg_arena *a, seen *done, size_t *ndone, cons
 	if (!wg_rule_matches(cc, "compiled", module, NULL, 0) &&
 	    !wg_rule_matches(cc, "compiled", last, NULL, 0))
 		return WG_OK;
-	if (shipped(cc->scan, a, module))
-		return WG_OK;
+	bool ships;
+	int rc = wg_analysis_ships(cc->an, module, &ships);
+	if (rc < 0 || ships)
+		return rc;
 	if (required_dist(cc->scan, a, module))
 		return WG_OK; /* a dependency brings it: a wrapper, not a hollow wheel */
 	/* A dotted module from another distribution (torch._C) is that one's business; only a
@@ -114,8 +100,8 @@ static int report(wg_check_ctx *cc, wg_arena *a, seen *done, size_t *ndone, cons
 	if (strchr(module, '.')) {
 		char top[256];
 		snprintf(top, sizeof(top), "%.*s", (int)strcspn(module, "."), module);
-		if (!shipped(cc->scan, a, top))
-			return WG_OK;
+		if ((rc = wg_analysis_ships(cc->an, top, &ships)) < 0 || !ships)
+			return rc;
 	}
 	if (*ndone < 64)
 		done[(*ndone)++] = (seen){module, file, line};
@@ -178,9 +164,12 @@ static int run(wg_check_ctx *cc)
 			nlines += src->text[k] == '\n';
 		char **lines = malloc(nlines * sizeof(*lines));
 		size_t *lens = malloc(nlines * sizeof(*lens));
-		if (!lines || !lens) {
+		opener *st = malloc(nlines * sizeof(*st));
+		size_t depth = 0;
+		if (!lines || !lens || !st) {
 			free(lines);
 			free(lens);
+			free(st);
 			return WG_ENOMEM;
 		}
 		size_t nl = 0;
@@ -222,20 +211,27 @@ static int run(wg_check_ctx *cc)
 				} else {
 					base = wg_arena_strndup(a, m, ml);
 				}
-				if (!base || !*base)
-					continue;
-				names[nn++] = base;
-				if (caps[4] != SIZE_MAX)
-					nn += each_name(lines[k] + caps[4], caps[5] - caps[4], base, a,
-							names + nn, 31);
+				if (base && *base) {
+					names[nn++] = base;
+					if (caps[4] != SIZE_MAX)
+						nn += each_name(lines[k] + caps[4], caps[5] - caps[4],
+								base, a, names + nn, 31);
+				}
 			}
-			if (!nn || guarded(cc, lines, lens, k))
-				continue;
-			for (int j = 0; j < nn && rc == WG_OK; j++)
-				rc = report(cc, a, done, &ndone, names[j], src->name, (unsigned)k + 1);
+			size_t ind = indent_of(lines[k], lens[k]);
+			if (nn && !guarded(cc, lines, st, depth, ind))
+				for (int j = 0; j < nn && rc == WG_OK; j++)
+					rc = report(cc, a, done, &ndone, names[j], src->name,
+						    (unsigned)k + 1);
+			if (ind == lens[k])
+				continue; /* blank */
+			while (depth && st[depth - 1].indent >= ind)
+				depth--;
+			st[depth++] = (opener){ind, k, -1};
 		}
 		free(lines);
 		free(lens);
+		free(st);
 	}
 	return rc;
 }

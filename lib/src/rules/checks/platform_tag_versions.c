@@ -21,9 +21,9 @@ static int run(wg_check_ctx *cc)
 		return WG_ENOMEM;
 	int rc = WG_OK;
 	const wg_object *o;
-	for (size_t i = 0; rc == WG_OK && (o = wg_check_next_object(cc, &i));) {
-		wg_sysneed need[WG_SYS_FAMILIES];
-		size_t n = wg_object_sysneeds(o, need);
+	for (size_t next = 0; rc == WG_OK && (o = wg_check_next_object(cc, &next));) {
+		const wg_sysneed *need;
+		size_t n = wg_analysis_sysneeds(cc->an, next - 1, &need);
 		for (size_t k = 0; k < n && rc == WG_OK; k++) {
 			char tags[512] = "", allowed[64] = "";
 			for (size_t j = 0; j < s->lists[WG_LIST_PLATFORM_TAGS].n; j++) {

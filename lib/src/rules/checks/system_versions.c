@@ -16,9 +16,9 @@ static int run(wg_check_ctx *cc)
 {
 	const wg_target *t = cc->target;
 	const wg_object *o;
-	wg_for_each_object(cc, o) {
-		wg_sysneed need[WG_SYS_FAMILIES];
-		size_t n = wg_object_sysneeds(o, need);
+	wg_for_each_object_at(cc, o, i) {
+		const wg_sysneed *need;
+		size_t n = wg_analysis_sysneeds(cc->an, i, &need);
 		for (size_t k = 0; k < n; k++) {
 			bool declared = false;
 			const wg_sysver *have = wg_target_sysver(t, need[k].v.family, &declared);

@@ -36,8 +36,8 @@ static int run(wg_check_ctx *cc)
 		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
 		if (o->error)
 			continue;
-		wg_sysneed need[WG_SYS_FAMILIES];
-		size_t n = wg_object_sysneeds(o, need);
+		const wg_sysneed *need;
+		size_t n = wg_analysis_sysneeds(cc->an, i, &need);
 		for (size_t k = 0; k < n; k++) {
 			size_t j = 0;
 			while (j < nall && strcmp(all[j].v.family, need[k].v.family))
