@@ -140,7 +140,7 @@ wg_pyimports *wg_analysis_imports(wg_analysis *an)
 {
 	if (!an->imports_done) {
 		an->imports_done = true;
-		if (an->scan->kind == WG_SCAN_WHEEL && wg_pyimports_build(&an->imports, an->scan) < 0)
+		if (wg_scan_is_dist(an->scan) && wg_pyimports_build(&an->imports, an->scan) < 0)
 			an->imports = NULL;
 	}
 	return an->imports;
@@ -150,7 +150,7 @@ static int build_roles(wg_analysis *an)
 {
 	const wg_scan *s = an->scan;
 	size_t n = an->n;
-	bool wheel = s->kind == WG_SCAN_WHEEL;
+	bool wheel = wg_scan_is_dist(s);
 	an->roles = calloc(n ? n : 1, sizeof(*an->roles));
 	an->names = calloc(n ? n : 1, sizeof(*an->names));
 	bool *needed = calloc(n ? n : 1, sizeof(*needed));
@@ -271,7 +271,7 @@ static int build_libs(wg_analysis *an)
 		const wg_object *o = object_at(an, i);
 		if (o->error)
 			continue;
-		char *where = an->scan->kind == WG_SCAN_WHEEL ? install_path(e, &an->arena, o->path)
+		char *where = wg_scan_is_dist(an->scan) ? install_path(e, &an->arena, o->path)
 							      : wg_arena_strdup(&an->arena, o->path);
 		an->libs[i] = where ? wg_lib_from_object(o, where) : NULL;
 		wg_lib **slot = an->libs[i] ? wg_vec_push(&an->all) : NULL;

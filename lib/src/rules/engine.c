@@ -222,7 +222,10 @@ static unsigned lacking(const wg_rule *r, const wg_target *t, const wg_scan *sca
 	known |= t->cxx11abi >= 0 ? WG_FACT_CXX11ABI : 0;
 	known |= t->ngpus ? WG_FACT_GPU : 0;
 	known |= t->env ? WG_FACT_ENV : 0;
-	known |= scan->kind != WG_SCAN_WHEEL || !scan->fields[WG_WHEEL_FILENAME_ERROR]
+	/* A wheel's filename is known when it parses; an installed distribution keeps none;
+	 * a loose object has no wheel facts for those rules to read. */
+	known |= scan->kind == WG_SCAN_INSTALLED ? 0
+		 : scan->kind != WG_SCAN_WHEEL || !scan->fields[WG_WHEEL_FILENAME_ERROR]
 			 ? WG_FACT_FILENAME : 0;
 	return need & ~known;
 }
@@ -514,7 +517,7 @@ wg_severity wg_load_severity(wg_check_ctx *cc, const char *member, const char **
 static bool imports_torch(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	if (s->kind != WG_SCAN_WHEEL)
+	if (!wg_scan_is_dist(s))
 		return true;
 	const char *name = s->fields[WG_WHEEL_NAME];
 	if (name && !strcmp(name, "torch"))

@@ -39,7 +39,7 @@ static int run(wg_check_ctx *cc)
 			wg_vars_set(&vs, "cc", wg_check_printf(cc, "%u.%u", gpu->cc_major, gpu->cc_minor));
 			wg_vars_set(&vs, "sass", *sass ? wg_check_printf(cc, "%s", sass) : "none");
 			wg_vars_set(&vs, "ptx", *ptx ? wg_check_printf(cc, "%s", ptx) : "none");
-			int rc = wg_emit(cc, &vs, s->kind == WG_SCAN_WHEEL ? o->path : NULL, NULL, NULL, 0);
+			int rc = wg_emit(cc, &vs, wg_scan_is_dist(s) ? o->path : NULL, NULL, NULL, 0);
 			if (rc < 0)
 				return rc;
 		}

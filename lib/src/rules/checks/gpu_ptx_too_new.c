@@ -33,7 +33,7 @@ static int run(wg_check_ctx *cc)
 			wg_vars_set(&vs, "ptx_isa", wg_check_printf(cc, "%u.%u", v->ptx_isa_major,
 								    v->ptx_isa_minor));
 			wg_vars_set(&vs, "needs_cuda", wg_check_printf(cc, "%u.%u", cm, cn));
-			int rc = wg_emit(cc, &vs, s->kind == WG_SCAN_WHEEL ? o->path : NULL, NULL, NULL, 0);
+			int rc = wg_emit(cc, &vs, wg_scan_is_dist(s) ? o->path : NULL, NULL, NULL, 0);
 			if (rc < 0)
 				return rc;
 		}

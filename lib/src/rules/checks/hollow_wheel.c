@@ -136,7 +136,7 @@ static int each_name(const char *list, size_t n, const char *prefix, wg_arena *a
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	if (s->kind != WG_SCAN_WHEEL || s->objects.len)
+	if (!wg_scan_is_dist(s) || s->objects.len)
 		return WG_OK;
 	wg_arena *a = &cc->report->arena;
 	seen done[64];

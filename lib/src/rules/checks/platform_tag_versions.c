@@ -14,7 +14,7 @@
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	if (s->kind != WG_SCAN_WHEEL)
+	if (!wg_scan_is_dist(s))
 		return WG_OK;
 	void *tmp = malloc(wg_policy_size());
 	if (!tmp)

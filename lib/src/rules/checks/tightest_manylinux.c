@@ -14,7 +14,7 @@
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	if (s->kind != WG_SCAN_WHEEL || !s->objects.len)
+	if (!wg_scan_is_dist(s) || !s->objects.len)
 		return WG_OK;
 	const char *plat = NULL;
 	char arch[32] = "";
