@@ -243,6 +243,9 @@ typedef struct wg_pyimports wg_pyimports;
 /** The dotted module of a .py member ("a/b.py" -> a.b, "a/__init__.py" -> a, with
  * .data/purelib|platlib/ removed); NULL for anything else. */
 char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init);
+/** The absolute module of `from <m> import` in a file of package pkg: leading dots climb
+ * from pkg (`from ..x` in a.b.c is a.x); NULL when out of memory. */
+char *wg_py_resolve_from(wg_arena *a, const char *pkg, const char *m, size_t ml);
 int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan);
 void wg_pyimports_free(wg_pyimports *im);
 /** How module (dotted) is imported; file:line of the statement that decides, if any. */

@@ -144,7 +144,7 @@ static int names_from(stmt *st, const char *base, const char *s, size_t i, size_
 }
 
 /* The absolute module of `from .x import`: dots climb from the file's package. */
-static char *resolve_from(wg_arena *a, const char *pkg, const char *m, size_t ml)
+char *wg_py_resolve_from(wg_arena *a, const char *pkg, const char *m, size_t ml)
 {
 	size_t dots = 0;
 	while (dots < ml && m[dots] == '.')
@@ -301,7 +301,7 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 			e = ident(t, e, tn, true);
 			size_t k = skip_ws(t, e, tn);
 			if (e > i && word_at(t + k, tn - k, "import")) {
-				char *base = resolve_from(&im->arena, pkg, t + i, e - i);
+				char *base = wg_py_resolve_from(&im->arena, pkg, t + i, e - i);
 				if (!base)
 					return WG_ENOMEM;
 				if (*base || e - i > 0)

@@ -585,3 +585,16 @@ wg_severity wg_ld_severity(wg_check_ctx *cc, const char *object, int kind, const
 	}
 	return any ? best : cc->severity;
 }
+
+bool wg_ld_seen_before(wg_check_ctx *cc, size_t i, bool version)
+{
+	const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
+	for (size_t k = 0; x && k < i; k++) {
+		const wg_ld_issue *y = wg_vec_at(&cc->ld_issues, k);
+		if (y->kind == x->kind && y->system == x->system && !strcmp(y->object, x->object) &&
+		    !strcmp(y->library, x->library) &&
+		    (!version || (y->version && x->version && !strcmp(y->version, x->version))))
+			return true;
+	}
+	return false;
+}

@@ -83,4 +83,8 @@ const char *wg_object_member(const wg_scan *scan, const wg_object *o);
 bool wg_object_is_cuda(const wg_object *o);
 void wg_abi_name_for(char *buf, size_t n, int cxx11abi);
 
+/** Whether an ld issue like cc->ld_issues[i] (same kind, object and library, and with
+ * version, same version) came before it: the loader kinds report each once. */
+bool wg_ld_seen_before(wg_check_ctx *cc, size_t i, bool version);
+
 #endif

@@ -191,26 +191,9 @@ static int run(wg_check_ctx *cc)
 			} else if (wg_rule_matches(cc, "from_import", lines[k], caps, 3) &&
 				   caps[2] != SIZE_MAX) {
 				const char *m = lines[k] + caps[2];
-				size_t ml = caps[3] - caps[2], dots = 0;
-				while (dots < ml && m[dots] == '.')
-					dots++;
-				char *base;
-				if (dots) {
-					/* from . import x / from ..pkg import y */
-					char *b = wg_arena_strdup(a, pkg ? pkg : "");
-					for (size_t d = 1; d < dots && b; d++) {
-						char *dot = strrchr(b, '.');
-						if (dot)
-							*dot = '\0';
-						else
-							b[0] = '\0';
-					}
-					base = ml > dots ? (b && *b ? wg_arena_printf(a, "%s.%.*s", b, (int)(ml - dots), m + dots)
-								    : wg_arena_strndup(a, m + dots, ml - dots))
-							 : b;
-				} else {
-					base = wg_arena_strndup(a, m, ml);
-				}
+				size_t ml = caps[3] - caps[2];
+				/* from . import x / from ..pkg import y */
+				char *base = wg_py_resolve_from(a, pkg, m, ml);
 				if (base && *base) {
 					names[nn++] = base;
 					if (caps[4] != SIZE_MAX)

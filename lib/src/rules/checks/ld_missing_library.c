@@ -16,13 +16,7 @@ static int run(wg_check_ctx *cc)
 		    !wg_rule_matches(cc, "libraries", x->library, NULL, 0))
 			continue;
 		/* Once per object and library, however many loads meet it. */
-		bool seen = false;
-		for (size_t k = 0; k < i && !seen; k++) {
-			const wg_ld_issue *y = wg_vec_at(&cc->ld_issues, k);
-			seen = y->kind == x->kind && !strcmp(y->object, x->object) &&
-			       !strcmp(y->library, x->library);
-		}
-		if (seen)
+		if (wg_ld_seen_before(cc, i, false))
 			continue;
 		const char *why;
 		wg_severity sev = wg_ld_severity(cc, x->object, x->kind, &why);

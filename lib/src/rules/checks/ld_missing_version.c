@@ -15,13 +15,7 @@ static int run(wg_check_ctx *cc)
 		const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
 		if (x->kind != WG_LD_MISSING_VERSION || x->system || !wg_rule_in_scope(cc, true, x->object))
 			continue;
-		bool seen = false;
-		for (size_t k = 0; k < i && !seen; k++) {
-			const wg_ld_issue *y = wg_vec_at(&cc->ld_issues, k);
-			seen = y->kind == x->kind && !y->system && !strcmp(y->object, x->object) &&
-			       !strcmp(y->library, x->library) && !strcmp(y->version, x->version);
-		}
-		if (seen)
+		if (wg_ld_seen_before(cc, i, true))
 			continue;
 		const char *why;
 		wg_severity sev = wg_ld_severity(cc, x->object, x->kind, &why);
