@@ -544,6 +544,24 @@ WG_API int wg_inspect_add_error(wg_inspect *doc, const char *path, int code, con
 /** The document as NUL-terminated JSON text in *out; free it with wg_free(). */
 WG_API int wg_inspect_format(char **out, const wg_inspect *doc);
 
+/* ---- Text ---- */
+
+#define WG_TEXT_COLOR 1u        /**< terminal colour escapes (bold, red, yellow, green, dim) */
+#define WG_TEXT_NO_SYMBOLS 2u   /**< no per-symbol lines (counts stay) */
+#define WG_TEXT_ABI_SYMBOLS 4u  /**< only the ABI-surface symbols that carry a std::string */
+#define WG_TEXT_MEMBERS 16u     /**< a line per wheel member with its RECORD status */
+
+/**
+ * The facts of one scan as the text `wheelgate inspect` prints for people: a block that ends
+ * with an empty line; without WG_TEXT_NO_SYMBOLS or WG_TEXT_ABI_SYMBOLS every symbol is listed.
+ * Text from the input (names, metadata, messages) has control characters and invalid UTF-8
+ * escaped as wg_escape(WG_ESCAPE_CONTROL) does. With ngpus GPUs, a line per GPU on every CUDA
+ * object says whether and how it runs there (gpus is only read during the call).
+ * *out is NUL-terminated; free it with wg_free(). Errors: wg_error_last().
+ */
+WG_API int wg_scan_format_text(char **out, const wg_scan *scan, unsigned int flags,
+			       const wg_gpu *gpus, size_t ngpus);
+
 /* ---------------------------------------------------------------------------------------- */
 /* The install target                                                                       */
 

@@ -476,6 +476,59 @@ START_TEST(test_summary_line)
 }
 END_TEST
 
+/* The text of `wheelgate inspect`: the lines the CLI prints, colours and symbols as asked,
+ * text from the input escaped. */
+START_TEST(test_scan_format_text)
+{
+	const char *path = FIX_WHEELS "/mixedabi-1.0-cp312-cp312-linux_x86_64.whl";
+	wg_scan *s = t_scan(path);
+	char *abi = NULL, *none = NULL, *all = NULL, *color = NULL, want[512];
+	ck_assert_int_eq(wg_scan_format_text(&abi, s, WG_TEXT_ABI_SYMBOLS | WG_TEXT_MEMBERS, NULL, 0),
+			 WG_OK);
+	snprintf(want, sizeof(want), "%s  (wheel)\n  name        mixedabi 1.0\n", path);
+	ck_assert_int_eq(strncmp(abi, want, strlen(want)), 0);
+	ck_assert_ptr_nonnull(strstr(abi, "\n  RECORD      4 ok, 1 unhashed\n"));
+	ck_assert_ptr_nonnull(strstr(abi, "\n    ok                17416 deflate  ext_mixed" EXT_SFX
+				    "  [ELF]\n"));
+	ck_assert_ptr_nonnull(strstr(abi, "\n  ELF objects 1\n  object ext_mixed" EXT_SFX
+				    "  (17.0 KiB)\n"));
+	ck_assert_ptr_nonnull(strstr(abi, "\n    string ABI  mixed  (torch-facing: 2 new, 1 old -> "
+				    "mixed; other: 2 new, 3 old)\n"));
+	ck_assert_ptr_nonnull(strstr(abi, "\n      U global old        _ZNSs4_Rep20_S_empty_rep_"
+				    "storageE@GLIBCXX_3.4\n"));
+	ck_assert_ptr_null(strchr(abi, '\033'));
+	ck_assert_str_eq(abi + strlen(abi) - 2, "\n\n");
+	/* no symbol lines, no members; every symbol; colours only when asked */
+	ck_assert_int_eq(wg_scan_format_text(&none, s, WG_TEXT_NO_SYMBOLS, NULL, 0), WG_OK);
+	ck_assert_ptr_null(strstr(none, "      U global"));
+	ck_assert_ptr_null(strstr(none, "[ELF]"));
+	ck_assert_ptr_nonnull(strstr(none, "\n    symbols     31 (9 defined, 22 undefined)\n"));
+	ck_assert_int_eq(wg_scan_format_text(&all, s, 0, NULL, 0), WG_OK);
+	ck_assert_uint_gt(strlen(all), strlen(abi));
+	ck_assert_int_eq(wg_scan_format_text(&color, s, WG_TEXT_COLOR | WG_TEXT_NO_SYMBOLS, NULL, 0),
+			 WG_OK);
+	ck_assert_ptr_nonnull(strstr(color, "    string ABI  \033[33mmixed\033[0m  (torch-facing"));
+	ck_assert_ptr_nonnull(strstr(color, "  \033[1mobject ext_mixed" EXT_SFX "\033[0m  (17.0 KiB)\n"));
+	wg_free(abi);
+	wg_free(none);
+	wg_free(all);
+	wg_free(color);
+	wg_scan_free(s);
+	/* a name that would drive a terminal comes out escaped */
+	size_t len;
+	char *buf = slurp(FIX_ABI "/ext_mixed" EXT_SFX, &len), *text = NULL;
+	ck_assert_int_eq(wg_scan_buffer(&s, t_sc, buf, len, "/x/\033[31mred\xff.so"), WG_OK);
+	ck_assert_int_eq(wg_scan_format_text(&text, s, WG_TEXT_NO_SYMBOLS, NULL, 0), WG_OK);
+	ck_assert_int_eq(strncmp(text, "/x/\\x1b[31mred\\xff.so  (ELF object)\n", 36), 0);
+	ck_assert_ptr_null(strchr(text, '\033'));
+	wg_free(text);
+	wg_scan_free(s);
+	free(buf);
+	ck_assert_int_eq(wg_scan_format_text(&text, NULL, 0, NULL, 0), WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "wg_scan_format_text"));
+}
+END_TEST
+
 Suite *suite_api(void)
 {
 	Suite *s = suite_create("api");
@@ -493,6 +546,7 @@ Suite *suite_api(void)
 	tcase_add_test(tc, test_struct_versions);
 	tcase_add_test(tc, test_inspect_document);
 	tcase_add_test(tc, test_summary_line);
+	tcase_add_test(tc, test_scan_format_text);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,6 +1,7 @@
 /*
- * output/: documents made from facts and reports: the inspect JSON (inspect_json.c) and the
- * check reports as JSON and SARIF (check_formats.c).
+ * output/: documents made from facts and reports: the inspect JSON (inspect_json.c), the
+ * inspect text (inspect_text.c, wg_scan_format_text in wheelgate.h) and the check reports as
+ * JSON and SARIF (check_formats.c).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_OUTPUT_H
