@@ -98,6 +98,18 @@ def the_same_verdicts_filename_rules_not_applied():
 
 
 @test
+def the_text_report_says_what_it_read():
+    whl = os.path.join(W, "hollow-1.0-py3-none-any.whl")
+    if not os.path.isfile(whl):
+        raise Skip("no fixture wheel")
+    site, di = install(whl, "text")
+    rc, out, err = wg("inspect", di)
+    assert rc == 0 and "(installed distribution)" in out.splitlines()[0], out
+    assert "no filename: an installed distribution" in out and "(null)" not in out, out
+    assert "METADATA    hollow 1.0" in out, out
+
+
+@test
 def a_changed_installed_file_is_named():
     whl = os.path.join(W, "hollow-1.0-py3-none-any.whl")
     if not os.path.isfile(whl):

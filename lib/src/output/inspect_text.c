@@ -291,7 +291,11 @@ static void record_line(tx *t, const wg_scan *s)
 static void wheel_block(tx *t, const wg_scan *s, bool members)
 {
 	const char *err = wg_wheel_get(s, WG_WHEEL_FILENAME_ERROR);
-	if (err) {
+	if (wg_scan_get_kind(s) == WG_SCAN_INSTALLED) {
+		/* An install keeps no filename: name and tags come from METADATA and WHEEL below. */
+		tp(t, "  %-12s%s-%s (no filename: an installed distribution)\n", "filename", t->dim,
+		   t->off);
+	} else if (err) {
 		tp(t, "  %-12s%s%s%s\n", "filename", t->yellow, E(t, err), t->off);
 	} else {
 		tp(t, "  %-12s%s %s", "name", E(t, wg_wheel_get(s, WG_WHEEL_NAME)),
