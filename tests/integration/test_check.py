@@ -599,6 +599,22 @@ def reports_list_the_rules_not_applied():
 
 
 @test
+def a_fifo_is_refused_not_waited_on():
+    """A FIFO given as input blocked forever in open(): now an unreadable input (exit 2)."""
+    tmp = tempfile.mkdtemp()
+    fifo = os.path.join(tmp, "pipe.whl")
+    os.mkfifo(fifo)
+    try:
+        p = subprocess.run([WG, "check", "--no-config", fifo], capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 2 and "not a regular file" in p.stdout + p.stderr, p
+        p = subprocess.run([WG, "inspect", fifo], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and "not a regular file" in p.stderr, p
+    finally:
+        shutil.rmtree(tmp)
+
+
+@test
 def stdin_takes_a_filename():
     """`check -` lost the filename facts; --stdin-filename gives them back."""
     name = "flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl"

@@ -135,6 +135,29 @@ def corpus_judged_in_the_stand_in_as_on_debian_12():
 
 
 @test
+def a_debian_dist_packages_without_a_minor_version():
+    """/usr/lib/python3/dist-packages (no minor in the path) crashed `wheelgate env`: the
+    version comes from the interpreter's name, or stays unknown."""
+    with tempfile.TemporaryDirectory() as tmp:
+        site = os.path.join(tmp, "usr", "lib", "python3", "dist-packages")
+        os.makedirs(site)
+        os.makedirs(os.path.join(tmp, "usr", "bin"))
+        p = subprocess.run([WG, "env", "--json", site], capture_output=True, timeout=120)
+        assert p.returncode in (0, 1, 2) and p.returncode >= 0, (p.returncode, p.stderr)
+        assert b"Segmentation" not in p.stderr
+    real = "/usr/lib/python3/dist-packages"
+    if os.path.isdir(real):
+        p = subprocess.run([WG, "env", real], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, (p.returncode, p.stderr)
+        line = [l for l in p.stdout.splitlines() if l.startswith("python ")][0]
+        py = os.path.realpath("/usr/bin/python3")
+        want = os.path.basename(py)[len("python"):] if os.path.basename(py).startswith("python3.") else None
+        if want:
+            assert line.split()[1] == want, (line, want)
+            assert ".cpython-%s-" % want.replace(".", "") in p.stdout, p.stdout
+
+
+@test
 def the_index_cache():
     need_env()
     with tempfile.TemporaryDirectory() as cache:
@@ -153,6 +176,17 @@ def the_index_cache():
                 fh.write(["{not json", "", '{"format": "wheelgate.libindex/2", "path": 1}'][i % 3])
         again, _ = check_env(cache)
         assert again == cold
+        for f in files:
+            with open(f) as fh:
+                assert json.load(fh)["format"] == "wheelgate.libindex/2"
+        # A FIFO (or anything not a regular file) in place of an entry is never waited on:
+        # it is rebuilt from the library and replaced.
+        for f in files:
+            os.unlink(f)
+            os.mkfifo(f)
+        t3 = time.time()
+        again, _ = check_env(cache)
+        assert again == cold and time.time() - t3 < 120, time.time() - t3
         for f in files:
             with open(f) as fh:
                 assert json.load(fh)["format"] == "wheelgate.libindex/2"

@@ -175,7 +175,7 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 		*out = scan;
 		return WG_OK;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return wg_seterr(&s->err, WG_EIO, "%s: %s", path, strerror(errno));
 	int rc = scan_fd_as(out, s, fd, path);

@@ -91,7 +91,7 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 		}
 		if (st.st_size < 4)
 			continue;
-		int fd = open(full, O_RDONLY | O_CLOEXEC);
+		int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0) {
 			wg_scan_add_problem(w->scan, WG_EIO, full, "%s: %s", full, strerror(errno));
 			continue;

@@ -355,7 +355,18 @@ WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_
 				e->python = wg_arena_strdup(a, full);
 		}
 	}
-	if (e->python_version)
+	/* Debian's /usr/lib/python3/dist-packages names no minor version: take it from the
+	 * interpreter's file name (python3.11) when there is one, else leave the version's
+	 * minor and the extension suffix unknown rather than guess. */
+	if (e->python_version && !strchr(e->python_version, '.') && e->python) {
+		const char *b = strrchr(e->python, '/');
+		unsigned ma, mi;
+		char tail;
+		if (sscanf(b ? b + 1 : e->python, "python%u.%u%c", &ma, &mi, &tail) == 2 &&
+		    (unsigned)atoi(e->python_version) == ma)
+			e->python_version = wg_arena_printf(a, "%u.%u", ma, mi);
+	}
+	if (e->python_version && strchr(e->python_version, '.'))
 		e->ext_suffix = wg_arena_printf(a, ".cpython-%.*s%s-x86_64-linux-gnu.so",
 						(int)strcspn(e->python_version, "."), e->python_version,
 						strchr(e->python_version, '.') + 1);

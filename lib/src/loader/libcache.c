@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,9 @@
 #include <unistd.h>
 
 #include "loader/loader.h"
+
+/* An entry larger than this is not read: libtorch_cpu.so's 78k symbols take about 12 MiB. */
+#define CACHE_ENTRY_MAX (256LL << 20)
 
 /* 2: ELF facts read through PT_LOAD (issue 10): entries of the section-range reader are stale;
  * names that are not UTF-8 kept as hex. */
@@ -235,8 +239,19 @@ wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime)
 		return NULL;
 	char file[4200];
 	entry_path(file, sizeof(file), e, path);
+	/* Only a regular file is a cache entry: a FIFO or device put there is never waited on
+	 * (O_NONBLOCK, fstat), and an entry is bounded by what a library's index can hold. */
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > CACHE_ENTRY_MAX) {
+		close(fd);
+		return NULL; /* rebuilt from the library and written over */
+	}
 	json_error_t je;
-	json_t *j = json_load_file(file, 0, &je);
+	json_t *j = json_loadfd(fd, 0, &je);
+	close(fd);
 	if (!j)
 		return NULL;
 	wg_lib *l = calloc(1, sizeof(*l));

@@ -15,7 +15,7 @@
 
 wg_lib *wg_read_library(const char *path, wg_matcher *m, uint32_t max_symbols)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
