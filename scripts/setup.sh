@@ -27,7 +27,8 @@ if $test; then
          python3-venv python3-setuptools python3-wheel)
 fi
 if $clang; then
-  pkgs+=(clang-14)
+  # libclang-rt-14-dev: the sanitizer and libFuzzer runtimes (tests/fuzz, scripts/test.sh --fuzz)
+  pkgs+=(clang-14 libclang-rt-14-dev)
 fi
 
 missing=()

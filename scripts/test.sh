@@ -4,6 +4,9 @@
 #   scripts/test.sh --sanitize   the same under AddressSanitizer + UBSan, in build-asan/
 #   scripts/test.sh --release    a Release build with gcc in build-release/, then the unit suites
 #   scripts/test.sh --clang      a Debug build with clang-14 in build-clang/ and the whole ctest
+#   scripts/test.sh --fuzz       the libFuzzer harnesses (clang-14) in build-fuzz/, each run for
+#                                WG_FUZZ_SECONDS (default 60) from the seeds of the fixtures in
+#                                build/ (built first when missing); any finding fails
 # WG_WERROR=ON in the environment (CI sets it) makes compiler warnings errors.
 # CI=true in the environment (CI sets it) makes a missing ../shared or python3-jsonschema fail
 # the tests that need them instead of skipping them.
@@ -33,14 +36,33 @@ case "$mode" in
   build=build-clang
   flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
   ;;
+--fuzz)
+  setup+=(--clang)
+  build=build-fuzz
+  flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
+         -DWG_FUZZ=ON -DWG_BUILD_TESTS=OFF)
+  ;;
 *)
-  echo "usage: scripts/test.sh [--sanitize | --release | --clang]" >&2
+  echo "usage: scripts/test.sh [--sanitize | --release | --clang | --fuzz]" >&2
   exit 2
   ;;
 esac
 flags+=(-DWG_WERROR="${WG_WERROR:-OFF}")
 bash scripts/setup.sh "${setup[@]}"
 cmake -S . -B "$build" "${flags[@]}" >/dev/null
+if [ "$mode" = --fuzz ]; then
+  cmake --build "$build" -j "$(nproc)" --target \
+    fuzz_wheel fuzz_elf fuzz_fatbin fuzz_rules fuzz_cache fuzz_filename fuzz_target
+  # The seeds come from the fixtures of the normal build (g++, nvcc's prebuilt objects).
+  if [ ! -f build/tests/fixtures/wheels/.stamp ] || [ ! -x build/wheelgate ]; then
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWG_WERROR="${WG_WERROR:-OFF}" >/dev/null
+    cmake --build build -j "$(nproc)" --target fixtures wheelgate-cli
+  fi
+  bash tests/fuzz/make-seeds.sh build/tests/fixtures "$build/seeds" build/wheelgate
+  rm -rf "$build/run"
+  exec bash tests/fuzz/run.sh "$build/tests/fuzz" "$build/seeds" "$build/run" \
+    "${WG_FUZZ_SECONDS:-60}" "$(nproc)" 1
+fi
 cmake --build "$build" -j "$(nproc)"
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" "${tests[@]}"

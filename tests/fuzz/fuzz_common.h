@@ -38,6 +38,7 @@ static void fz_init(void)
 }
 
 /* Scans, checks in both profiles and formats everything; every result is freed. */
+static void fz_scan_and_report(wg_scan *scan, const char *name) __attribute__((unused));
 static void fz_scan_and_report(wg_scan *scan, const char *name)
 {
 	char *doc = NULL;

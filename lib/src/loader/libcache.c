@@ -65,7 +65,7 @@ void wg_env_cache_close(wg_env *e)
 	e->cache_dir = NULL;
 }
 
-static void entry_path(char *out, size_t n, const wg_env *e, const char *lib)
+void wg_cache_entry_path(char *out, size_t n, const wg_env *e, const char *lib)
 {
 	uint8_t d[32];
 	char hex[65];
@@ -181,7 +181,7 @@ void wg_cache_put(wg_env *e, const wg_lib *l)
 	if (!j)
 		return;
 	char final[4200], tmp[4300];
-	entry_path(final, sizeof(final), e, l->path);
+	wg_cache_entry_path(final, sizeof(final), e, l->path);
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", final);
 	int fd = mkstemp(tmp);
 	if (fd >= 0) {
@@ -238,7 +238,7 @@ wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime)
 	if (!e->cache_dir)
 		return NULL;
 	char file[4200];
-	entry_path(file, sizeof(file), e, path);
+	wg_cache_entry_path(file, sizeof(file), e, path);
 	/* Only a regular file is a cache entry: a FIFO or device put there is never waited on
 	 * (O_NONBLOCK, fstat), and an entry is bounded by what a library's index can hold. */
 	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);

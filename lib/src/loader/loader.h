@@ -63,6 +63,8 @@ const wg_lib *wg_env_load(wg_env *e, const char *path);
 int wg_env_cache_open(wg_env *e, const char *dir);
 void wg_env_cache_close(wg_env *e);
 wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime);
+/** Where the cache keeps the entry of the library at lib (under e->cache_dir). */
+void wg_cache_entry_path(char *out, size_t n, const wg_env *e, const char *lib);
 void wg_cache_put(wg_env *e, const wg_lib *l);
 
 typedef enum { WG_LD_MISSING_LIBRARY = 1, WG_LD_MISSING_VERSION, WG_LD_UNRESOLVED } wg_ld_kind;
