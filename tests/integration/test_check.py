@@ -414,6 +414,12 @@ def rule_files_override_extend_and_fail_clearly():
     shutil.copy(os.path.join(tmp, "soft.yaml"), d)
     rc, doc, err = check_json(*TARGET, "--rules", d, sm80)
     assert rc == 0, err
+    # A directory of more rule files than any person writes is refused, not loaded in part
+    # (the first 512 were loaded and the rest silently dropped).
+    for i in range(600):
+        shutil.copy(os.path.join(tmp, "soft.yaml"), os.path.join(d, "r%03d.yaml" % i))
+    rc, out, err = run("--no-config", "--rules", d, sm80)
+    assert rc == 2 and "more than 512 rule files" in err and d in err, (rc, err)
     shutil.rmtree(tmp)
 
 

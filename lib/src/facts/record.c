@@ -34,13 +34,15 @@ void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t 
 		wg_vec_free(&rows);
 		return;
 	}
-	qsort(rows.items, rows.len, sizeof(wg_record_row), cmp_row);
+	if (rows.len) /* an empty RECORD has no array: qsort and bsearch take no NULL */
+		qsort(rows.items, rows.len, sizeof(wg_record_row), cmp_row);
 	for (size_t i = 0; i < scan->members.len; i++) {
 		wg_member *m = wg_vec_at(&scan->members, i);
 		if (m->is_dir)
 			continue;
 		wg_record_row key = {.path = m->name};
-		wg_record_row *r = bsearch(&key, rows.items, rows.len, sizeof(wg_record_row), cmp_row);
+		wg_record_row *r = rows.len ? bsearch(&key, rows.items, rows.len,
+						      sizeof(wg_record_row), cmp_row) : NULL;
 		if (r)
 			r->used = true;
 		if (m->record == WG_RECORD_NOT_READ)

@@ -421,15 +421,24 @@ static int load_path(wg_ruleset *rs, const char *path, wg_err *err)
 	DIR *d = opendir(path);
 	if (!d)
 		return wg_seterr(err, WG_EIO, "%s: %s", path, strerror(errno));
-	char *names[512];
+	/* A rule directory is a person's handful of files: more than this is a wrong directory,
+	 * said so rather than loading some of it. */
+	enum { MAX_RULE_FILES = 512 };
+	char *names[MAX_RULE_FILES];
 	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < 512)
-		if (wg_has_suffix(e->d_name, ".yaml") || wg_has_suffix(e->d_name, ".yml"))
-			names[n++] = strdup(e->d_name);
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
 	int rc = WG_OK;
+	struct dirent *e;
+	while (rc == WG_OK && (e = readdir(d)))
+		if (wg_has_suffix(e->d_name, ".yaml") || wg_has_suffix(e->d_name, ".yml")) {
+			if (n == MAX_RULE_FILES)
+				rc = wg_seterr(err, WG_ELIMIT, "%s: more than %d rule files (*.yaml): "
+					       "not a rule directory?", path, MAX_RULE_FILES);
+			else if (!(names[n++] = strdup(e->d_name)))
+				rc = wg_seterr(err, WG_ENOMEM, "out of memory");
+		}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		if (rc == WG_OK && names[i]) {
 			char full[4096];
