@@ -4,6 +4,8 @@
 #   scripts/test.sh --sanitize   the same under AddressSanitizer + UBSan, in build-asan/
 #   scripts/test.sh --release    a Release build with gcc in build-release/, then the unit suites
 #   scripts/test.sh --clang      a Debug build with clang-14 in build-clang/ and the whole ctest
+#   scripts/test.sh --tsan       ThreadSanitizer (clang-14) in build-tsan/: the threads test
+#                                (the corpus on 8 threads, one shared context) and the unit suites
 # WG_WERROR=ON in the environment (CI sets it) makes compiler warnings errors.
 # CI=true in the environment (CI sets it) makes a missing ../shared or python3-jsonschema fail
 # the tests that need them instead of skipping them.
@@ -14,6 +16,7 @@ setup=(--test)
 build=build
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 tests=()
+targets=()
 case "$mode" in
 "") ;;
 --sanitize)
@@ -33,14 +36,25 @@ case "$mode" in
   build=build-clang
   flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
   ;;
+--tsan)
+  setup+=(--clang)
+  build=build-tsan
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWG_TSAN=ON -DCMAKE_C_COMPILER=clang-14
+         -DCMAKE_CXX_COMPILER=clang++-14)
+  # A race (or a lock-order inversion) is a failure: the first report ends the run.
+  # tests/threads/tsan.supp lists what is not a race (glibc's own locking), and why.
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:exitcode=66:suppressions=$PWD/tests/threads/tsan.supp}
+  targets=(--target wg_threads check_wheelgate)
+  tests=(-L "threads|unit")
+  ;;
 *)
-  echo "usage: scripts/test.sh [--sanitize | --release | --clang]" >&2
+  echo "usage: scripts/test.sh [--sanitize | --release | --clang | --tsan]" >&2
   exit 2
   ;;
 esac
 flags+=(-DWG_WERROR="${WG_WERROR:-OFF}")
 bash scripts/setup.sh "${setup[@]}"
 cmake -S . -B "$build" "${flags[@]}" >/dev/null
-cmake --build "$build" -j "$(nproc)"
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" "${tests[@]}"
