@@ -98,10 +98,10 @@ static void list_rules(const wg_ruleset *rs)
 	for (size_t i = 0; i < wg_ruleset_count(rs); i++) {
 		wg_rule_info ri = WG_RULE_INFO_INIT;
 		wg_ruleset_rule(&ri, rs, i);
-		printf("%-12s %-8s %-8s %-3s %-26s %s\n", ri.id,
+		printf("%-12s %-8s %-8s %-3s %-26s %s\n", esc(ri.id),
 		       ri.install < 0 ? "-" : wg_severity_name((wg_severity)ri.install),
 		       ri.publish < 0 ? "-" : wg_severity_name((wg_severity)ri.publish),
-		       ri.enabled ? "on" : "off", ri.check, ri.title);
+		       ri.enabled ? "on" : "off", esc(ri.check), esc(ri.title));
 	}
 }
 
@@ -246,7 +246,7 @@ static int configure(check_args *a, const cli_config *cli)
 			rc = -1;
 		}
 		if (rc < 0) {
-			fprintf(stderr, "wheelgate check: %s\n", err);
+			fprintf(stderr, "wheelgate check: %s\n", esc(err));
 			return EXIT_USAGE;
 		}
 	}
@@ -262,18 +262,18 @@ static int configure(check_args *a, const cli_config *cli)
 	a->format = cfg->format ? cfg->format : "text";
 	int fail_on = severity_of(cfg->fail_on ? cfg->fail_on : "error");
 	if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "sarif")) {
-		fprintf(stderr, "wheelgate check: --format takes text, json or sarif, not '%s'\n", a->format);
+		fprintf(stderr, "wheelgate check: --format takes text, json or sarif, not '%s'\n", esc(a->format));
 		return EXIT_USAGE;
 	}
 	a->profile = wg_profile_parse(cfg->profile ? cfg->profile : "auto");
 	if (a->profile < 0) {
 		fprintf(stderr, "wheelgate check: --profile takes install, publish or auto, not '%s'\n",
-			cfg->profile);
+			esc(cfg->profile));
 		return EXIT_USAGE;
 	}
 	if (fail_on < 0) {
 		fprintf(stderr, "wheelgate check: --fail-on takes error, warning or info, not '%s'\n",
-			cfg->fail_on);
+			esc(cfg->fail_on));
 		return EXIT_USAGE;
 	}
 	a->fail_on = (wg_severity)fail_on;
@@ -287,30 +287,30 @@ static int make_target(wg_target **t, wg_env **env, const check_args *a, wg_cont
 {
 	if (wg_target_new(t) < 0 ||
 	    wg_target_set(*t, "profile", wg_profile_name((wg_profile)a->profile)) < 0) {
-		fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
+		fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
 		return EXIT_USAGE;
 	}
 	if (a->env_path) {
 		wg_env_options eo = WG_ENV_OPTIONS_INIT;
 		if (wg_env_open(env, sc, a->env_path, &eo) < 0) {
-			fprintf(stderr, "wheelgate check: --env: %s\n", wg_scanner_error(sc));
+			fprintf(stderr, "wheelgate check: --env: %s\n", esc(wg_scanner_error(sc)));
 			return EXIT_USAGE;
 		}
 		wg_target_set_env(*t, *env);
 	}
 	for (size_t i = 0; i < a->cfg.ntargets; i++)
 		if (wg_target_parse(*t, a->cfg.targets[i]) < 0) {
-			fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
+			fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
 			return EXIT_USAGE;
 		}
 	for (size_t i = 0; i < a->cfg.ngpus; i++) {
 		if (wg_target_add_gpu(*t, ctx, a->cfg.gpus[i]) < 0) {
-			fprintf(stderr, "wheelgate check: --gpu: %s\n", wg_error_last());
+			fprintf(stderr, "wheelgate check: --gpu: %s\n", esc(wg_error_last()));
 			return EXIT_USAGE;
 		}
 		if (!strcmp(a->cfg.gpus[i], "auto") && *wg_error_last())
 			fprintf(stderr, "wheelgate check: --gpu auto: %s: GPU rules do not apply\n",
-				wg_error_last());
+				esc(wg_error_last()));
 	}
 	return -1;
 }
@@ -385,7 +385,7 @@ static int check_inputs(checker *k, char **inputs, size_t ninputs)
 			continue;
 		}
 		if (tty && nqueue > 1)
-			fprintf(stderr, "\r\033[K[%zu/%zu] checking %s", qi + 1, nqueue, path);
+			fprintf(stderr, "\r\033[K[%zu/%zu] checking %s", qi + 1, nqueue, esc(path));
 		wg_scan *scan = NULL;
 		wg_report *rep = NULL;
 		int rc = read_input(k, path, &name, &scan);
@@ -447,7 +447,7 @@ static int finish(checker *k, int status)
 	if (wg_reports_format(&summary, WG_FORMAT_SUMMARY, k->rs, k->target,
 			      (const char *const *)res->paths, (const wg_report *const *)res->reports,
 			      (const char *const *)res->errors, res->n, k->a->fail_on) < 0) {
-		fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
+		fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
 		status = EXIT_USAGE;
 	}
 	if (summary && k->text)
@@ -498,7 +498,7 @@ int cmd_check(int argc, char **argv)
 	ro.nenable = a.cfg.nenable;
 	if (wg_context_new(&ctx, &opts) < 0 || wg_ruleset_new(&rs, ctx, &ro) < 0 ||
 	    wg_scanner_new(&sc, ctx) < 0) {
-		fprintf(stderr, "wheelgate check: %s\n", wg_error_last());
+		fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
 		status = EXIT_USAGE;
 		goto out;
 	}

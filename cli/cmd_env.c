@@ -35,7 +35,7 @@ static void print_list(const wg_env *e, wg_env_list l, const char *label)
 	size_t n = wg_env_list_count(e, l);
 	printf("%-16s%s\n", label, n ? "" : "-");
 	for (size_t i = 0; i < n; i++)
-		printf("  %s\n", wg_env_list_item(e, l, i));
+		printf("  %s\n", esc(wg_env_list_item(e, l, i)));
 }
 
 int cmd_env(int argc, char **argv)
@@ -77,10 +77,10 @@ int cmd_env(int argc, char **argv)
 	if (no_cache)
 		eo.cache_dir = "";
 	if (wg_context_new(&ctx, NULL) < 0 || wg_scanner_new(&sc, ctx) < 0) {
-		fprintf(stderr, "wheelgate: %s\n", wg_error_last());
+		fprintf(stderr, "wheelgate: %s\n", esc(wg_error_last()));
 		status = EXIT_USAGE;
 	} else if (wg_env_open(&env, sc, path, &eo) < 0) {
-		fprintf(stderr, "wheelgate env: %s\n", wg_scanner_error(sc));
+		fprintf(stderr, "wheelgate env: %s\n", esc(wg_scanner_error(sc)));
 		status = EXIT_USAGE;
 	} else if (json) {
 		char *doc = NULL;
@@ -90,21 +90,22 @@ int cmd_env(int argc, char **argv)
 	} else {
 		wg_env_info ei = WG_ENV_INFO_INIT;
 		wg_env_get_info(&ei, env);
-		printf("%-16s%s\n", "site-packages", ei.site_packages);
-		printf("%-16s%s%s%s\n", "python", ei.python_version ? ei.python_version : "?",
+		/* Paths and versions are the environment's: escaped like every name from outside. */
+		printf("%-16s%s\n", "site-packages", esc(ei.site_packages));
+		printf("%-16s%s%s%s\n", "python", ei.python_version ? esc(ei.python_version) : "?",
 		       ei.python ? "  " : "  (no interpreter found: Py* symbols taken as provided)",
-		       ei.python ? ei.python : "");
-		printf("%-16s%s\n", "ext suffix", ei.ext_suffix ? ei.ext_suffix : "-");
+		       ei.python ? esc(ei.python) : "");
+		printf("%-16s%s\n", "ext suffix", ei.ext_suffix ? esc(ei.ext_suffix) : "-");
 		char sys[256];
 		const char *source = NULL;
 		if (wg_target_system(NULL, sys, sizeof(sys), &source))
 			printf("%-16s%s  (%s)\n", "system", sys, source);
 		if (ei.torch_dir)
 			printf("%-16s%s (CUDA %s, C++ ABI %s)  %s\n", "torch",
-			       ei.torch_version ? ei.torch_version : "?",
-			       ei.torch_cuda ? ei.torch_cuda : "none",
+			       ei.torch_version ? esc(ei.torch_version) : "?",
+			       ei.torch_cuda ? esc(ei.torch_cuda) : "none",
 			       ei.torch_cxx11abi == 1 ? "new (cxx11abi=1)"
-			       : ei.torch_cxx11abi == 0 ? "old (cxx11abi=0)" : "unknown", ei.torch_dir);
+			       : ei.torch_cxx11abi == 0 ? "old (cxx11abi=0)" : "unknown", esc(ei.torch_dir));
 		else
 			printf("%-16s-\n", "torch");
 		print_list(env, WG_ENV_CUDA_LIBS, "CUDA libraries");

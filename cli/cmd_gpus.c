@@ -19,7 +19,7 @@ int cmd_gpus(int argc, char **argv)
 	}
 	wg_context *ctx;
 	if (wg_context_new(&ctx, NULL) < 0) {
-		fprintf(stderr, "wheelgate: %s\n", wg_error_last());
+		fprintf(stderr, "wheelgate: %s\n", esc(wg_error_last()));
 		return EXIT_USAGE;
 	}
 	for (size_t i = 0; i < wg_gpu_known_count(ctx); i++) {

@@ -150,7 +150,7 @@ static int put_input(wg_inspect *doc, const wg_scan *scan, unsigned tflags, cons
 	char *text = NULL;
 	if (doc ? wg_inspect_add(doc, scan) < 0
 		: wg_scan_format_text(&text, scan, tflags, gpus, ngpus) < 0) {
-		fprintf(stderr, "wheelgate: %s\n", wg_error_last());
+		fprintf(stderr, "wheelgate: %s\n", esc(wg_error_last()));
 		return EXIT_USAGE;
 	}
 	if (text)
@@ -232,13 +232,13 @@ int cmd_inspect(int argc, char **argv)
 	wg_gpu gpus[MAX_GPUS];
 	status = EXIT_USAGE;
 	if (wg_context_new(&ctx, &opts) < 0 || wg_scanner_new(&sc, ctx) < 0) {
-		fprintf(stderr, "wheelgate: %s\n", wg_error_last());
+		fprintf(stderr, "wheelgate: %s\n", esc(wg_error_last()));
 		goto out;
 	}
 	for (size_t i = 0; i < a.ngpus; i++) {
 		gpus[i] = (wg_gpu)WG_GPU_INIT;
 		if (wg_gpu_parse(&gpus[i], ctx, a.gpu_specs[i]) < 0) {
-			fprintf(stderr, "wheelgate inspect: --gpu: %s\n", wg_error_last());
+			fprintf(stderr, "wheelgate inspect: --gpu: %s\n", esc(wg_error_last()));
 			goto out;
 		}
 	}
@@ -250,7 +250,7 @@ int cmd_inspect(int argc, char **argv)
 	unsigned tflags = (use_color ? WG_TEXT_COLOR : 0) | (a.members ? WG_TEXT_MEMBERS : 0) |
 			  (syms == SYMS_NONE ? WG_TEXT_NO_SYMBOLS : syms == SYMS_ABI ? WG_TEXT_ABI_SYMBOLS : 0);
 	if (a.json && wg_inspect_new(&doc, jflags, gpus, a.ngpus) < 0) {
-		fprintf(stderr, "wheelgate: %s\n", wg_error_last());
+		fprintf(stderr, "wheelgate: %s\n", esc(wg_error_last()));
 		goto out;
 	}
 	inspector k = {&a, sc, (size_t)opts.max_member_size, doc, tflags, gpus};

@@ -4,6 +4,8 @@
 #   scripts/test.sh --sanitize   the same under AddressSanitizer + UBSan, in build-asan/
 #   scripts/test.sh --release    a Release build with gcc in build-release/, then the unit suites
 #   scripts/test.sh --clang      a Debug build with clang-14 in build-clang/ and the whole ctest
+#   scripts/test.sh --tsan       ThreadSanitizer (clang-14) in build-tsan/: the threads test
+#                                (the corpus on 8 threads, one shared context) and the unit suites
 #   scripts/test.sh --fuzz       the libFuzzer harnesses (clang-14) in build-fuzz/, each run for
 #                                WG_FUZZ_SECONDS (default 60) from the seeds of the fixtures in
 #                                build/ (built first when missing); any finding fails
@@ -17,6 +19,7 @@ setup=(--test)
 build=build
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 tests=()
+targets=()
 case "$mode" in
 "") ;;
 --sanitize)
@@ -42,8 +45,19 @@ case "$mode" in
   flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
          -DWG_FUZZ=ON -DWG_BUILD_TESTS=OFF)
   ;;
+--tsan)
+  setup+=(--clang)
+  build=build-tsan
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWG_TSAN=ON -DCMAKE_C_COMPILER=clang-14
+         -DCMAKE_CXX_COMPILER=clang++-14)
+  # A race (or a lock-order inversion) is a failure: the first report ends the run.
+  # tests/threads/tsan.supp lists what is not a race (glibc's own locking), and why.
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:exitcode=66:suppressions=$PWD/tests/threads/tsan.supp}
+  targets=(--target wg_threads check_wheelgate)
+  tests=(-L "threads|unit")
+  ;;
 *)
-  echo "usage: scripts/test.sh [--sanitize | --release | --clang | --fuzz]" >&2
+  echo "usage: scripts/test.sh [--sanitize | --release | --clang | --tsan | --fuzz]" >&2
   exit 2
   ;;
 esac
@@ -63,6 +77,6 @@ if [ "$mode" = --fuzz ]; then
   exec bash tests/fuzz/run.sh "$build/tests/fuzz" "$build/seeds" "$build/run" \
     "${WG_FUZZ_SECONDS:-60}" "$(nproc)" 1
 fi
-cmake --build "$build" -j "$(nproc)"
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" "${tests[@]}"

@@ -100,8 +100,10 @@ WG_API const char *wg_version_string(void);
 WG_API void wg_free(void *ptr);
 
 /** Escapes of wg_escape(): bytes that are not well-formed UTF-8 become \xNN (always); with
- * WG_ESCAPE_CONTROL also control characters (C0 and DEL as \xNN, C1 as \u00NN), so that text
- * from a wheel cannot drive a terminal. */
+ * WG_ESCAPE_CONTROL also control characters (C0 and DEL as \xNN, C1 as \u00NN) and the
+ * characters that reorder or break lines ("Trojan Source": U+061C, U+200E/F, U+2028..U+202E,
+ * U+2066..U+2069 as \uNNNN), so that text from a wheel cannot drive a terminal or hide what
+ * it says. */
 #define WG_ESCAPE_UTF8 1u
 #define WG_ESCAPE_CONTROL 2u
 /** s as valid UTF-8 (and with flags, free of control characters) in *out; free with wg_free. */

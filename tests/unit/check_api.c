@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/core.h"
 #include "test_util.h"
 
 #define GOOD FIX_WHEELS "/flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
@@ -184,6 +185,15 @@ START_TEST(test_escape)
 		{"\x1b[2Jx\x07", "\x1b[2Jx\x07", "\\x1b[2Jx\\x07"},
 		{"tab\tnl\n\x7f", "tab\tnl\n\x7f", "tab\\x09nl\\x0a\\x7f"},
 		{"csi\xc2\x9b" "1m", "csi\xc2\x9b" "1m", "csi\\u009b" "1m"}, /* a C1 control */
+		/* bidi controls ("Trojan Source"): RLO, LRI, PDI, RLM, ALM, LINE SEPARATOR */
+		{"a\xe2\x80\xae" "b", "a\xe2\x80\xae" "b", "a\\u202e" "b"},
+		{"\xe2\x81\xa6x\xe2\x81\xa9", "\xe2\x81\xa6x\xe2\x81\xa9", "\\u2066x\\u2069"},
+		{"\xe2\x80\x8f\xd8\x9c\xe2\x80\xa8", "\xe2\x80\x8f\xd8\x9c\xe2\x80\xa8",
+		 "\\u200f\\u061c\\u2028"},
+		/* their neighbours stay: U+2027, U+202F, U+2065, U+206A, U+00A0, U+061B */
+		{"\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xc2\xa0\xd8\x9b",
+		 "\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xc2\xa0\xd8\x9b",
+		 "\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xc2\xa0\xd8\x9b"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *e = NULL;
@@ -399,6 +409,33 @@ START_TEST(test_struct_versions)
 }
 END_TEST
 
+/* JSON documents: DEL, C1 and bidi controls from an input come out as \uNNNN (jansson writes
+ * them raw), the value the same when read back, other text as it was. */
+START_TEST(test_json_dump_escapes_controls)
+{
+	static const char in[] = "del\x7f csi\xc2\x9b" "1m rlo\xe2\x80\xae" "fdp.exe lri\xe2\x81\xa6"
+				 " caf\xc3\xa9 \xe2\x80\xaf esc\x1b";
+	json_t *j = json_pack("{s:s, s:[s]}", "k\xe2\x80\xae", in, "a", in);
+	ck_assert_ptr_nonnull(j);
+	char *text = wg_json_dump(j, JSON_COMPACT);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_null(strchr(text, 0x7f));
+	ck_assert_ptr_null(strstr(text, "\xc2\x9b"));
+	ck_assert_ptr_null(strstr(text, "\xe2\x80\xae"));
+	ck_assert_ptr_null(strstr(text, "\xe2\x81\xa6"));
+	ck_assert_ptr_null(strchr(text, 0x1b));
+	ck_assert_ptr_nonnull(strstr(text, "del\\u007f csi\\u009b1m rlo\\u202efdp.exe lri\\u2066 caf\xc3\xa9 \xe2\x80\xaf "));
+	ck_assert_ptr_nonnull(strstr(text, "\"k\\u202e\""));
+	json_error_t je;
+	json_t *back = json_loads(text, 0, &je);
+	ck_assert_ptr_nonnull(back);
+	ck_assert(json_equal(j, back));
+	json_decref(back);
+	json_decref(j);
+	free(text);
+}
+END_TEST
+
 /* The inspect document holds exactly the items wg_scan_to_json writes, and errors. */
 START_TEST(test_inspect_document)
 {
@@ -540,6 +577,7 @@ Suite *suite_api(void)
 	tcase_add_test(tc, test_handles_and_versions);
 	tcase_add_test(tc, test_threads_share_a_context);
 	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_json_dump_escapes_controls);
 	tcase_add_test(tc, test_directory_inputs);
 	tcase_add_test(tc, test_not_applied);
 	tcase_add_test(tc, test_target_handle);

@@ -14,11 +14,42 @@ import ctypes.util
 import json
 import os
 
-__all__ = ["check", "Checker", "Finding", "Report", "WheelgateError", "library_path"]
+__all__ = ["check", "Checker", "Finding", "Report", "WheelgateError", "escape", "library_path"]
+
+# What a terminal obeys or reorders for: C0, DEL, C1, the bidi marks, embeddings, overrides
+# and isolates ("Trojan Source"), and the line/paragraph separators. The library's
+# wg_escape(WG_ESCAPE_CONTROL) escapes the same set, the same way.
+_UNSAFE = {c: ("\\x%02x" % c if c < 0x80 else "\\u%04x" % c)
+           for c in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
+                     *range(0x2028, 0x202F), *range(0x2066, 0x206A)]}
+_UNSAFE_TEXT = {k: v for k, v in _UNSAFE.items() if k not in (0x09, 0x0A)}
+
+
+def _surrogate(c):
+    # a byte that was not UTF-8 (surrogateescape) as the library writes it: \\xNN
+    return "\\x%02x" % (c - 0xDC00) if 0xDC80 <= c <= 0xDCFF else "\\u%04x" % c
+
+
+def escape(text, keep_newlines=False):
+    """text (str or bytes) made safe to print to a terminal: control characters, bidi
+    controls and bytes that are not UTF-8 written as \\xNN / \\uNNNN, as the library's text
+    output writes them; keep_newlines leaves newlines and tabs (text of several lines)."""
+    if text is None:
+        return ""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "surrogateescape")
+    out = str(text).translate(_UNSAFE_TEXT if keep_newlines else _UNSAFE)
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in out):
+        out = "".join(_surrogate(ord(c)) if 0xD800 <= ord(c) <= 0xDFFF else c for c in out)
+    return out
 
 
 class WheelgateError(Exception):
-    """libwheelgate could not be loaded, or refused an argument (the message says why)."""
+    """libwheelgate could not be loaded, or refused an argument (the message says why, with
+    names from inputs escaped)."""
+
+    def __init__(self, message):
+        super().__init__(escape(message))
 
 
 def library_path():
@@ -129,7 +160,8 @@ class Finding:
             setattr(self, k, d.get(k))
 
     def __repr__(self):
-        return "Finding(%s %s: %s)" % (self.severity, self.rule, self.message)
+        return "Finding(%s %s: %s)" % (escape(self.severity), escape(self.rule),
+                                       escape(self.message))
 
 
 class Report:
@@ -148,7 +180,8 @@ class Report:
         return self.verdict != "pass"
 
     def __repr__(self):
-        return "Report(%s: %s, %d findings)" % (self.path, self.verdict, len(self.findings))
+        return "Report(%s: %s, %d findings)" % (escape(self.path), self.verdict,
+                                                len(self.findings))
 
 
 class Result:

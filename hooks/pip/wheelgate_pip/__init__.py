@@ -76,7 +76,8 @@ def gate(requirements, options=None):
     opts = options or _options or parse_options([])[0]
     paths, unchecked = _wheel_paths(requirements)
     for u in unchecked:
-        print("wheelgate: %s is not a wheel (an editable or legacy install): not checked" % u,
+        print("wheelgate: %s is not a wheel (an editable or legacy install): not checked"
+              % wheelgate.escape(u),
               file=sys.stderr)
     if not paths:
         return
@@ -94,7 +95,9 @@ def gate(requirements, options=None):
     # load is worth knowing before it is needed.
     warned = sum(1 for r in result.reports for f in r.findings if f.severity == "warning")
     sys.stderr.write(result.text if blocking or warned or opts["warn_only"] else "")
-    names = ", ".join(os.path.basename(r.path) for r in blocking)
+    # The paths as the report has them (bytes not UTF-8 already \\xNN), escaped for pip's
+    # terminal: a wheel's name is a stranger's text.
+    names = ", ".join(wheelgate.escape(os.path.basename(r.path)) for r in blocking)
     if blocking and opts["warn_only"]:
         print("wheelgate: warn-only: installing despite blocking findings in %s" % names,
               file=sys.stderr)

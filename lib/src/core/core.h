@@ -78,6 +78,14 @@ bool wg_has_prefix(const char *s, const char *prefix);
 bool wg_utf8_valid(const char *s);
 /** Appends s to b with the WG_ESCAPE_* escapes (invalid UTF-8 always, controls on request). */
 int wg_buf_escape(wg_buf *b, const char *s, unsigned flags);
+/** The code point of the well-formed n-byte UTF-8 sequence at s when a terminal would obey
+ * or reorder for it (C0, DEL, C1, bidi marks/embeddings/overrides/isolates, U+2028/9), else 0
+ * (also for NUL). */
+unsigned wg_utf8_unsafe(const char *s, size_t n);
+struct json_t;
+/** json_dumps(j, flags), DEL, C1 and bidi controls written \uNNNN like the C0 ones jansson
+ * escapes itself: a JSON document for a terminal as much as a program; free(). NULL: no memory. */
+char *wg_json_dump(const struct json_t *j, size_t flags);
 
 /* ---- hashing (hash.c, libcrypto) ---- */
 

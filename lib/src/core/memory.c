@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <jansson.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -230,23 +231,44 @@ bool wg_utf8_valid(const char *s)
 	return true;
 }
 
+unsigned wg_utf8_unsafe(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	if (n == 1)
+		return *p < 0x20 || *p == 0x7F ? *p : 0;
+	if (n == 2) {
+		unsigned c = (unsigned)(p[0] & 0x1F) << 6 | (p[1] & 0x3F);
+		return c < 0xA0 || c == 0x061C ? c : 0; /* C1; ARABIC LETTER MARK */
+	}
+	if (n == 3) {
+		unsigned c = (unsigned)(p[0] & 0x0F) << 12 | (unsigned)(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
+		/* LRM, RLM; LINE and PARAGRAPH SEPARATOR; LRE..RLO; LRI..PDI */
+		return c == 0x200E || c == 0x200F || (c >= 0x2028 && c <= 0x202E) ||
+			       (c >= 0x2066 && c <= 0x2069)
+			       ? c : 0;
+	}
+	return 0;
+}
+
 int wg_buf_escape(wg_buf *b, const char *s, unsigned flags)
 {
 	static const char hex[] = "0123456789abcdef";
 	int rc = WG_OK;
 	for (const unsigned char *p = (const unsigned char *)s; *p && rc == WG_OK;) {
 		size_t n = utf8_seq(p);
-		/* C0 controls, DEL, and the C1 controls (U+0080..U+009F) that terminals obey. */
-		bool control = n == 1 ? (*p < 0x20 || *p == 0x7F) : n == 2 && p[0] == 0xC2 && p[1] < 0xA0;
-		if (n && !(control && (flags & WG_ESCAPE_CONTROL))) {
+		/* C0 controls, DEL, the C1 controls (U+0080..U+009F) that terminals obey, and the
+		 * bidi controls that reorder what a reader sees ("Trojan Source"). */
+		unsigned unsafe = n && (flags & WG_ESCAPE_CONTROL) ? wg_utf8_unsafe((const char *)p, n) : 0;
+		if (n && !unsafe) {
 			rc = wg_buf_append(b, (const char *)p, n);
 			p += n;
 			continue;
 		}
-		if (n == 2) { /* a C1 control: its code point */
-			char u[7] = {'\\', 'u', '0', '0', hex[p[1] >> 4], hex[p[1] & 15], 0};
+		if (n > 1) { /* a C1 or bidi control: its code point */
+			char u[7] = {'\\', 'u', hex[unsafe >> 12], hex[(unsafe >> 8) & 15],
+				     hex[(unsafe >> 4) & 15], hex[unsafe & 15], 0};
 			rc = wg_buf_append(b, u, 6);
-			p += 2;
+			p += n;
 			continue;
 		}
 		char x[5] = {'\\', 'x', hex[*p >> 4], hex[*p & 15], 0};
@@ -256,6 +278,46 @@ int wg_buf_escape(wg_buf *b, const char *s, unsigned flags)
 	if (rc == WG_OK && !b->s)
 		rc = wg_buf_append(b, "", 0);
 	return rc;
+}
+
+char *wg_json_dump(const json_t *j, size_t flags)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *s = j ? json_dumps(j, flags) : NULL;
+	if (!s)
+		return NULL;
+	/* jansson writes valid UTF-8 and escapes C0 itself; DEL, C1 and bidi controls it writes
+	 * raw. Outside strings a JSON document is ASCII without DEL, so each such character is
+	 * inside a string, where \uNNNN means the same. */
+	wg_buf b = {0};
+	const char *run = s;
+	for (const char *p = s; *p;) {
+		size_t n = utf8_seq((const unsigned char *)p);
+		n = n ? n : 1;
+		unsigned c = n == 1 && *p == 0x7F ? 0x7F : n > 1 ? wg_utf8_unsafe(p, n) : 0;
+		if (!c) {
+			p += n;
+			continue;
+		}
+		char u[7] = {'\\', 'u', hex[c >> 12], hex[(c >> 8) & 15], hex[(c >> 4) & 15],
+			     hex[c & 15], 0};
+		if (wg_buf_append(&b, run, (size_t)(p - run)) < 0 || wg_buf_append(&b, u, 6) < 0) {
+			wg_buf_free(&b);
+			free(s);
+			return NULL;
+		}
+		p += n;
+		run = p;
+	}
+	if (!b.s)
+		return s;
+	if (wg_buf_append(&b, run, strlen(run)) < 0) {
+		wg_buf_free(&b);
+		free(s);
+		return NULL;
+	}
+	free(s);
+	return b.s;
 }
 
 WG_API int wg_escape(char **out, const char *s, unsigned int flags)

@@ -21,6 +21,10 @@ int wg_regex_new(wg_regex **out, const char *pattern, unsigned flags, char *msg,
 	int ecode;
 	PCRE2_SIZE eoff = 0;
 	uint32_t opts = PCRE2_UTF;
+	/* Names from a wheel need not be UTF-8: a byte that is not never matches, the rest of
+	 * the subject still does (without it pcre2_match fails and a rule silently says nothing:
+	 * a missing DT_NEEDED library with such a name went unreported). */
+	opts |= PCRE2_MATCH_INVALID_UTF;
 	*out = NULL;
 	if (flags & WG_RE_CASELESS)
 		opts |= PCRE2_CASELESS;

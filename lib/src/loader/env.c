@@ -525,7 +525,7 @@ WG_API int wg_env_to_json(char **out, const wg_env *e)
 #undef S
 	if (!j)
 		return WG_ENOMEM;
-	*out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	*out = wg_json_dump(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(j);
 	return *out ? WG_OK : WG_ENOMEM;
 }

@@ -165,12 +165,16 @@ static json_t *sarif_location(const char *path, const wg_finding *f)
 		json_object_set_new(phys, "region", json_pack("{s:i}", "startLine", (int)f->line));
 	json_t *loc = json_pack("{s:o}", "physicalLocation", phys);
 	if (f && (f->member || f->symbol)) {
-		char fq[2048];
-		snprintf(fq, sizeof(fq), "%s%s%s", f->member ? f->member : "",
-			 f->member && f->symbol ? "!" : "", f->symbol ? f->symbol : "");
+		wg_buf fq = {0};
+		const char *m = f->member ? f->member : "", *y = f->symbol ? f->symbol : "";
+		if (wg_buf_append(&fq, m, strlen(m)) == WG_OK &&
+		    wg_buf_append(&fq, "!", f->member && f->symbol ? 1 : 0) == WG_OK)
+			wg_buf_append(&fq, y, strlen(y));
 		json_object_set_new(loc, "logicalLocations",
-				    json_pack("[{s:o, s:s}]", "fullyQualifiedName", nstr(fq), "kind",
+				    json_pack("[{s:o, s:s}]", "fullyQualifiedName",
+					      nstr(fq.s ? fq.s : ""), "kind",
 					      f->symbol ? "function" : "module"));
+		wg_buf_free(&fq);
 	}
 	return loc;
 }
@@ -224,12 +228,17 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 			for (size_t j = 0; rs && j < rs->rules.len; j++)
 				if (!strcmp(((const wg_rule *)wg_vec_at(&rs->rules, j))->id, f->rule))
 					idx = j;
-			char text[4096];
-			snprintf(text, sizeof(text), "%s Fix: %s", f->message, f->fix);
-			json_array_append_new(results, json_pack("{s:s, s:I, s:s, s:{s:o}, s:[o]}",
-				"ruleId", f->rule, "ruleIndex", (json_int_t)idx, "level",
-				sarif_level(f->severity), "message", "text", nstr(text), "locations",
-				sarif_location(paths[i], f)));
+			/* the whole message, however long (a cut could split a character) */
+			wg_buf text = {0};
+			const char *msg = f->message ? f->message : "", *fix = f->fix ? f->fix : "";
+			if (wg_buf_append(&text, msg, strlen(msg)) == WG_OK &&
+			    wg_buf_append(&text, " Fix: ", 6) == WG_OK)
+				wg_buf_append(&text, fix, strlen(fix));
+			json_array_append_new(results, json_pack("{s:o, s:I, s:s, s:{s:o}, s:[o]}",
+				"ruleId", nstr(f->rule), "ruleIndex", (json_int_t)idx, "level",
+				sarif_level(f->severity), "message", "text", nstr(text.s ? text.s : ""),
+				"locations", sarif_location(paths[i], f)));
+			wg_buf_free(&text);
 		}
 	}
 	json_t *run = json_pack("{s:{s:{s:s, s:s, s:s, s:o}}, s:o, s:[{s:b, s:o, s:o}]}",
@@ -282,7 +291,7 @@ static void text_not_applied(wg_buf *b, const wg_report *r, const char *dim, con
 			first = 0;
 		}
 		put(b, " (");
-		put(b, g->message);
+		put_esc(b, g->message);
 		put(b, ")");
 	}
 	put(b, off);
@@ -387,7 +396,7 @@ WG_API int wg_target_to_json(char **out, const wg_target *t)
 		return WG_EINVAL;
 	}
 	json_t *j = target_json(t);
-	*out = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	*out = j ? wg_json_dump(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(j);
 	if (*out)
 		return WG_OK;
@@ -421,7 +430,7 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 		wg_set_last_error(WG_EINVAL, "wg_reports_format: no format %d", (int)format);
 		return WG_EINVAL;
 	}
-	*out = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	*out = doc ? wg_json_dump(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(doc);
 	if (*out)
 		return WG_OK;

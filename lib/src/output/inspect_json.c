@@ -292,7 +292,7 @@ WG_API int wg_scan_to_json_gpus(char **out, const wg_scan *scan, unsigned int fl
 	json_t *j = scan_json(scan, flags, gpus, ngpus);
 	if (!j)
 		return WG_ENOMEM;
-	*out = json_dumps(j, (flags & WG_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT) |
+	*out = wg_json_dump(j, (flags & WG_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT) |
 				     JSON_PRESERVE_ORDER);
 	json_decref(j);
 	return *out ? WG_OK : WG_ENOMEM;
@@ -389,7 +389,7 @@ WG_API int wg_inspect_format(char **out, const wg_inspect *d)
 		wg_set_last_error(WG_EINVAL, "wg_inspect_format: no %s", out ? "document" : "place for it");
 		return WG_EINVAL;
 	}
-	*out = json_dumps(d->doc, (d->flags & WG_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT) |
+	*out = wg_json_dump(d->doc, (d->flags & WG_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT) |
 					  JSON_PRESERVE_ORDER);
 	return *out ? WG_OK : nomem();
 }
