@@ -43,6 +43,10 @@ const char *esc(const char *s);
  * (*queue, *n entries, each malloc'd); -1 when out of memory. */
 int queue_wheels(char ***queue, size_t *n, size_t at, const wg_scan *scan);
 /* Reads all of stdin (for "-") into a malloc'd buffer. */
+/** Reads stdin whole, counting: -2 as soon as more than limit bytes came (never more are
+ * held), -1 on a read error or out of memory. */
 int read_stdin(unsigned char **out, size_t *len, size_t limit);
+/** "2G", "512M", "100k" or bytes; false when s is not a size. */
+bool parse_size(const char *s, uint64_t *out);
 
 #endif

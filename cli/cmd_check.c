@@ -63,6 +63,7 @@ static void help(FILE *f)
 		"  -o, --output FILE  write the report (any format) to FILE instead of stdout\n"
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
 		"                     and tags come from it; without it those rules are not applied)\n"
+		"  --max-stdin SIZE   the most '-' reads (default 2G): more is refused, never held\n"
 		"  --fail-on LEVEL    error (default), warning or info: the lowest severity that\n"
 		"                     fails an input\n"
 		"  -q, --quiet        text: print only failing inputs and the summary\n"
@@ -171,6 +172,7 @@ static void print_report(FILE *out, const wg_ruleset *rs, const results *res, si
 typedef struct {
 	cli_config cfg;
 	const char *config, *output, *env_path, *stdin_name, *format;
+	uint64_t max_stdin; /* 0: the library's default */
 	bool no_config, list, self_test, quiet;
 	int profile;
 	wg_severity fail_on;
@@ -180,7 +182,8 @@ typedef struct {
 static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
-	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME };
+	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME,
+	       O_MAX_STDIN };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -190,7 +193,8 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		{"fail-on", required_argument, NULL, O_FAILON}, {"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{"env", required_argument, NULL, O_ENV}, {"profile", required_argument, NULL, O_PROFILE},
-		{"stdin-filename", required_argument, NULL, O_STDIN_NAME}, {NULL, 0, NULL, 0}};
+		{"stdin-filename", required_argument, NULL, O_STDIN_NAME},
+		{"max-stdin", required_argument, NULL, O_MAX_STDIN}, {NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
@@ -211,6 +215,13 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		case 'o': a->output = optarg; break;
 		case O_ENV: a->env_path = optarg; break;
 		case O_STDIN_NAME: a->stdin_name = optarg; break;
+		case O_MAX_STDIN:
+			if (!parse_size(optarg, &a->max_stdin)) {
+				fprintf(stderr, "wheelgate check: --max-stdin takes a size (bytes, or "
+					"with K, M or G), not '%s'\n", esc(optarg));
+				return EXIT_USAGE;
+			}
+			break;
 		case 'q': a->quiet = true; break;
 		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
@@ -357,6 +368,9 @@ static int read_input(checker *k, const char *path, const char **name, wg_scan *
 		int r = read_stdin(&buf, &len, k->max_stdin);
 		/* The name gives a wheel on stdin its filename facts (name, version, tags). */
 		*name = k->a->stdin_name ? k->a->stdin_name : "-";
+		if (r == -2)
+			fprintf(stderr, "wheelgate: %s: stdin is larger than the limit of %zu bytes "
+				"(--max-stdin); not read\n", esc(*name), k->max_stdin);
 		rc = r < 0 ? WG_EIO : wg_scan_buffer(scan, k->sc, buf, len, *name);
 		if (r == 0)
 			free(buf);
@@ -521,7 +535,9 @@ int cmd_check(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	checker k = {&a, sc, rs, target, (size_t)opts.max_member_size, stdout,
+	if (a.max_stdin)
+		opts.max_stdin = a.max_stdin;
+	checker k = {&a, sc, rs, target, (size_t)opts.max_stdin, stdout,
 		     !strcmp(a.format, "text"), false, {0}};
 	if (a.output && !(k.out = fopen(a.output, "w"))) {
 		fprintf(stderr, "wheelgate check: -o: %s: %s\n", a.output, strerror(errno));

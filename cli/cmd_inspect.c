@@ -38,6 +38,7 @@ static void help(FILE *f)
 		"  --entries=WHICH   fatbin entries in JSON: all (default) or none\n"
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
 		"                    and tags come from it)\n"
+		"  --max-stdin SIZE  the most '-' reads (default 2G): more is refused, never held\n"
 		"  -h, --help        show this help\n"
 		"\n"
 		"exit status: 0 when every input was read and nothing is wrong with it,\n"
@@ -52,6 +53,7 @@ static void help(FILE *f)
 
 typedef struct {
 	const char *stdin_name;
+	uint64_t max_stdin; /* 0: the library's default */
 	bool json, members, compact, entries;
 	int syms;
 	const char *gpu_specs[MAX_GPUS];
@@ -66,7 +68,7 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 		{"members", no_argument, NULL, 'm'},   {"compact", no_argument, NULL, 'c'},
 		{"gpu", required_argument, NULL, 'g'}, {"entries", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},      {"stdin-filename", required_argument, NULL, 'n'},
-		{NULL, 0, NULL, 0}};
+		{"max-stdin", required_argument, NULL, 'M'}, {NULL, 0, NULL, 0}};
 	int c;
 	*a = (inspect_args){.entries = true, .syms = SYMS_DEFAULT};
 	optind = 1;
@@ -104,6 +106,13 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 			a->entries = !strcmp(optarg, "all");
 			break;
 		case 'n': a->stdin_name = optarg; break;
+		case 'M':
+			if (!parse_size(optarg, &a->max_stdin)) {
+				fprintf(stderr, "wheelgate inspect: --max-stdin takes a size (bytes, or "
+					"with K, M or G), not '%s'\n", esc(optarg));
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
 			fprintf(stderr, "Try 'wheelgate inspect --help'.\n");
@@ -132,7 +141,8 @@ static int read_input(wg_scanner *sc, const inspect_args *a, size_t max_stdin, c
 	int r = read_stdin(&buf, &len, max_stdin);
 	if (r < 0) {
 		fprintf(stderr, "wheelgate: -: %s\n",
-			r == -2 ? "stdin is larger than the member size limit" : "cannot read stdin");
+			r == -2 ? "stdin is larger than the limit (--max-stdin); not read"
+				: "cannot read stdin");
 		return 1;
 	}
 	/* The name gives a wheel on stdin its filename facts (name, version, tags). */
@@ -253,7 +263,9 @@ int cmd_inspect(int argc, char **argv)
 		fprintf(stderr, "wheelgate: %s\n", esc(wg_error_last()));
 		goto out;
 	}
-	inspector k = {&a, sc, (size_t)opts.max_member_size, doc, tflags, gpus};
+	if (a.max_stdin)
+		opts.max_stdin = a.max_stdin;
+	inspector k = {&a, sc, (size_t)opts.max_stdin, doc, tflags, gpus};
 	status = inspect_inputs(&k, argv + optind, (size_t)(argc - optind));
 	char *out = NULL;
 	if (doc && wg_inspect_format(&out, doc) == WG_OK) {

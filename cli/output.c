@@ -3,6 +3,7 @@
  * and a one-line progress display on stderr.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,12 +70,17 @@ int read_stdin(unsigned char **out, size_t *len, size_t limit)
 	if (!buf)
 		return -1;
 	for (;;) {
+		if (n > limit) {
+			free(buf);
+			return -2; /* counted while reading: at most limit + one read are held */
+		}
 		if (n == cap) {
-			if (cap >= limit) {
+			/* Grown to at most limit + 1 bytes: one more byte says it is over the limit. */
+			if (cap > limit) {
 				free(buf);
 				return -2;
 			}
-			cap *= 2;
+			cap = cap > (limit + 1) / 2 ? limit + 1 : cap * 2;
 			unsigned char *p = realloc(buf, cap);
 			if (!p) {
 				free(buf);
@@ -94,6 +100,26 @@ int read_stdin(unsigned char **out, size_t *len, size_t limit)
 	*out = buf;
 	*len = n;
 	return 0;
+}
+
+bool parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return false;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
 }
 
 bool wg_has_suffix_cli(const char *s, const char *suffix)

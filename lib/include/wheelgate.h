@@ -132,11 +132,31 @@ typedef struct wg_options {
 	/** Called during long reads; may be NULL. */
 	wg_progress_cb progress;
 	void *progress_payload;
+	/* version 2: bounds on what hostile input can make the library hold or do (issue 12).
+	 * Every limit hit is a problem naming the file, the limit and the option. */
+	/** Bytes of metadata members (.dist-info WHEEL, METADATA, RECORD, top_level.txt) held
+	 * for one wheel at once (default 64 MiB). */
+	uint64_t max_text_total;
+	/** Bytes of Python source kept for the import checks, per wheel (default 64 MiB). */
+	uint64_t max_python_bytes;
+	/** Lines of Python source kept for the import checks, per wheel (default 2000000). */
+	uint32_t max_python_lines;
+	/** Rows of RECORD read (default 1000000). */
+	uint32_t max_record_rows;
+	/** Largest rule file read (default 4 MiB); rule files may not use YAML aliases. */
+	uint64_t max_rule_file;
+	/** Largest input read from stdin (default 2 GiB; the CLI's --max-stdin). */
+	uint64_t max_stdin;
+	/** Largest library-index cache entry read (default 64 MiB; larger ones are rebuilt). */
+	uint64_t max_cache_entry;
 } wg_options;
 
-#define WG_OPTIONS_VERSION 1
-#define WG_OPTIONS_INIT \
-	{ WG_OPTIONS_VERSION, 4ULL << 30, 16ULL << 30, 100000, 250, 4000000, 200000, NULL, NULL }
+#define WG_OPTIONS_VERSION 2
+#define WG_OPTIONS_INIT                                                                     \
+	{ WG_OPTIONS_VERSION, 4ULL << 30, 16ULL << 30, 100000, 250, 4000000, 200000, NULL, NULL, \
+	  64ULL << 20, 64ULL << 20, 2000000, 1000000, 4ULL << 20, 2ULL << 30, 64ULL << 20 }
+/** The size of the wg_options of each version (a version-1 caller's struct is smaller). */
+#define WG_OPTIONS_V1_SIZE (offsetof(wg_options, progress_payload) + sizeof(void *))
 
 /** Fills *opts with the defaults of `version`. */
 WG_API int wg_options_init(wg_options *opts, unsigned int version);

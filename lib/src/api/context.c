@@ -19,7 +19,9 @@ WG_API int wg_options_init(wg_options *opts, unsigned int version)
 	if (wg_struct_version("wg_options", version, WG_OPTIONS_VERSION) < 0)
 		return WG_EINVAL;
 	wg_options def = WG_OPTIONS_INIT;
-	*opts = def;
+	/* Only the fields of that version: a version-1 caller's struct ends earlier. */
+	memcpy(opts, &def, version == 1 ? WG_OPTIONS_V1_SIZE : sizeof(def));
+	opts->version = version;
 	return WG_OK;
 }
 
@@ -46,8 +48,11 @@ WG_API int wg_context_new(wg_context **out, const wg_options *opts)
 		return WG_ENOMEM;
 	}
 	wg_options_init(&ctx->opts, WG_OPTIONS_VERSION);
-	if (opts)
-		ctx->opts = *opts;
+	if (opts) {
+		/* A version-1 caller's options: its fields, the version-2 ones keep their defaults. */
+		memcpy(&ctx->opts, opts, opts->version == 1 ? WG_OPTIONS_V1_SIZE : sizeof(*opts));
+		ctx->opts.version = WG_OPTIONS_VERSION;
+	}
 	const wg_data_file *f = find_data("classify/string-abi.yaml");
 	if (!f) {
 		wg_set_last_error(WG_EDATA, "rules/classify/string-abi.yaml is missing from the build");

@@ -54,6 +54,7 @@ int wg_regex_new(wg_regex **out, const char *pattern, unsigned flags, char *msg,
 	}
 	pcre2_set_match_limit(re->mctx, 1000000);
 	pcre2_set_depth_limit(re->mctx, 10000);
+	pcre2_set_heap_limit(re->mctx, 20000); /* KiB of backtracking memory */
 	*out = re;
 	return WG_OK;
 }
@@ -84,8 +85,11 @@ int wg_regex_match(const wg_regex *re, wg_rmatch *md, const char *s, size_t len,
 	int rc = pcre2_match(re->code, (PCRE2_SPTR)s, len, 0, 0, m, re->mctx);
 	if (rc == PCRE2_ERROR_NOMATCH)
 		return 0;
+	if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+	    rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT)
+		return WG_ELIMIT; /* the pattern ran away on this subject: nothing decided */
 	if (rc < 0)
-		return WG_ELIMIT; /* match or depth limit, or bad UTF-8 */
+		return WG_EFORMAT;
 	PCRE2_SIZE *ov = pcre2_get_ovector_pointer(m);
 	uint32_t have = pcre2_get_ovector_count(m);
 	for (int i = 0; i < ncaps; i++) {

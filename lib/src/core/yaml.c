@@ -22,9 +22,43 @@ struct wg_yaml_node {
 
 static _Thread_local const wg_yaml_doc *current_doc;
 
+/*
+ * Rule and data files may not use aliases (*name): libyaml shares the aliased node, but every
+ * reader of the tree walks it again at each alias, so a 1 MB file of aliases cost gigabytes
+ * (issue 12). One pass over libyaml's events finds the first alias before anything is built.
+ */
+static int refuse_aliases(const char *name, const char *text, size_t len, wg_err *err)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int rc = WG_OK;
+	if (!yaml_parser_initialize(&p))
+		return wg_seterr(err, WG_ENOMEM, "%s: out of memory", name);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	for (;;) {
+		if (!yaml_parser_parse(&p, &ev))
+			break; /* a syntax error: yaml_parser_load says where */
+		yaml_event_type_t t = ev.type;
+		if (t == YAML_ALIAS_EVENT)
+			rc = wg_seterr(err, WG_EDATA, "%s:%zu:%zu: YAML aliases (*%s) are not allowed in "
+				       "rule and data files: write the value out", name,
+				       ev.start_mark.line + 1, ev.start_mark.column + 1,
+				       wg_utf8_valid((const char *)ev.data.alias.anchor)
+					       ? (const char *)ev.data.alias.anchor : "?");
+		yaml_event_delete(&ev);
+		if (rc < 0 || t == YAML_STREAM_END_EVENT)
+			break;
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
 int wg_yaml_parse(wg_yaml_doc **out, const char *name, const char *text, size_t len, wg_err *err)
 {
 	*out = NULL;
+	int arc = refuse_aliases(name, text, len, err);
+	if (arc < 0)
+		return arc;
 	wg_yaml_doc *d = calloc(1, sizeof(*d));
 	if (!d || !(d->name = strdup(name))) {
 		free(d);

@@ -189,6 +189,9 @@ typedef struct {
 } wg_record_row;
 
 int wg_record_parse(wg_vec *rows, wg_arena *a, const char *text, size_t len, wg_err *err);
+/** wg_record_parse that stops (WG_ELIMIT) at more than max_rows rows. */
+int wg_record_parse_max(wg_vec *rows, wg_arena *a, const char *text, size_t len, size_t max_rows,
+			wg_err *err);
 /** RECORD verification: every member against its row; orphans listed. */
 void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t len);
 /** Without a usable RECORD, nothing read can be verified. */

@@ -28,8 +28,11 @@ void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t 
 	wg_vec rows;
 	wg_err err = {0};
 	wg_vec_init(&rows, sizeof(wg_record_row));
-	if (wg_record_parse(&rows, &scan->arena, text, len, &err) < 0) {
-		wg_scan_add_problem(scan, WG_EFORMAT, name, "%s: %s", name, err.msg);
+	int prc = wg_record_parse_max(&rows, &scan->arena, text, len,
+				      scan->ctx ? scan->ctx->opts.max_record_rows : SIZE_MAX, &err);
+	if (prc < 0) {
+		wg_scan_add_problem(scan, prc == WG_ELIMIT ? WG_ELIMIT : WG_EFORMAT, name, "%s: %s",
+				    name, err.msg);
 		wg_record_mark_none(scan);
 		wg_vec_free(&rows);
 		return;

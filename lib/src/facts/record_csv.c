@@ -18,6 +18,7 @@ typedef struct {
 	size_t line;
 	int rc;
 	wg_err *err;
+	size_t max_rows;
 } record_state;
 
 static void on_field(void *s, size_t n, void *payload)
@@ -55,6 +56,11 @@ static void on_row(int c, void *payload)
 				   st->line, st->nfields);
 		return;
 	}
+	if (st->rows->len >= st->max_rows) {
+		st->rc = wg_seterr(st->err, WG_ELIMIT, "RECORD has more than %zu rows, the limit "
+				   "(max_record_rows); not read", st->max_rows);
+		return;
+	}
 	wg_record_row *r = wg_vec_push(st->rows);
 	if (!r) {
 		st->rc = WG_ENOMEM;
@@ -90,8 +96,14 @@ static void on_row(int c, void *payload)
 
 int wg_record_parse(wg_vec *rows, wg_arena *a, const char *text, size_t len, wg_err *err)
 {
+	return wg_record_parse_max(rows, a, text, len, SIZE_MAX, err);
+}
+
+int wg_record_parse_max(wg_vec *rows, wg_arena *a, const char *text, size_t len, size_t max_rows,
+			wg_err *err)
+{
 	struct csv_parser p;
-	record_state st = {rows, a, {0}, 0, 0, WG_OK, err};
+	record_state st = {rows, a, {0}, 0, 0, WG_OK, err, max_rows};
 	if (csv_init(&p, CSV_APPEND_NULL) != 0)
 		return wg_seterr(err, WG_ENOMEM, "out of memory");
 	if (csv_parse(&p, text, len, on_field, on_row, &st) != len && st.rc == WG_OK)

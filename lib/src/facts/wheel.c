@@ -56,21 +56,30 @@ typedef struct {
 	bool decided, keep, elf;
 	uint64_t done;
 	uint64_t *py_budget;
+	uint64_t *py_lines;    /* lines of Python the options still allow */
+	uint64_t *text_budget; /* bytes of metadata members the options still allow */
+	const char *dist_info; /* the .dist-info directory whose metadata is read, or NULL */
+	bool py_refused;       /* a Python file not kept: over the bytes or lines budget */
+	bool text_refused;     /* a metadata member not kept: over max_text_total */
 	const char *progress_name;
 } member_reader;
 
 #define TEXT_MAX (16u << 20)
 #define PY_MAX (1u << 20)      /* a Python file kept for the checks */
-#define PY_BUDGET (64u << 20)  /* all Python files of a wheel kept, at most */
 
 static bool is_py(const char *name)
 {
 	return wg_has_suffix(name, ".py");
 }
 
-static bool wanted_text(const char *name)
+static bool wanted_text(const char *name, const char *dist_info)
 {
 	const char *slash = strchr(name, '/');
+	/* Only the .dist-info directory that is read: the others' files are never parsed, and
+	 * holding them let many 1 MiB "METADATA" members add up to gigabytes (issue 12). */
+	if (dist_info && slash && ((size_t)(slash - name) != strlen(dist_info) ||
+				   memcmp(name, dist_info, (size_t)(slash - name))))
+		return false;
 	if (!slash || strchr(slash + 1, '/'))
 		return false;
 	if ((size_t)(slash - name) < 10 ||
@@ -89,11 +98,22 @@ static int on_chunk(const uint8_t *data, size_t n, void *payload)
 		r->decided = true;
 		/* The first chunk holds at least 4 bytes unless the member is that small. */
 		r->elf = wg_is_elf(data, n);
-		r->keep = r->elf || (wanted_text(r->m->name) && r->m->size <= TEXT_MAX);
-		if (!r->keep && is_py(r->m->name) && r->m->size <= PY_MAX &&
-		    r->m->size <= *r->py_budget) {
-			*r->py_budget -= r->m->size;
-			r->keep = true;
+		r->keep = r->elf;
+		if (!r->keep && wanted_text(r->m->name, r->dist_info) && r->m->size <= TEXT_MAX) {
+			if (r->m->size <= *r->text_budget) {
+				*r->text_budget -= r->m->size;
+				r->keep = true;
+			} else {
+				r->text_refused = true;
+			}
+		}
+		if (!r->keep && is_py(r->m->name) && r->m->size <= PY_MAX) {
+			if (r->m->size <= *r->py_budget && *r->py_lines) {
+				*r->py_budget -= r->m->size;
+				r->keep = true;
+			} else {
+				r->py_refused = true;
+			}
 		}
 		if (r->keep) {
 			r->cap = (size_t)r->m->size;
@@ -203,9 +223,9 @@ static const char *pick_dist_info(wg_scan *scan)
 	return found;
 }
 
-static void parse_text_members(wg_scan *scan, text_member *texts, size_t ntexts)
+static void parse_text_members(wg_scan *scan, text_member *texts, size_t ntexts,
+			       const char *di)
 {
-	const char *di = pick_dist_info(scan);
 	scan->fields[WG_WHEEL_DIST_INFO] = di;
 	if (!di) {
 		wg_scan_add_problem(scan, WG_EFORMAT, NULL, "%s: no .dist-info directory with a WHEEL "
@@ -366,14 +386,19 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 		free(sorted);
 	}
 
-	/* Pass 2: every member once: hash it, and keep what needs parsing. */
-	uint64_t py_budget = PY_BUDGET;
+	/* Pass 2: every member once: hash it, and keep what needs parsing: the objects, the
+	 * metadata of the one .dist-info directory read, Python sources, each within its budget. */
+	const char *di = pick_dist_info(scan);
+	uint64_t py_budget = o->max_python_bytes, py_lines = o->max_python_lines;
+	uint64_t text_budget = o->max_text_total;
+	bool py_said = false, text_said = false;
 	for (size_t i = 0; i < scan->members.len; i++) {
 		wg_member *m = wg_vec_at(&scan->members, i);
 		if (m->is_dir || !m->safe)
 			continue;
 		member_reader r = {.scan = scan, .s = s, .m = m, .progress_name = m->name,
-				   .py_budget = &py_budget};
+				   .py_budget = &py_budget, .py_lines = &py_lines,
+				   .text_budget = &text_budget, .dist_info = di};
 		if (!(r.sha = wg_sha256_new())) {
 			rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 			goto done;
@@ -391,6 +416,38 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 			free(r.buf);
 			rc = WG_OK;
 			continue;
+		}
+		if (r.text_refused && !text_said) {
+			text_said = true;
+			wg_scan_add_problem(scan, WG_ELIMIT, m->name,
+					    "%s: metadata members add up to more than %llu bytes "
+					    "(max_text_total); %s and later ones not read", scan->path,
+					    (unsigned long long)o->max_text_total, m->name);
+		}
+		if (r.keep && is_py(m->name) && !r.elf) {
+			/* Lines count against max_python_lines: what the import checks examine. */
+			uint64_t lines = 1;
+			for (const uint8_t *p = r.buf, *end = r.buf + r.len;
+			     (p = memchr(p, '\n', (size_t)(end - p))); p++)
+				lines++;
+			if (lines > py_lines) {
+				r.keep = false;
+				r.py_refused = true;
+				py_lines = 0;
+				free(r.buf);
+				r.buf = NULL;
+			} else {
+				py_lines -= lines;
+			}
+		}
+		if (r.py_refused && !py_said) {
+			py_said = true;
+			wg_scan_add_problem(scan, WG_ELIMIT, m->name,
+					    "%s: Python sources add up to more than %llu bytes "
+					    "(max_python_bytes) or %u lines (max_python_lines); %s and later "
+					    "ones not examined for imports", scan->path,
+					    (unsigned long long)o->max_python_bytes, o->max_python_lines,
+					    m->name);
 		}
 		wg_sha256_final(r.sha, m->sha256);
 		wg_sha256_free(r.sha);
@@ -432,7 +489,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 			ntexts++;
 		}
 	}
-	parse_text_members(scan, texts, ntexts);
+	parse_text_members(scan, texts, ntexts, di);
 done:
 	for (size_t i = 0; i < ntexts; i++)
 		free(texts[i].text);

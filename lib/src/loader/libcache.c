@@ -16,8 +16,6 @@
 
 #include "loader/loader.h"
 
-/* An entry larger than this is not read: libtorch_cpu.so's 78k symbols take about 12 MiB. */
-#define CACHE_ENTRY_MAX (256LL << 20)
 
 /* 2: ELF facts read through PT_LOAD (issue 10): entries of the section-range reader are stale;
  * names that are not UTF-8 kept as hex. */
@@ -197,9 +195,11 @@ void wg_cache_put(wg_env *e, const wg_lib *l)
 	json_decref(j);
 }
 
-static bool load_syms(wg_lib *l, json_t *a, wg_libsym **out, size_t *n)
+static bool load_syms(wg_lib *l, json_t *a, wg_libsym **out, size_t *n, uint32_t max)
 {
 	size_t len = json_array_size(a);
+	if (len > max)
+		return false; /* more than an object may have (max_symbols): rebuilt */
 	*out = wg_arena_alloc(&l->arena, (len + 1) * sizeof(wg_libsym));
 	if (!*out || !json_is_array(a))
 		return false;
@@ -245,7 +245,11 @@ wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime)
 	if (fd < 0)
 		return NULL;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > CACHE_ENTRY_MAX) {
+	/* An entry over max_cache_entry (libtorch_cpu.so's 78k symbols take about 12 MiB) is
+	 * not read but rebuilt from the library. */
+	const wg_options *o = &e->sc->ctx->opts;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > o->max_cache_entry) {
 		close(fd);
 		return NULL; /* rebuilt from the library and written over */
 	}
@@ -274,8 +278,9 @@ wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime)
 		json_t *vn = json_object_get(j, "verneeds");
 		ok = so && load_strs(l, json_object_get(j, "needed"), &l->needed) &&
 		     load_strs(l, json_object_get(j, "verdefs"), &l->verdefs) && json_is_array(vn) &&
-		     load_syms(l, json_object_get(j, "defs"), &l->defs, &l->ndefs) &&
-		     load_syms(l, json_object_get(j, "undefs"), &l->undefs, &l->nundefs);
+		     load_syms(l, json_object_get(j, "defs"), &l->defs, &l->ndefs, o->max_symbols) &&
+		     load_syms(l, json_object_get(j, "undefs"), &l->undefs, &l->nundefs,
+			       o->max_symbols);
 		for (size_t i = 0; ok && i < json_array_size(vn); i++) {
 			json_t *it = json_array_get(vn, i);
 			const char *f = bytes_value(l, json_array_get(it, 0));

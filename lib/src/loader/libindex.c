@@ -16,22 +16,69 @@ static uint32_t fnv(const char *s)
 	return h;
 }
 
+/*
+ * The table has one slot per distinct key, so that it stays linear however many definitions
+ * share a name (200,000 of one name made the probing quadratic: issue 12). Keys:
+ *  - (name, version): the first definition of that exact pair (unversioned: the last one,
+ *    which is the one an unversioned or unmatched reference binds to);
+ *  - (name, default): the first versioned definition that is not hidden, what an unversioned
+ *    reference binds to; marked by the top bit of the slot.
+ */
+#define DEFAULT_KEY 0x80000000u
+
+static uint32_t key_hash(const char *name, const char *version, bool dflt)
+{
+	uint32_t h = fnv(name);
+	if (dflt)
+		return h ^ 0x9e3779b9u;
+	if (version)
+		for (const char *s = version; *s; s++)
+			h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The slot of key (name, version | default), or of the empty slot where it would go. */
+static size_t find_slot(const wg_lib *l, const char *name, const char *version, bool dflt)
+{
+	size_t k = key_hash(name, version, dflt) & (l->hcap - 1);
+	for (; l->hash[k]; k = (k + 1) & (l->hcap - 1)) {
+		uint32_t v = l->hash[k];
+		const wg_libsym *d = &l->defs[(v & ~DEFAULT_KEY) - 1];
+		if (!(v & DEFAULT_KEY) != !dflt || strcmp(d->name, name))
+			continue;
+		if (dflt || same_str(d->version, version))
+			return k;
+	}
+	return k;
+}
+
 void wg_lib_index(wg_lib *l)
 {
 	l->hcap = 16;
-	while (l->hcap < l->ndefs * 2 + 1)
+	/* at most two keys per definition, at most half full */
+	while (l->hcap < l->ndefs * 4 + 1)
 		l->hcap *= 2;
 	l->hash = wg_arena_alloc(&l->arena, l->hcap * sizeof(*l->hash));
-	if (!l->hash) {
+	if (!l->hash || l->ndefs >= DEFAULT_KEY - 1) {
 		l->hcap = 0;
 		return;
 	}
 	memset(l->hash, 0, l->hcap * sizeof(*l->hash));
 	for (size_t i = 0; i < l->ndefs; i++) {
-		size_t k = fnv(l->defs[i].name) & (l->hcap - 1);
-		while (l->hash[k])
-			k = (k + 1) & (l->hcap - 1);
-		l->hash[k] = (uint32_t)i + 1;
+		const wg_libsym *d = &l->defs[i];
+		size_t k = find_slot(l, d->name, d->version, false);
+		if (!l->hash[k] || !d->version)
+			l->hash[k] = (uint32_t)i + 1; /* first of a version; last unversioned */
+		if (d->version && !d->hidden) {
+			k = find_slot(l, d->name, NULL, true);
+			if (!l->hash[k])
+				l->hash[k] = ((uint32_t)i + 1) | DEFAULT_KEY;
+		}
 	}
 }
 
@@ -39,19 +86,11 @@ const wg_libsym *wg_lib_lookup(const wg_lib *l, const char *name, const char *ve
 {
 	if (!l->hcap)
 		return NULL;
-	const wg_libsym *unversioned = NULL;
-	for (size_t k = fnv(name) & (l->hcap - 1); l->hash[k]; k = (k + 1) & (l->hcap - 1)) {
-		const wg_libsym *d = &l->defs[l->hash[k] - 1];
-		if (strcmp(d->name, name))
-			continue;
-		if (!d->version) {
-			unversioned = d; /* binds to any reference */
-			continue;
-		}
-		if (version ? !strcmp(d->version, version) : !d->hidden)
-			return d; /* the named version, or the default one for an unversioned ref */
-	}
-	return unversioned;
+	size_t k = find_slot(l, name, version, version == NULL);
+	if (l->hash[k])
+		return &l->defs[(l->hash[k] & ~DEFAULT_KEY) - 1];
+	k = find_slot(l, name, NULL, false);
+	return l->hash[k] ? &l->defs[l->hash[k] - 1] : NULL;
 }
 
 wg_lib *wg_lib_from_object(const wg_object *o, const char *path)

@@ -59,24 +59,51 @@ char *wg_check_printf(wg_check_ctx *cc, const char *fmt, ...)
 	return wg_arena_strdup(&cc->report->arena, buf);
 }
 
-bool wg_rule_matches(wg_check_ctx *cc, const char *list, const char *subject, size_t *caps,
-		     int ncaps)
+/* A match that hit PCRE2's limits: remembered (the first one) so that the check fails. */
+static void limit_hit(wg_check_ctx *cc, const char *list, const char *subject, size_t len)
+{
+	if (cc->limit_list)
+		return;
+	cc->limit_list = list;
+	size_t n = len < sizeof(cc->limit_subject) - 1 ? len : sizeof(cc->limit_subject) - 1;
+	for (size_t i = 0; i < n; i++) /* only printable ASCII: the subject is input text */
+		cc->limit_subject[i] = subject[i] >= 0x20 && subject[i] < 0x7f ? subject[i] : '?';
+	cc->limit_subject[n] = '\0';
+}
+
+bool wg_rule_matches_n(wg_check_ctx *cc, const char *list, const char *subject, size_t len,
+		       size_t *caps, int ncaps)
 {
 	for (size_t i = 0; i < cc->rule->nlists; i++) {
 		const wg_pattern_list *l = &cc->rule->lists[i];
 		if (strcmp(l->name, list))
 			continue;
-		for (size_t j = 0; j < l->n; j++)
-			if (wg_regex_match(l->re[j], cc->md, subject, strlen(subject), caps, ncaps) == 1)
+		for (size_t j = 0; j < l->n; j++) {
+			int rc = wg_regex_match(l->re[j], cc->md, subject, len, caps, ncaps);
+			if (rc == 1)
 				return true;
+			if (rc == WG_ELIMIT)
+				limit_hit(cc, list, subject, len);
+		}
 	}
 	return false;
+}
+
+bool wg_rule_matches(wg_check_ctx *cc, const char *list, const char *subject, size_t *caps,
+		     int ncaps)
+{
+	return wg_rule_matches_n(cc, list, subject, strlen(subject), caps, ncaps);
 }
 
 bool wg_rule_in_scope(wg_check_ctx *cc, bool object, const char *subject)
 {
 	wg_regex *re = object ? cc->rule->scope_objects : cc->rule->scope_members;
-	return !re || wg_regex_match(re, cc->md, subject, strlen(subject), NULL, 0) == 1;
+	if (!re)
+		return true;
+	int rc = wg_regex_match(re, cc->md, subject, strlen(subject), NULL, 0);
+	if (rc == WG_ELIMIT)
+		limit_hit(cc, "scope", subject, strlen(subject));
+	return rc == 1;
 }
 
 const wg_object *wg_check_next_object(wg_check_ctx *cc, size_t *i)
@@ -333,10 +360,20 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 		cc.rule = rule;
 		cc.severity = (wg_severity)rule->sev[r->profile];
 		rc = rule->kind->run(&cc);
+		if (rc == WG_OK && cc.limit_list) {
+			rc = WG_ELIMIT;
+			break;
+		}
 	}
 	wg_rmatch_free(md);
 	wg_vec_free(&cc.ld_issues);
 	wg_analysis_free(an);
+	if (rc == WG_ELIMIT && cc.limit_list) {
+		wg_report_free(r);
+		return wg_seterr(&sc->err, rc, "%s: rule %s not decided: its '%s' pattern ran past the "
+				 "regular-expression match limit on \"%s\"", scan->path,
+				 cc.rule->id, cc.limit_list, cc.limit_subject);
+	}
 	if (rc < 0) {
 		wg_report_free(r);
 		return wg_seterr(&sc->err, rc, "%s: checking failed: %s", scan->path, wg_strerror(rc));

@@ -15,7 +15,6 @@
 #include "core/data.h"
 #include "rules/rules.h"
 
-#define MAX_RULE_FILE (4u << 20)
 
 static const char *const target_keys[] = {"python", "torch", "cuda", "cxx11abi", "gpu", NULL};
 static const char *const common_vars[] = {"wheel", "path", "rule", "target.python",
@@ -384,13 +383,22 @@ static int load_text(wg_ruleset *rs, const char *file, const char *text, size_t 
 	return rc;
 }
 
-static int load_file(wg_ruleset *rs, const char *path, wg_err *err)
+static int load_file(wg_ruleset *rs, const char *path, uint64_t max, wg_err *err)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return wg_seterr(err, WG_EIO, "%s: %s", path, strerror(errno));
-	char *buf = malloc(MAX_RULE_FILE + 1);
-	size_t n = buf ? fread(buf, 1, MAX_RULE_FILE + 1, f) : 0;
+	/* At most max bytes are ever held: the buffer is the file's size, checked first. */
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size > max) {
+		fclose(f);
+		return wg_seterr(err, WG_ELIMIT, "%s: a rule file of %lld bytes, more than the limit "
+				 "of %llu (max_rule_file)", path, (long long)st.st_size,
+				 (unsigned long long)max);
+	}
+	size_t cap = (size_t)st.st_size + 1;
+	char *buf = malloc(cap);
+	size_t n = buf ? fread(buf, 1, cap, f) : 0;
 	int bad = ferror(f);
 	fclose(f);
 	if (!buf)
@@ -398,8 +406,8 @@ static int load_file(wg_ruleset *rs, const char *path, wg_err *err)
 	int rc;
 	if (bad)
 		rc = wg_seterr(err, WG_EIO, "%s: read error", path);
-	else if (n > MAX_RULE_FILE)
-		rc = wg_seterr(err, WG_ELIMIT, "%s: larger than %u bytes", path, MAX_RULE_FILE);
+	else if (n == cap)
+		rc = wg_seterr(err, WG_EIO, "%s: the file grew while it was read", path);
 	else
 		rc = load_text(rs, path, buf, n, err);
 	free(buf);
@@ -411,13 +419,13 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int load_path(wg_ruleset *rs, const char *path, wg_err *err)
+static int load_path(wg_ruleset *rs, const char *path, uint64_t max, wg_err *err)
 {
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return wg_seterr(err, WG_EIO, "%s: %s", path, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return load_file(rs, path, err);
+		return load_file(rs, path, max, err);
 	DIR *d = opendir(path);
 	if (!d)
 		return wg_seterr(err, WG_EIO, "%s: %s", path, strerror(errno));
@@ -443,7 +451,7 @@ static int load_path(wg_ruleset *rs, const char *path, wg_err *err)
 		if (rc == WG_OK && names[i]) {
 			char full[4096];
 			snprintf(full, sizeof(full), "%s/%s", path, names[i]);
-			rc = load_file(rs, full, err);
+			rc = load_file(rs, full, max, err);
 		}
 		free(names[i]);
 	}
@@ -465,7 +473,9 @@ WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_rule
 	wg_err err = {0};
 	int rc = WG_OK;
 	wg_ruleset_options def = WG_RULESET_OPTIONS_INIT;
-	(void)ctx;
+	/* Without a context: the default limit. */
+	wg_options defaults = WG_OPTIONS_INIT;
+	uint64_t max_rule_file = ctx ? ctx->opts.max_rule_file : defaults.max_rule_file;
 	if (!out)
 		return wg_null_arg("wg_ruleset_new");
 	*out = NULL;
@@ -486,7 +496,7 @@ WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_rule
 				rc = load_text(rs, name, f->text, f->len, &err);
 			}
 	for (size_t i = 0; i < o->nrule_paths && rc == WG_OK; i++)
-		rc = load_path(rs, o->rule_paths[i], &err);
+		rc = load_path(rs, o->rule_paths[i], max_rule_file, &err);
 	for (size_t i = 0; i < o->nenable && rc == WG_OK; i++) {
 		wg_rule *r = find_rule(rs, o->enable[i]);
 		if (!r)

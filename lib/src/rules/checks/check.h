@@ -34,6 +34,10 @@ struct wg_check_ctx {
 	/* The facts derived once for this input (analysis/analysis.h): load roles, imports, ... */
 	struct wg_analysis *an;
 	const struct wg_role *roles; /* one per scan object, once wg_check_roles succeeded */
+	/* A pattern that ran past PCRE2's match or depth limit decided nothing: the first such
+	 * (pattern list, subject) makes the check fail, never a silent non-match (issue 12). */
+	const char *limit_list;
+	char limit_subject[64];
 };
 
 /** Fills cc->roles (needs the wheel's Python sources and DT_NEEDED entries). */
@@ -54,6 +58,9 @@ int wg_emit_sev(wg_check_ctx *cc, wg_severity sev, const wg_vars *vars, const ch
 int wg_check_ld(wg_check_ctx *cc);
 
 /** Whether any pattern of the rule's list `list` matches subject; caps as wg_regex_match. */
+/** wg_rule_matches on len bytes of subject (need not end in NUL). */
+bool wg_rule_matches_n(wg_check_ctx *cc, const char *list, const char *subject, size_t len,
+		       size_t *caps, int ncaps);
 bool wg_rule_matches(wg_check_ctx *cc, const char *list, const char *subject, size_t *caps,
 		     int ncaps);
 /** Whether the rule's scope (objects: / members:) admits subject; no scope admits all. */

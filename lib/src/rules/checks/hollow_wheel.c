@@ -61,7 +61,8 @@ typedef struct {
 } opener;
 
 /* An import inside a try: block is optional (the code handles its absence). */
-static bool guarded(wg_check_ctx *cc, char **lines, opener *st, size_t depth, size_t ind)
+static bool guarded(wg_check_ctx *cc, const char **lines, const size_t *lens, opener *st,
+		    size_t depth, size_t ind)
 {
 	while (depth && st[depth - 1].indent >= ind)
 		depth--;
@@ -69,7 +70,7 @@ static bool guarded(wg_check_ctx *cc, char **lines, opener *st, size_t depth, si
 		return false;
 	opener *o = &st[depth - 1];
 	if (o->guard < 0)
-		o->guard = wg_rule_matches(cc, "guard", lines[o->line], NULL, 0);
+		o->guard = wg_rule_matches_n(cc, "guard", lines[o->line], lens[o->line], NULL, 0);
 	return o->guard;
 }
 
@@ -162,7 +163,9 @@ static int run(wg_check_ctx *cc)
 		size_t nlines = 1;
 		for (size_t k = 0; k < src->len; k++)
 			nlines += src->text[k] == '\n';
-		char **lines = malloc(nlines * sizeof(*lines));
+		/* Lines point into the source (no copies: a file of short lines cost a copy and
+		 * an arena slot per line); the patterns match on (pointer, length). */
+		const char **lines = malloc(nlines * sizeof(*lines));
 		size_t *lens = malloc(nlines * sizeof(*lens));
 		opener *st = malloc(nlines * sizeof(*st));
 		size_t depth = 0;
@@ -176,7 +179,7 @@ static int run(wg_check_ctx *cc)
 		for (char *p = src->text; p <= src->text + src->len && nl < nlines;) {
 			char *e = memchr(p, '\n', (size_t)(src->text + src->len - p));
 			size_t len = e ? (size_t)(e - p) : (size_t)(src->text + src->len - p);
-			lines[nl] = wg_arena_strndup(a, p, len);
+			lines[nl] = p;
 			lens[nl++] = len;
 			if (!e)
 				break;
@@ -186,9 +189,10 @@ static int run(wg_check_ctx *cc)
 			size_t caps[6];
 			const char *names[32];
 			int nn = 0;
-			if (wg_rule_matches(cc, "import", lines[k], caps, 2) && caps[2] != SIZE_MAX) {
+			if (wg_rule_matches_n(cc, "import", lines[k], lens[k], caps, 2) &&
+			    caps[2] != SIZE_MAX) {
 				nn = each_name(lines[k] + caps[2], caps[3] - caps[2], NULL, a, names, 32);
-			} else if (wg_rule_matches(cc, "from_import", lines[k], caps, 3) &&
+			} else if (wg_rule_matches_n(cc, "from_import", lines[k], lens[k], caps, 3) &&
 				   caps[2] != SIZE_MAX) {
 				const char *m = lines[k] + caps[2];
 				size_t ml = caps[3] - caps[2];
@@ -202,7 +206,7 @@ static int run(wg_check_ctx *cc)
 				}
 			}
 			size_t ind = indent_of(lines[k], lens[k]);
-			if (nn && !guarded(cc, lines, st, depth, ind))
+			if (nn && !guarded(cc, lines, lens, st, depth, ind))
 				for (int j = 0; j < nn && rc == WG_OK; j++)
 					rc = report(cc, a, done, &ndone, names[j], src->name,
 						    (unsigned)k + 1);

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The hostile inputs of issue 12 ("Why"), each run once under /usr/bin/time with a wall-clock
+# limit (WG_HOSTILE_TIMEOUT, 300 s) and an address-space limit (WG_HOSTILE_VMEM_KB, unset:
+# none): wall time, peak RSS, exit status and the first line wheelgate said. Inputs are made by
+# bench/hostile_gen.py into bench/out/hostile/ (a few MB; the 4 GiB stdin is streamed).
+# Measured numbers, before and after: bench/hostile.md.
+# Usage: bench/hostile.sh [BUILD_DIR | WHEELGATE_BINARY]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+arg=${1:-build}
+wg=$arg
+[ -d "$arg" ] && wg="$arg/wheelgate"
+wg=$(readlink -f "$wg")
+[ -x "$wg" ] || { echo "hostile: build wheelgate first ($wg not found)" >&2; exit 2; }
+command -v /usr/bin/time >/dev/null || { echo "hostile: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+gen="/usr/bin/python3 bench/hostile_gen.py"
+out=bench/out/hostile
+mkdir -p "$out"
+limit=${WG_HOSTILE_TIMEOUT:-300}
+
+measure() { # label command... (run by bash -c so that pipes work)
+  local label=$1; shift
+  ( [ -n "${WG_HOSTILE_VMEM_KB:-}" ] && ulimit -v "$WG_HOSTILE_VMEM_KB"
+    /usr/bin/time -f "%e %M %x" -o "$out/time.txt" timeout "$limit" bash -c "$*" \
+      >"$out/stdout.txt" 2>"$out/stderr.txt" )
+  read -r secs kb rc < <(tail -n 1 "$out/time.txt")
+  [ "$rc" = 124 ] && secs=">$limit"
+  local said
+  said=$( (grep -v '^Command' "$out/stderr.txt"; grep -E 'error\[WG-(ERR|GEN)|limit|too large|alias' "$out/stdout.txt") | head -n 1 | cut -c1-110)
+  printf "%-34s %8s s %9.1f MiB  exit %-3s %s\n" "$label" "$secs" "$(echo "$kb/1024" | bc -l)" "$rc" "$said"
+}
+
+[ -f "$out/meta.whl" ] || $gen meta "$out/hostile_meta-1.0-py3-none-any.whl" && touch "$out/meta.whl"
+[ -f "$out/hostile_init-1.0-py3-none-any.whl" ] || $gen init "$out/hostile_init-1.0-py3-none-any.whl"
+[ -f "$out/hostile_imports-1.0-py3-none-any.whl" ] || $gen imports "$out/hostile_imports-1.0-py3-none-any.whl"
+[ -f "$out/aliases.yaml" ] || $gen rules "$out/aliases.yaml"
+[ -f "$out/symenv/lib/python3.12/site-packages/torch/lib/libc10.so" ] || $gen symbols "$out/symenv"
+rm -rf "$out/cacheenv" "$out/cache"
+$gen cache "$out/cacheenv" "$out/cache" >/dev/null
+
+echo "wheelgate: $wg"
+measure "4000 x 1 MiB METADATA ($(du -k "$out/hostile_meta-1.0-py3-none-any.whl" | cut -f1) KB)" \
+  "$wg" check --no-config "$out/hostile_meta-1.0-py3-none-any.whl"
+measure "1 MiB __init__.py of imports" "$wg" check --no-config "$out/hostile_init-1.0-py3-none-any.whl"
+measure "  same, --format json" "$wg" check --no-config --format json "$out/hostile_init-1.0-py3-none-any.whl"
+measure "1 MiB of 'from x import a   !'" "$wg" check --no-config "$out/hostile_imports-1.0-py3-none-any.whl"
+measure "1 MB rule file of aliases" "$wg" check --no-config --rules "$out/aliases.yaml" \
+  "$out/hostile_init-1.0-py3-none-any.whl"
+measure "4 GiB on stdin (check -)" "$gen stdin 4 | $wg check --no-config -"
+measure "4 GiB on stdin (inspect -)" "$gen stdin 4 | $wg inspect -"
+measure "200,000 symbols of one name (env)" "$wg" env --no-cache "$out/symenv"
+measure "cache entry, 1.5M names (env)" "XDG_CACHE_HOME=$PWD/$out/cache $wg env $out/cacheenv"
