@@ -44,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mtime = (uint64_t)json_integer_value(json_object_get(j, "mtime"));
 
 	wg_env e = {0};
+	e.sc = fz_sc;
 	e.cache_dir = fz_dir;
 	char file[4200];
 	wg_cache_entry_path(file, sizeof(file), &e, path);
