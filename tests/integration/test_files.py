@@ -239,6 +239,11 @@ def an_unreadable_or_special_input_is_refused_clearly():
             for cmd in (["check", "--no-config"], ["inspect"]):
                 rc, out, err, secs, _ = run(*cmd, path, timeout=20)
                 assert rc == 2 and "not a regular file" in err + out, (cmd, path, rc, out, err)
+        # A rule file or a configuration file in a FIFO's place: refused, not waited on.
+        base = os.path.join(FIX, "wheels", "base-1.0-py3-none-any.whl")
+        for opt in ("--rules", "--config"):
+            rc, out, err, secs, _ = run("check", opt, fifo, base, timeout=20)
+            assert rc == 2 and fifo + ": not a regular file" in err, (opt, rc, out, err)
     finally:
         shutil.rmtree(tmp)
 
