@@ -79,9 +79,11 @@ int wg_lib_open(const char *real, uint64_t max_size, struct stat *st, wg_ld_note
 	case WG_LIBH_OK:
 		break;
 	case WG_LIBH_NOT_ELF:
-		/* ld.so stops here too, with "invalid ELF header". */
-		wg_ld_note_set(note, true, true, "%s is not an ELF file (not read; the loader stops at "
-			       "it with \"invalid ELF header\")", real);
+		/* ld.so stops here, with "invalid ELF header" (or "file too short"): certain. */
+		wg_ld_note_set(note, false, true, "is %s, which is not an ELF file (not read): importing "
+			       "it fails with \"%s: %s\"", real, real,
+			       n < (ssize_t)(HOST_CLASS == 2 ? 64 : 52) ? "file too short"
+									 : "invalid ELF header");
 		close(fd);
 		return -1;
 	case WG_LIBH_NOT_SHARED:
@@ -143,9 +145,12 @@ void wg_ld_note_set(wg_ld_note *note, bool uncertain, bool stop, const char *fmt
 	if (!note)
 		return;
 	note->stop = note->stop || stop;
+	if (note->text[0] && note->certain_stop && uncertain)
+		return; /* the search ended at a certain failure before */
 	/* The first uncertain reason is the one to tell; a certain one only until then. */
 	if (note->text[0] && (note->uncertain || !uncertain))
 		return;
+	note->certain_stop = !uncertain && stop;
 	note->uncertain = note->uncertain || uncertain;
 	va_list ap;
 	va_start(ap, fmt);

@@ -54,6 +54,7 @@ struct wg_env {
 typedef struct {
 	char text[512];
 	bool uncertain, stop;
+	bool certain_stop; /* text says why the load fails for certain ("invalid ELF header") */
 } wg_ld_note;
 void wg_ld_note_set(wg_ld_note *note, bool uncertain, bool stop, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -105,7 +106,8 @@ typedef struct {
 	bool torch;
 	bool system; /* a C/C++ runtime version a wheel object needs: WG-SYS-001 reports it */
 	const char *root; /* the wheel object whose load (import) this is */
-	const char *detail; /* WG_LD_NOT_READ: what was not searched or read, and why */
+	const char *detail; /* WG_LD_NOT_READ: what was not searched or read, and why;
+			     * WG_LD_MISSING_LIBRARY: where the search ended, when not "nowhere" */
 } wg_ld_issue;
 
 /** Resolves obj (of scan) as the loader would in env, after `import torch` when with_torch

@@ -365,7 +365,7 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_li
 				rc = add_issue(issues, a, note.uncertain ? WG_LD_NOT_READ
 								 : WG_LD_MISSING_LIBRARY,
 					       display(scan, l, obj, root), l->needed.v[k], NULL, obj->path);
-				if (rc == WG_OK && note.uncertain)
+				if (rc == WG_OK && (note.uncertain || note.certain_stop))
 					((wg_ld_issue *)wg_vec_at(issues, issues->len - 1))->detail =
 						wg_arena_strdup(a, note.text);
 				continue;
