@@ -4,9 +4,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "config.h"
@@ -63,14 +66,39 @@ void cfg_free(cli_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
+/* A file named by the user opened for reading only when it is a regular file: a FIFO or a
+ * device in its place is refused, never waited on or read forever. */
+static FILE *fopen_regular(const char *path, int *error)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	FILE *f = NULL;
+	*error = 0;
+	if (fd < 0) {
+		*error = errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0)
+		*error = errno;
+	else if (!S_ISREG(st.st_mode))
+		*error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+	else if (!(f = fdopen(fd, "rb")))
+		*error = errno;
+	if (!f)
+		close(fd);
+	return f;
+}
+
 int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size_t errlen)
 {
 	*found = 0;
-	FILE *f = fopen(path, "rb");
+	int why;
+	FILE *f = fopen_regular(path, &why);
 	if (!f) {
-		if (errno == ENOENT)
+		if (why == ENOENT)
 			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", path,
+			 why == EINVAL ? "not a regular file" : strerror(why));
 		return -1;
 	}
 	*found = 1;

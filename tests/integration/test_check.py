@@ -248,6 +248,9 @@ def every_rule_triggers_and_stays_quiet():
          ["--env", os.path.join(FIX, "envs", "oldabi")]),
         ("WG-LD-002", os.path.join(FIX, "abi-ld", "ext_missing" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
+        # A RUNPATH outside the environment is not searched, and said (not "missing").
+        ("WG-LD-005", os.path.join(FIX, "abi-ld", "ext_outside" + EXT),
+         os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
         ("WG-LD-003", os.path.join(FIX, "abi-ld", "vers", "ext_newver" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
         ("WG-SYS-001", os.path.join(FIX, "abi-ld", "sys", "ext_glibc299" + EXT),
@@ -582,7 +585,7 @@ def reports_list_the_rules_not_applied():
         assert na["WG-GPU-002"]["lacks"] == ["gpu"] and "--gpu" in na["WG-GPU-002"]["message"]
         assert na["WG-GPU-003"]["lacks"] == ["cuda", "gpu"], na
         assert {r for r, x in na.items() if x["lacks"] == ["env"]} == \
-            {"WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-004"}, na
+            {"WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-004", "WG-LD-005"}, na
     rc, out, err = run("--no-config", "--target", GPU_MACHINE, old)
     line = [x for x in out.splitlines() if "not applied:" in x]
     assert len(line) == 1 and "WG-ABI-001 (no target torch C++ ABI: --target cxx11abi= or --env)" \
@@ -591,7 +594,7 @@ def reports_list_the_rules_not_applied():
     # switched off is not "not applied".
     rc, doc, err = check_json(*TARGET, "--disable", "WG-LD-004", old)
     assert [x["rule"] for x in doc["inputs"][0]["not_applied"]] == \
-        ["WG-LD-001", "WG-LD-002", "WG-LD-003"], doc["inputs"][0]["not_applied"]
+        ["WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-005"], doc["inputs"][0]["not_applied"]
     # SARIF: configuration notifications naming the rule and the lacking facts.
     rc, out, err = run("--no-config", "--format", "sarif", "--target", GPU_MACHINE, old)
     validate(out, SARIF_SCHEMA, "Draft4Validator")

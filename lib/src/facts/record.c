@@ -65,6 +65,14 @@ void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t 
 						    "%s: RECORD lists %s without a hash", scan->path, m->name);
 			continue;
 		}
+		if (!strcmp(m->name, name)) {
+			/* A file cannot hold its own hash: the spec's RECORD row has none. */
+			m->record = WG_RECORD_UNHASHED;
+			wg_scan_add_problem(scan, WG_EFORMAT, m->name,
+					    "%s: RECORD lists itself with a hash (%s=%s); its own row must "
+					    "have none", scan->path, r->algo, r->digest);
+			continue;
+		}
 		if (strcmp(r->algo, "sha256") != 0) {
 			m->record = WG_RECORD_UNHASHED;
 			wg_scan_add_problem(scan, WG_EUNSUPPORTED, m->name,

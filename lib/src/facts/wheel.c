@@ -268,7 +268,22 @@ static void parse_text_members(wg_scan *scan, text_member *texts, size_t ntexts,
 	if (rec) {
 		wg_record_verify(scan, rec->name, rec->text, rec->len);
 	} else {
-		wg_scan_add_problem(scan, WG_EINTEGRITY, NULL, "%s: no %s/RECORD", scan->path, di);
+		/* A RECORD there but not read is not "no RECORD": say why it was not. */
+		const wg_member *rm = NULL;
+		for (size_t i = 0; i < scan->members.len && !rm; i++) {
+			const wg_member *m = wg_vec_at(&scan->members, i);
+			if (!strncmp(m->name, di, dl) && !strcmp(m->name + dl, "/RECORD"))
+				rm = m;
+		}
+		if (rm && rm->size > TEXT_MAX)
+			wg_scan_add_problem(scan, WG_ELIMIT, rm->name, "%s: %s is too large (%llu bytes, "
+					    "limit %u): not read, so no member can be verified",
+					    scan->path, rm->name, (unsigned long long)rm->size, TEXT_MAX);
+		else if (rm)
+			wg_scan_add_problem(scan, WG_EINTEGRITY, rm->name, "%s: %s could not be read: no "
+					    "member can be verified", scan->path, rm->name);
+		else
+			wg_scan_add_problem(scan, WG_EINTEGRITY, NULL, "%s: no %s/RECORD", scan->path, di);
 		wg_record_mark_none(scan);
 	}
 }

@@ -19,8 +19,11 @@ typedef struct {
 	bool encrypted;
 } wg_zip_entry;
 
-int wg_zip_open_fd(wg_zip **out, int fd, const char *name, wg_err *err);
-int wg_zip_open_buffer(wg_zip **out, const void *data, size_t len, const char *name, wg_err *err);
+/* Both refuse an archive whose end-of-central-directory record declares more than
+ * max_members members before libzip parses its directory, and name a duplicate member. */
+int wg_zip_open_fd(wg_zip **out, int fd, const char *name, uint32_t max_members, wg_err *err);
+int wg_zip_open_buffer(wg_zip **out, const void *data, size_t len, const char *name,
+		       uint32_t max_members, wg_err *err);
 void wg_zip_close(wg_zip *z);
 int64_t wg_zip_count(wg_zip *z);
 int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err);

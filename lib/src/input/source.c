@@ -121,7 +121,7 @@ static int scan_fd_as(wg_scan **out, wg_scanner *s, int fd, const char *name)
 	if (is_zip(head, (size_t)n)) {
 		wg_zip *z;
 		wg_err err = {0};
-		int rc = wg_zip_open_fd(&z, fd, name, &err);
+		int rc = wg_zip_open_fd(&z, fd, name, s->ctx->opts.max_members, &err);
 		if (rc < 0)
 			return wg_seterr(&s->err, rc, "%s", err.msg);
 		return scan_opened_wheel(out, s, z, name);
@@ -204,7 +204,8 @@ WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t
 	if (is_zip(d, len)) {
 		wg_zip *z;
 		wg_err err = {0};
-		int rc = wg_zip_open_buffer(&z, data, len, name, &err);
+		int rc = wg_zip_open_buffer(&z, data, len, name, s->ctx->opts.max_members,
+					    &err);
 		if (rc < 0)
 			return wg_seterr(&s->err, rc, "%s", err.msg);
 		return scan_opened_wheel(out, s, z, name);

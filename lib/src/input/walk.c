@@ -20,6 +20,11 @@ typedef struct {
 	int rc;
 } dir_walk;
 
+static int cmp_dirent(const void *a, const void *b)
+{
+	return strcmp((*(struct dirent *const *)a)->d_name, (*(struct dirent *const *)b)->d_name);
+}
+
 static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 {
 	if (depth > 64) {
@@ -52,13 +57,8 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 		names[nn++] = copy;
 	}
 	closedir(d);
-	for (size_t i = 0; i + 1 < nn; i++)
-		for (size_t j = i + 1; j < nn; j++)
-			if (strcmp(names[i]->d_name, names[j]->d_name) > 0) {
-				struct dirent *t = names[i];
-				names[i] = names[j];
-				names[j] = t;
-			}
+	if (nn > 1)
+		qsort(names, nn, sizeof(*names), cmp_dirent);
 	for (size_t i = 0; i < nn && w->rc == WG_OK; i++) {
 		char *full = wg_arena_printf(&w->scan->arena, "%s/%s", path, names[i]->d_name);
 		char *sub = *rel ? wg_arena_printf(&w->scan->arena, "%s/%s", rel, names[i]->d_name)
@@ -91,9 +91,17 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 		}
 		if (st.st_size < 4)
 			continue;
-		int fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		/* O_NOFOLLOW, and fstat after open: a file swapped for a link, a FIFO or a device
+		 * since lstat is refused, never followed, waited on or read. */
+		int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		if (fd < 0) {
-			wg_scan_add_problem(w->scan, WG_EIO, full, "%s: %s", full, strerror(errno));
+			wg_scan_add_problem(w->scan, WG_EIO, full, "%s: %s", full,
+					    errno == EACCES ? "unreadable (permission denied)"
+							    : strerror(errno));
+			continue;
+		}
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
 			continue;
 		}
 		uint8_t head[4];

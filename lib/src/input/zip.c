@@ -4,6 +4,7 @@
  * callback, refusing data longer or shorter than the central directory declares.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,10 +49,117 @@ static int finish_open(wg_zip **out, zip_t *za, const char *name, wg_err *err)
 	return WG_OK;
 }
 
-int wg_zip_open_fd(wg_zip **out, int fd, const char *name, wg_err *err)
+/* ---- before libzip: the member count, and the name of a duplicate ---- */
+
+typedef int (*tail_read)(const void *src, uint64_t off, uint8_t *buf, size_t n);
+
+static int fd_read(const void *src, uint64_t off, uint8_t *buf, size_t n)
+{
+	ssize_t r = pread(*(const int *)src, buf, n, (off_t)off);
+	return r == (ssize_t)n ? 0 : -1;
+}
+
+typedef struct {
+	const uint8_t *data;
+	size_t len;
+} membuf;
+
+static int mem_read(const void *src, uint64_t off, uint8_t *buf, size_t n)
+{
+	const membuf *m = src;
+	if (off > m->len || n > m->len - off)
+		return -1;
+	memcpy(buf, m->data + off, n);
+	return 0;
+}
+
+static uint64_t le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The member count the end-of-central-directory record (or its ZIP64 record) declares, read
+ * from the file's last 64 KiB: a bound check before libzip parses the whole directory, not a
+ * zip reader (libzip still reads everything). -1 when there is no such record. */
+static int64_t declared_members(tail_read rd, const void *src, uint64_t size)
+{
+	size_t n = size < 65557 ? (size_t)size : 65557;
+	uint8_t *t = n >= 22 ? malloc(n) : NULL;
+	int64_t count = -1;
+	if (!t || rd(src, size - n, t, n) != 0)
+		goto out;
+	for (size_t i = n - 22 + 1; i-- > 0;) {
+		if (le(t + i, 4) != 0x06054b50 || i + 22 + le(t + i + 20, 2) > n)
+			continue;
+		count = (int64_t)le(t + i + 10, 2);
+		uint8_t z[56];
+		uint64_t eocd = size - n + i;
+		/* ZIP64: the locator right before the record points at the ZIP64 record. */
+		if (i >= 20 && le(t + i - 20, 4) == 0x07064b50 &&
+		    rd(src, le(t + i - 20 + 8, 8), z, sizeof(z)) == 0 && le(z, 4) == 0x06064b50 &&
+		    le(t + i - 20 + 8, 8) < eocd)
+			count = le(z + 32, 8) > INT64_MAX ? INT64_MAX : (int64_t)le(z + 32, 8);
+		break;
+	}
+out:
+	free(t);
+	return count;
+}
+
+static int too_many(tail_read rd, const void *src, uint64_t size, uint32_t max, const char *name,
+		    wg_err *err)
+{
+	int64_t n = declared_members(rd, src, size);
+	if (n > (int64_t)max)
+		return wg_seterr(err, WG_ELIMIT, "%s: %lld members, more than the limit of %u "
+				 "(max_members); the zip directory was not read", name, (long long)n,
+				 max);
+	return WG_OK;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* libzip refuses two members of one name (ZIP_ER_EXISTS) without naming it: opened again
+ * without the consistency checks, the archive says which. */
+static int duplicate_error(zip_t *za, const char *name, wg_err *err)
+{
+	zip_int64_t n = za ? zip_get_num_entries(za, 0) : 0;
+	const char **v = n > 0 ? malloc((size_t)n * sizeof(*v)) : NULL;
+	const char *dup = NULL;
+	size_t k = 0;
+	for (zip_int64_t i = 0; v && i < n; i++)
+		if ((v[k] = zip_get_name(za, (zip_uint64_t)i, ZIP_FL_ENC_RAW)))
+			k++;
+	if (v)
+		qsort(v, k, sizeof(*v), cmp_name);
+	for (size_t i = 1; v && i < k && !dup; i++)
+		if (!strcmp(v[i], v[i - 1]))
+			dup = v[i];
+	if (dup)
+		wg_seterr(err, WG_EFORMAT, "%s: not a readable zip archive: member %s appears more "
+			  "than once (duplicate names: one would overwrite the other)", name, dup);
+	else
+		wg_seterr(err, WG_EFORMAT, "%s: not a readable zip archive: two members have the "
+			  "same name", name);
+	free(v);
+	if (za)
+		zip_discard(za);
+	return WG_EFORMAT;
+}
+
+int wg_zip_open_fd(wg_zip **out, int fd, const char *name, uint32_t max_members, wg_err *err)
 {
 	int ze = 0;
 	*out = NULL;
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end > 0 && too_many(fd_read, &fd, (uint64_t)end, max_members, name, err) < 0)
+		return err->code;
 	int dupfd = dup(fd); /* zip_fdopen takes ownership of the descriptor it is given */
 	if (dupfd < 0)
 		return wg_seterr(err, WG_EIO, "%s: cannot duplicate file descriptor", name);
@@ -63,29 +171,43 @@ int wg_zip_open_fd(wg_zip **out, int fd, const char *name, wg_err *err)
 	zip_t *za = zip_fdopen(dupfd, ZIP_CHECKCONS, &ze);
 	if (!za) {
 		close(dupfd);
+		if (ze == ZIP_ER_EXISTS && (dupfd = dup(fd)) >= 0) {
+			zip_t *lax = lseek(dupfd, 0, SEEK_SET) == 0 ? zip_fdopen(dupfd, 0, &ze) : NULL;
+			if (!lax)
+				close(dupfd);
+			return duplicate_error(lax, name, err);
+		}
 		return open_error(ze, name, err);
 	}
 	return finish_open(out, za, name, err);
 }
 
-int wg_zip_open_buffer(wg_zip **out, const void *data, size_t len, const char *name, wg_err *err)
+static zip_t *open_buffer(const void *data, size_t len, int flags, int *ze)
 {
 	zip_error_t e;
-	*out = NULL;
 	zip_error_init(&e);
 	zip_source_t *src = zip_source_buffer_create(data, len, 0, &e);
-	if (!src) {
-		zip_error_fini(&e);
-		return wg_seterr(err, WG_ENOMEM, "out of memory");
-	}
-	zip_t *za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &e);
-	if (!za) {
-		int ze = zip_error_code_zip(&e);
+	zip_t *za = src ? zip_open_from_source(src, ZIP_RDONLY | flags, &e) : NULL;
+	*ze = src ? zip_error_code_zip(&e) : ZIP_ER_MEMORY;
+	if (src && !za)
 		zip_source_free(src);
-		zip_error_fini(&e);
-		return open_error(ze, name, err);
-	}
 	zip_error_fini(&e);
+	return za;
+}
+
+int wg_zip_open_buffer(wg_zip **out, const void *data, size_t len, const char *name,
+		       uint32_t max_members, wg_err *err)
+{
+	int ze = 0;
+	*out = NULL;
+	membuf m = {data, len};
+	if (too_many(mem_read, &m, len, max_members, name, err) < 0)
+		return err->code;
+	zip_t *za = open_buffer(data, len, ZIP_CHECKCONS, &ze);
+	if (!za && ze == ZIP_ER_EXISTS)
+		return duplicate_error(open_buffer(data, len, 0, &ze), name, err);
+	if (!za)
+		return open_error(ze, name, err);
 	return finish_open(out, za, name, err);
 }
 

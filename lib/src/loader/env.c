@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <jansson.h>
 #include <limits.h>
@@ -84,16 +85,25 @@ static char *py_string(wg_arena *a, const char *text, const char *name)
 	return NULL;
 }
 
+/* The first max bytes of a regular file (a FIFO or device in its place is not waited on). */
 static char *slurp_small(const char *path, size_t max)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
 		return NULL;
-	char *buf = malloc(max + 1);
-	size_t n = buf ? fread(buf, 1, max, f) : 0;
-	fclose(f);
-	if (buf)
+	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (buf = malloc(max + 1))) {
+		while (n < max) {
+			ssize_t r = read(fd, buf + n, max - n);
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+		}
 		buf[n] = '\0';
+	}
+	close(fd);
 	return buf;
 }
 
@@ -277,6 +287,48 @@ static bool looks_like_site(const char *dir)
 	return yes;
 }
 
+/* The real path of dir added to the roots, once. */
+static void add_root(wg_env *e, const char *dir)
+{
+	char real[PATH_MAX];
+	if (dir && realpath(dir, real) && is_dir(real))
+		add_dir_once(&e->roots, &e->arena, real);
+}
+
+/* Where the loader's search reads: the environment (its prefix, or its site-packages), the
+ * interpreter's own prefix, and the system's library directories. A RUNPATH elsewhere (a
+ * home or build directory, /tmp, /etc) is not searched: reading it would let a wheel make
+ * wheelgate read any file of the machine. */
+static void loader_roots(wg_env *e, const char *prefix)
+{
+	add_root(e, prefix);
+	add_root(e, e->site);
+	if (e->python) {
+		char *d = wg_arena_strdup(&e->arena, e->python), *s = d ? strrchr(d, '/') : NULL;
+		if (s) {
+			*s = '\0';
+			if ((s = strrchr(d, '/')) && s != d)
+				*s = '\0';
+			add_root(e, d);
+		}
+	}
+	for (size_t i = 0; i < e->system_dirs.n; i++)
+		add_root(e, e->system_dirs.v[i]);
+	for (size_t i = 0; i < e->lib_dirs.n; i++)
+		add_root(e, e->lib_dirs.v[i]);
+}
+
+bool wg_env_allows(const wg_env *e, const char *dir)
+{
+	for (size_t i = 0; i < e->roots.n; i++) {
+		const char *r = e->roots.v[i];
+		size_t n = strlen(r);
+		if (!strncmp(dir, r, n) && (dir[n] == '\0' || dir[n] == '/' || (n == 1 && r[0] == '/')))
+			return true;
+	}
+	return false;
+}
+
 WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_env_options *o)
 {
 	wg_env_options def = WG_ENV_OPTIONS_INIT;
@@ -396,6 +448,7 @@ WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_
 	}
 	system_dirs(e, o->system_dirs);
 	survey(e);
+	loader_roots(e, prefix);
 	int rc = wg_env_cache_open(e, o->cache_dir);
 	if (rc == WG_OK && e->torch_dir) {
 		/* torch's std::string ABI: what libc10.so's torch-facing exports carry. */
@@ -425,6 +478,7 @@ WG_API void wg_env_free(wg_env *e)
 	wg_strlist_free(&e->system_dirs);
 	wg_strlist_free(&e->cuda_libs);
 	wg_strlist_free(&e->native_packages);
+	wg_strlist_free(&e->roots);
 	wg_arena_free(&e->arena);
 	free(e);
 }

@@ -38,6 +38,7 @@ struct wg_env {
 	const char *torch_dir, *torch_version, *torch_cuda;
 	int torch_cxx11abi;
 	wg_strlist lib_dirs, system_dirs, cuda_libs, native_packages;
+	wg_strlist roots; /* real paths the loader's search may read below (wg_env_allows) */
 	wg_vec libs;      /* wg_lib*, every library indexed, by path */
 	size_t cache_hits;
 	char *cache_dir;  /* NULL: no cache */
@@ -47,19 +48,46 @@ struct wg_env {
 	size_t limit;     /* how many of loaded the current resolution sees */
 };
 
+/* Why a candidate library was not used, for the resolution's report: uncertain when the real
+ * loader's result cannot be known from what was read (a directory not searched, a file not
+ * read); stop when the real loader stops its search there. */
+typedef struct {
+	char text[512];
+	bool uncertain, stop;
+	bool certain_stop; /* text says why the load fails for certain ("invalid ELF header") */
+} wg_ld_note;
+void wg_ld_note_set(wg_ld_note *note, bool uncertain, bool stop, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+typedef enum {
+	WG_LIBH_OK, WG_LIBH_NOT_ELF, WG_LIBH_NOT_SHARED, WG_LIBH_OTHER_MACHINE
+} wg_lib_header;
+/** What the first bytes (64) of a candidate library say: an ELF shared object (or
+ * executable) of this machine's class, byte order and architecture, or why not. */
+wg_lib_header wg_lib_header_check(const uint8_t *h, size_t n);
+/** Opens the library at real (a real path) for reading: a regular file whose ELF header
+ * passes wg_lib_header_check and whose size is at most max_size; else -1 and why in note. */
+struct stat;
+int wg_lib_open(const char *real, uint64_t max_size, struct stat *st, wg_ld_note *note);
+/** Whether dir (a real path) is in the environment or the system's library directories. */
+bool wg_env_allows(const wg_env *e, const char *dir);
+
 wg_lib *wg_lib_from_object(const wg_object *o, const char *path);
 void wg_lib_index(wg_lib *l);
 void wg_lib_free(wg_lib *l);
 /**
- * Reads the ELF shared library at path into the loader's record of it (symbol classes
- * included, no GPU code), without a scan (library_read.c); NULL when it is not a readable
- * ELF object.
+ * Reads the ELF shared library open on fd (wg_lib_open) into the loader's record of it
+ * (symbol classes included, no GPU code), without a scan (library_read.c); NULL when it is
+ * not a readable ELF object.
  */
-wg_lib *wg_read_library(const char *path, wg_matcher *m, uint32_t max_symbols);
+wg_lib *wg_read_library(int fd, const char *path, uint64_t size, wg_matcher *m,
+			uint32_t max_symbols);
 /** The definition of name that a reference (version or NULL) binds to, or NULL. */
 const wg_libsym *wg_lib_lookup(const wg_lib *l, const char *name, const char *version);
 /** Indexes the library at path (cache first); NULL when it cannot be read. */
 const wg_lib *wg_env_load(wg_env *e, const char *path);
+/** Same, saying in note (may be NULL) why a file that is there was not used. */
+const wg_lib *wg_env_load_note(wg_env *e, const char *path, wg_ld_note *note);
 int wg_env_cache_open(wg_env *e, const char *dir);
 void wg_env_cache_close(wg_env *e);
 wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime);
@@ -67,7 +95,10 @@ wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime)
 void wg_cache_entry_path(char *out, size_t n, const wg_env *e, const char *lib);
 void wg_cache_put(wg_env *e, const wg_lib *l);
 
-typedef enum { WG_LD_MISSING_LIBRARY = 1, WG_LD_MISSING_VERSION, WG_LD_UNRESOLVED } wg_ld_kind;
+typedef enum {
+	WG_LD_MISSING_LIBRARY = 1, WG_LD_MISSING_VERSION, WG_LD_UNRESOLVED,
+	WG_LD_NOT_READ /* a library looked for where wheelgate does not read, or not read */
+} wg_ld_kind;
 typedef struct {
 	wg_ld_kind kind;
 	const char *object;   /* the object that fails (a member, or a library it loads) */
@@ -77,6 +108,8 @@ typedef struct {
 	bool torch;
 	bool system; /* a C/C++ runtime version a wheel object needs: WG-SYS-001 reports it */
 	const char *root; /* the wheel object whose load (import) this is */
+	const char *detail; /* WG_LD_NOT_READ: what was not searched or read, and why;
+			     * WG_LD_MISSING_LIBRARY: where the search ended, when not "nowhere" */
 } wg_ld_issue;
 
 /** Resolves obj (of scan) as the loader would in env, after `import torch` when with_torch

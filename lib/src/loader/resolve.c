@@ -8,12 +8,14 @@
  * version need of every newly loaded object must be met.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <errno.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "loader/loader.h"
 
@@ -23,28 +25,41 @@ static const char *base_of(const char *p)
 	return s ? s + 1 : p;
 }
 
-const wg_lib *wg_env_load(wg_env *e, const char *path)
+const wg_lib *wg_env_load_note(wg_env *e, const char *path, wg_ld_note *note)
 {
 	char real[PATH_MAX];
 	struct stat st;
-	if (!realpath(path, real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+	if (!realpath(path, real)) {
+		if (errno == EACCES)
+			wg_ld_note_set(note, true, false, "%s: unreadable (permission denied)", path);
 		return NULL;
+	}
 	for (size_t i = 0; i < e->libs.len; i++) {
 		wg_lib *l = *(wg_lib **)wg_vec_at(&e->libs, i);
 		if (!strcmp(l->path, real))
 			return l;
 	}
+	/* Opened once, and its header read, before the cache is asked: what is not an ELF
+	 * library of this machine, or is not a regular file, is never read (nor hashed). */
+	int fd = wg_lib_open(real, e->sc->ctx->opts.max_member_size, &st, note);
+	if (fd < 0)
+		return NULL;
 	wg_lib *l = wg_cache_get(e, real, (uint64_t)st.st_size, (uint64_t)st.st_mtime);
 	if (l) {
 		e->cache_hits++;
 	} else {
-		l = wg_read_library(real, e->sc->matcher, e->sc->ctx->opts.max_symbols);
-		if (!l)
+		l = wg_read_library(fd, real, (uint64_t)st.st_size, e->sc->matcher,
+				    e->sc->ctx->opts.max_symbols);
+		if (!l) {
+			wg_ld_note_set(note, true, true, "%s: not a readable ELF object", real);
+			close(fd);
 			return NULL;
+		}
 		l->size = (uint64_t)st.st_size;
 		l->mtime = (uint64_t)st.st_mtime;
 		wg_cache_put(e, l);
 	}
+	close(fd);
 	wg_lib **slot = wg_vec_push(&e->libs);
 	if (!slot) {
 		wg_lib_free(l);
@@ -54,13 +69,25 @@ const wg_lib *wg_env_load(wg_env *e, const char *path)
 	return l;
 }
 
+const wg_lib *wg_env_load(wg_env *e, const char *path)
+{
+	return wg_env_load_note(e, path, NULL);
+}
+
 /* One resolution: the objects of the wheel at their install paths, and the new loads. */
 typedef struct {
 	wg_env *e;
 	const wg_vec *vlibs; /* wg_lib*: the wheel's own ELF objects, installed */
 	wg_vec scope;    /* const wg_lib*: the local scope, in breadth-first order */
 	wg_vec fresh;    /* const wg_lib*: objects this import loads */
+	char input[PATH_MAX]; /* a lone object's directory, a scanned directory: "" for a wheel */
 } rctx;
+
+static bool below(const char *dir, const char *root)
+{
+	size_t n = strlen(root);
+	return n && !strncmp(dir, root, n) && (dir[n] == '\0' || dir[n] == '/');
+}
 
 /* What the current resolution sees of the preloaded state. */
 static size_t nloaded(const wg_env *e)
@@ -99,7 +126,7 @@ static const wg_lib *already(wg_env *e, const wg_vec *extra, const char *name)
 	return NULL;
 }
 
-static const wg_lib *try_dir(rctx *r, const char *dir, const char *name)
+static const wg_lib *try_dir(rctx *r, const char *dir, const char *name, wg_ld_note *note)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -108,19 +135,36 @@ static const wg_lib *try_dir(rctx *r, const char *dir, const char *name)
 		if (!strcmp(l->path, path))
 			return l;
 	}
-	struct stat st;
-	if (stat(path, &st) != 0)
+	/* A directory that is not there holds nothing, for ld.so as for wheelgate. One outside
+	 * the environment and the system's directories is not searched, and that is said. */
+	char real[PATH_MAX];
+	if (!realpath(dir, real)) {
+		if (errno == EACCES)
+			wg_ld_note_set(note, true, false, "%s: unreadable (permission denied)", dir);
 		return NULL;
-	return wg_env_load(r->e, path);
+	}
+	if (!wg_env_allows(r->e, real) && !below(real, r->input)) {
+		wg_ld_note_set(note, true, false, "%s is outside the environment and the system's "
+			       "library directories: not searched", dir);
+		return NULL;
+	}
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		if (errno == EACCES)
+			wg_ld_note_set(note, true, false, "%s: unreadable (permission denied)", path);
+		return NULL;
+	}
+	return wg_env_load_note(r->e, path, note);
 }
 
 /* Searches a DT_RPATH/DT_RUNPATH list, $ORIGIN being the requester's directory. */
-static const wg_lib *try_path(rctx *r, const char *list, const char *origin, const char *name)
+static const wg_lib *try_path(rctx *r, const char *list, const char *origin, const char *name,
+			      wg_ld_note *note)
 {
 	char buf[8192];
 	snprintf(buf, sizeof(buf), "%s", list);
 	char *save = NULL;
-	for (char *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+	for (char *d = strtok_r(buf, ":", &save); d && !note->stop; d = strtok_r(NULL, ":", &save)) {
 		char dir[PATH_MAX];
 		const char *o = strstr(d, "$ORIGIN"), *ob = strstr(d, "${ORIGIN}");
 		if (o)
@@ -129,28 +173,39 @@ static const wg_lib *try_path(rctx *r, const char *list, const char *origin, con
 			snprintf(dir, sizeof(dir), "%.*s%s%s", (int)(ob - d), d, origin, ob + 9);
 		else
 			snprintf(dir, sizeof(dir), "%s", d);
-		const wg_lib *l = try_dir(r, dir, name);
+		const wg_lib *l = try_dir(r, dir, name, note);
 		if (l)
 			return l;
 	}
 	return NULL;
 }
 
-static const wg_lib *find_needed(rctx *r, const wg_lib *req, const char *name)
+/* The library a DT_NEEDED name loads, searched as ld.so does; NULL (and why, in note, when a
+ * candidate was not searched or not read) when none. */
+static const wg_lib *find_needed(rctx *r, const wg_lib *req, const char *name, wg_ld_note *note)
 {
 	const wg_lib *l = already(r->e, &r->fresh, name);
 	if (l)
 		return l;
-	if (strchr(name, '/'))
-		return wg_env_load(r->e, name);
+	if (strchr(name, '/')) {
+		/* A path: only where a search could have led. */
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%.*s", (int)(base_of(name) - name), name);
+		if (name[0] != '/') {
+			wg_ld_note_set(note, true, false, "%s is a relative path, found from the working "
+				       "directory of the import: not searched", name);
+			return NULL;
+		}
+		return try_dir(r, dir[0] ? dir : "/", base_of(name), note);
+	}
 	char origin[PATH_MAX];
 	snprintf(origin, sizeof(origin), "%.*s", (int)(base_of(req->path) - req->path - 1), req->path);
-	if (req->rpath && !req->runpath && (l = try_path(r, req->rpath, origin, name)))
+	if (req->rpath && !req->runpath && (l = try_path(r, req->rpath, origin, name, note)))
 		return l;
-	if (req->runpath && (l = try_path(r, req->runpath, origin, name)))
+	if (req->runpath && !note->stop && (l = try_path(r, req->runpath, origin, name, note)))
 		return l;
-	for (size_t i = 0; i < r->e->system_dirs.n; i++)
-		if ((l = try_dir(r, r->e->system_dirs.v[i], name)))
+	for (size_t i = 0; i < r->e->system_dirs.n && !note->stop; i++)
+		if ((l = try_dir(r, r->e->system_dirs.v[i], name, note)))
 			return l;
 	return NULL;
 }
@@ -158,7 +213,7 @@ static const wg_lib *find_needed(rctx *r, const wg_lib *req, const char *name)
 /* Loads lib and everything it needs into e->loaded (the `import torch` state). */
 static void preload_tree(wg_env *e, const wg_lib *root, bool global)
 {
-	rctx r = {e, NULL, {0}, {0}};
+	rctx r = {e, NULL, {0}, {0}, ""};
 	wg_vec queue;
 	wg_vec_init(&queue, sizeof(const wg_lib *));
 	wg_vec_init(&r.fresh, sizeof(const wg_lib *));
@@ -174,7 +229,8 @@ static void preload_tree(wg_env *e, const wg_lib *root, bool global)
 		if (slot)
 			*slot = l;
 		for (size_t k = 0; k < l->needed.n; k++) {
-			const wg_lib *d = find_needed(&r, l, l->needed.v[k]);
+			wg_ld_note note = {0};
+			const wg_lib *d = find_needed(&r, l, l->needed.v[k], &note);
 			if (d && !is_loaded(e, d) && (q = wg_vec_push(&queue)))
 				*q = d;
 		}
@@ -268,7 +324,15 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_li
 	preload(e);
 	e->limit = with_torch ? SIZE_MAX : e->npython;
 	size_t first_issue = issues->len;
-	rctx r = {e, vlibs, {0}, {0}};
+	rctx r = {e, vlibs, {0}, {0}, ""};
+	/* What the user pointed at, outside a wheel, is read where it lies: its directory too. */
+	struct stat st;
+	if (!wg_scan_is_dist(scan) && realpath(scan->path, r.input) && stat(r.input, &st) == 0 &&
+	    !S_ISDIR(st.st_mode)) {
+		char *slash = strrchr(r.input, '/');
+		if (slash)
+			slash[slash == r.input] = '\0';
+	}
 	wg_vec_init(&r.scope, sizeof(const wg_lib *));
 	wg_vec_init(&r.fresh, sizeof(const wg_lib *));
 	int rc = WG_OK;
@@ -290,13 +354,20 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_li
 		for (size_t k = 0; k < l->needed.n && rc == WG_OK; k++) {
 			/* What `import torch` loaded brought its own dependencies: they are in the
 			 * scope, but a library it could not find is torch's problem, not this one's. */
+			wg_ld_note note = {0};
 			const wg_lib *d = old ? already(e, NULL, l->needed.v[k])
-					      : find_needed(&r, l, l->needed.v[k]);
+					      : find_needed(&r, l, l->needed.v[k], &note);
 			if (!d && old)
 				continue;
 			if (!d) {
-				rc = add_issue(issues, a, WG_LD_MISSING_LIBRARY, display(scan, l, obj, root),
-					       l->needed.v[k], NULL, obj->path);
+				/* Not found where it was looked for, or a candidate not searched or not
+				 * read: then whether it loads is not known, and said as such. */
+				rc = add_issue(issues, a, note.uncertain ? WG_LD_NOT_READ
+								 : WG_LD_MISSING_LIBRARY,
+					       display(scan, l, obj, root), l->needed.v[k], NULL, obj->path);
+				if (rc == WG_OK && (note.uncertain || note.certain_stop))
+					((wg_ld_issue *)wg_vec_at(issues, issues->len - 1))->detail =
+						wg_arena_strdup(a, note.text);
 				continue;
 			}
 			if (in_vec(&r.scope, d))
@@ -307,10 +378,13 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_li
 				*f = d;
 		}
 	}
-	/* ld.so stops at the first library it cannot find: no symbol is looked up then. */
-	for (size_t i = first_issue; i < issues->len; i++)
-		if (((wg_ld_issue *)wg_vec_at(issues, i))->kind == WG_LD_MISSING_LIBRARY)
+	/* ld.so stops at the first library it cannot find: no symbol is looked up then (nor
+	 * when a library was not read: what it would define is not known). */
+	for (size_t i = first_issue; i < issues->len; i++) {
+		wg_ld_kind k = ((wg_ld_issue *)wg_vec_at(issues, i))->kind;
+		if (k == WG_LD_MISSING_LIBRARY || k == WG_LD_NOT_READ)
 			goto done;
+	}
 	/* Every newly loaded object's version needs and symbols (RTLD_NOW). */
 	for (size_t i = 0; i < r.fresh.len && rc == WG_OK; i++) {
 		const wg_lib *l = *(const wg_lib **)wg_vec_at(&r.fresh, i);

@@ -257,11 +257,11 @@ static void probe_running(void)
 		for (size_t d = 0; d < WG_ARRAY_LEN(dirs); d++) {
 			char path[512];
 			snprintf(path, sizeof(path), "%s/%s", dirs[d], libs[l]);
-			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 			struct stat st;
 			if (fd < 0)
 				continue;
-			if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+			if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
 				close(fd);
 				continue;
 			}

@@ -7,10 +7,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/data.h"
 #include "rules/rules.h"
@@ -383,11 +385,36 @@ static int load_text(wg_ruleset *rs, const char *file, const char *text, size_t 
 	return rc;
 }
 
+/* A file named by the user opened for reading only when it is a regular file: a FIFO or a
+ * device in its place is refused, never waited on or read forever. */
+static FILE *fopen_regular(const char *path, int *error)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	FILE *f = NULL;
+	*error = 0;
+	if (fd < 0) {
+		*error = errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0)
+		*error = errno;
+	else if (!S_ISREG(st.st_mode))
+		*error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+	else if (!(f = fdopen(fd, "rb")))
+		*error = errno;
+	if (!f)
+		close(fd);
+	return f;
+}
+
 static int load_file(wg_ruleset *rs, const char *path, uint64_t max, wg_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	int why;
+	FILE *f = fopen_regular(path, &why);
 	if (!f)
-		return wg_seterr(err, WG_EIO, "%s: %s", path, strerror(errno));
+		return wg_seterr(err, WG_EIO, "%s: %s", path,
+				 why == EINVAL ? "not a regular file" : strerror(why));
 	/* At most max bytes are ever held: the buffer is the file's size, checked first. */
 	struct stat st;
 	if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size > max) {

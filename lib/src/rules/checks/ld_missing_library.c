@@ -24,12 +24,20 @@ static int run(wg_check_ctx *cc)
 		wg_vars_set(&v, "object", x->object);
 		wg_vars_set(&v, "library", x->library);
 		wg_vars_set(&v, "scope", why);
+		/* Where the search ended: nowhere, or at a file that is not a library. */
+		char *where = x->detail ? wg_check_printf(cc, "%s", x->detail)
+			: wg_check_printf(cc, "is not loaded by torch, not on its RPATH/RUNPATH and not "
+					  "in the system's library directories: importing it fails with "
+					  "\"%s: cannot open shared object file\"", x->library);
+		if (!where)
+			return WG_ENOMEM;
+		wg_vars_set(&v, "why", where);
 		rc = wg_emit_sev(cc, sev, &v, x->object, NULL, NULL, 0);
 	}
 	return rc;
 }
 
 static const char *const patterns[] = {"libraries", NULL};
-static const char *const vars[] = {"object", "library", "scope", NULL};
+static const char *const vars[] = {"object", "library", "scope", "why", NULL};
 const wg_check_kind wg_check_ld_missing_library = {"ld-missing-library", run, patterns, vars,
 	WG_FACT_ENV};
