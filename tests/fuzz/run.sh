@@ -14,6 +14,8 @@ bin=$1 seeds=$2 out=$3 secs=$4 par=${5:-$(nproc)} jobs=${6:-1}
 src=$(cd "$(dirname "$0")" && pwd)
 harnesses=${WG_FUZZ_HARNESSES:-wheel elf fatbin rules cache filename target}
 mkdir -p "$out/findings"
+# fuzz_cache writes each input as a file: in memory where there is a tmpfs.
+[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
@@ -49,7 +51,7 @@ export -f one
 export bin seeds out secs jobs src
 printf '%s\n' $harnesses | xargs -P "$par" -I{} bash -c 'one {}'
 cat "$out"/stat-*
-awk '{ w += $2; c += $4; n += $6; f += $12 } END { printf "all       %d CPU-seconds (%.1f CPU-minutes), %d inputs, %d findings\n", c, c / 60, n, f }' "$out"/stat-*
+awk '{ w += $2; c += $4; n += $6; f += $11 } END { printf "all       %d CPU-seconds (%.1f CPU-minutes), %d inputs, %d findings\n", c, c / 60, n, f }' "$out"/stat-*
 if [ -n "$(ls -A "$out/findings")" ]; then
 	echo "FINDINGS (reproduce with the harness and the file; keep each in tests/fuzz/regress/<h>/):"
 	ls -l "$out/findings"

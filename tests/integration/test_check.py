@@ -376,6 +376,11 @@ def rule_files_override_extend_and_fail_clearly():
         "missing.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: gpu-no-code\n"
                          "    severity: error\n    title: t\n    fix: f\n",
                          "missing.yaml:3:5: rule needs 'message'"),
+        # a key that is a list (fuzz_rules: a NULL key reached strcmp, UBSan)
+        "listkey.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
+                         "    severity: error\n    title: t\n    message: m\n    fix: f\n"
+                         "    scope: {? [members] : '.'}\n",
+                         "listkey.yaml:9:15: a key must be a plain value, not a list or a mapping"),
         "field.yaml": ("kind: rules\nrules:\n  - id: X-1\n    colour: red\n",
                        "field.yaml:4:13: unknown rule field 'colour'"),
         "profname.yaml": ("kind: rules\nrules:\n  - id: X-1\n    check: record-missing\n"
