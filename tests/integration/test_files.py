@@ -313,6 +313,15 @@ def record_messages_say_what_is_true():
         wheel(whl, rows + "x-1.0.dist-info/RECORD,,\n")
         rc, f, err = check_json(whl)
         assert rc == 0 and f == [], f
+        # An empty RECORD was read and lists nothing: every member unlisted, as with a RECORD
+        # of blank lines; not "no RECORD" nor "could not be read".
+        for rec in ("", "\n"):
+            os.unlink(whl)
+            wheel(whl, rec)
+            rc, f, err = check_json(whl)
+            assert rc == 1 and {r for r, m in f} == {"WG-REC-003"}, (rec, f)
+            assert sorted(m for r, m in f) == sorted(
+                n + " is not listed in RECORD" for n in list(BASE) + ["x-1.0.dist-info/RECORD"]), f
     finally:
         shutil.rmtree(tmp)
 

@@ -275,6 +275,13 @@ static void parse_text_members(wg_scan *scan, text_member *texts, size_t ntexts,
 			if (!strncmp(m->name, di, dl) && !strcmp(m->name + dl, "/RECORD"))
 				rm = m;
 		}
+		if (rm && rm->size == 0) {
+			/* An empty RECORD was read: it lists nothing (no member has a chunk, so none
+			 * was kept); every member is then unlisted, as with a RECORD of blank lines. */
+			scan->has_record = true;
+			wg_record_verify(scan, rm->name, "", 0);
+			return;
+		}
 		if (rm && rm->size > TEXT_MAX)
 			wg_scan_add_problem(scan, WG_ELIMIT, rm->name, "%s: %s is too large (%llu bytes, "
 					    "limit %u): not read, so no member can be verified",
