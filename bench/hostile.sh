@@ -35,6 +35,14 @@ measure() { # label command... (run by bash -c so that pipes work)
 [ -f "$out/hostile_imports-1.0-py3-none-any.whl" ] || $gen imports "$out/hostile_imports-1.0-py3-none-any.whl"
 [ -f "$out/aliases.yaml" ] || $gen rules "$out/aliases.yaml"
 [ -f "$out/symenv/lib/python3.12/site-packages/torch/lib/libc10.so" ] || $gen symbols "$out/symenv"
+[ -f "$out/names/hostile_names-1.0-cp312-cp312-linux_x86_64.whl" ] ||
+  { mkdir -p "$out/names" && $gen names "$out/names/hostile_names-1.0-cp312-cp312-linux_x86_64.whl" 1; }
+mkdir -p "$out/emptyenv/lib/python3.12/site-packages"
+[ -f "$out/many-1.0-py3-none-any.whl" ] || $gen members "$out/many-1.0-py3-none-any.whl"
+[ -f "$out/hostile_rp-1.0-py3-none-any.whl" ] ||
+  $gen runpath "$out/rpenv" "$out/outside" "$out/hostile_rp-1.0-py3-none-any.whl"
+rm -f "$out/fifo.whl" "$out/fifo.yaml"
+mkfifo "$out/fifo.whl" "$out/fifo.yaml"
 rm -rf "$out/cacheenv" "$out/cache"
 $gen cache "$out/cacheenv" "$out/cache" >/dev/null
 
@@ -50,3 +58,12 @@ measure "4 GiB on stdin (check -)" "$gen stdin 4 | $wg check --no-config -"
 measure "4 GiB on stdin (inspect -)" "$gen stdin 4 | $wg inspect -"
 measure "200,000 symbols of one name (env)" "$wg" env --no-cache "$out/symenv"
 measure "cache entry, 1.5M names (env)" "XDG_CACHE_HOME=$PWD/$out/cache $wg env $out/cacheenv"
+measure "1 MiB of imported names (--env)" "$wg" check --no-config --env "$out/emptyenv" \
+  "$out/names/hostile_names-1.0-cp312-cp312-linux_x86_64.whl"
+measure "1,000,000 members ($(du -k "$out/many-1.0-py3-none-any.whl" | cut -f1) KB)" \
+  "$wg" check --no-config "$out/many-1.0-py3-none-any.whl"
+measure "RUNPATH outside env, 4 GiB non-ELF" "$wg" check --no-config --env "$out/rpenv" \
+  "$out/hostile_rp-1.0-py3-none-any.whl"
+measure "a FIFO as input" "$wg" check --no-config "$out/fifo.whl"
+measure "a FIFO as --rules" "$wg" check --no-config --rules "$out/fifo.yaml" \
+  "$out/hostile_init-1.0-py3-none-any.whl"

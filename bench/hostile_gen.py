@@ -6,6 +6,14 @@ Usage:
   hostile_gen.py meta OUT.whl [N]       N (4000) .dist-info dirs, each a 1 MiB METADATA
   hostile_gen.py init OUT.whl [MiB]     a pure wheel, a 1 MiB __init__.py of import lines
   hostile_gen.py imports OUT.whl [MiB]  a pure wheel, 1 MiB of `from x import a<spaces>!`
+  hostile_gen.py names OUT.whl [MiB]    a cp312 wheel with an extension module (g++) and MiB
+                                        (30) of Python, 1 MiB files each one statement of
+                                        imported names (`import m0, m1, ...`, `from pkg._C
+                                        import (a0, ...)` over lines)
+  hostile_gen.py members OUT.whl [N]    a zip of N (1,000,000) empty members (ZIP64 end record)
+  hostile_gen.py runpath ENVDIR OUTSIDE OUT.whl  a wheel whose extension's RUNPATH is OUTSIDE
+                                        (not in ENVDIR), which holds the library it needs as
+                                        a sparse 4 GiB non-ELF file
   hostile_gen.py rules OUT.yaml [KiB]   a 1 MB rule file of YAML aliases (billion laughs)
   hostile_gen.py stdin GiB              GiB of bytes to stdout (a zip's start, then zeros)
   hostile_gen.py symbols ENVDIR [N]     an environment whose libc10.so has N (200,000)
@@ -80,6 +88,103 @@ def imports(out, mib=1):
     line = "from x import a" + " " * 1000 + "!\n"
     n = (mib << 20) // len(line)
     pure_wheel(out, "hostile_imports", {"hostile_imports/__init__.py": (line * n).encode()})
+
+
+def names(out, mib=30):
+    """Millions of imported names in few lines: lines and bytes are bounded, names were not.
+    The wheel ships an extension module so that the import checks (hollow wheel, how a
+    compiled module is imported) really run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, so = os.path.join(tmp, "c.cpp"), os.path.join(tmp, "c.so")
+        with open(src, "w") as f:
+            f.write('extern "C" __attribute__((visibility("default"))) void *PyInit__C() '
+                    '{ return 0; }\n')
+        # It needs a library the wheel does not ship: a finding whose severity depends on how
+        # the package imports the module, so that the import graph is really walked.
+        dep = os.path.join(tmp, "libhostile_missing.so")
+        subprocess.run(["g++", "-shared", "-fPIC", "-o", dep, "-x", "c++", "/dev/null"], check=True)
+        subprocess.run(["g++", "-shared", "-fPIC", "-o", so, src, "-L" + tmp, "-lhostile_missing"],
+                       check=True)
+        with open(so, "rb") as f:
+            ext = f.read()
+    files = {"hostile_names/_C.cpython-312-x86_64-linux-gnu.so": ext}
+    cap = (1 << 20) - 16
+    for k in range(mib):
+        if k % 2 == 0:  # one line: import m0, m1, ...
+            parts, size, i = ["import "], 7, 0
+            while size < cap:
+                w = "m%d, " % i
+                parts.append(w)
+                size += len(w)
+                i += 1
+            body = "".join(parts).rstrip(", ") + "\n"
+        else:  # from hostile_names._C import (a0, a1, ... over lines of 64 names)
+            parts, size, i = ["from hostile_names._C import (\n"], 32, 0
+            while size < cap:
+                w = ("a%d,\n" if i % 64 == 63 else "a%d, ") % i
+                parts.append(w)
+                size += len(w)
+                i += 1
+            body = "".join(parts) + ")\n"
+        name = "hostile_names/__init__.py" if k == 0 else "hostile_names/n%02d.py" % k
+        files[name] = body.encode()
+    meta = b"Metadata-Version: 2.1\nName: hostile_names\nVersion: 1.0\n"
+    wheel = (b"Wheel-Version: 1.0\nGenerator: hostile\nRoot-Is-Purelib: false\n"
+             b"Tag: cp312-cp312-linux_x86_64\n")
+    di = "hostile_names-1.0.dist-info"
+    rows = []
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for arc, data in list(files.items()) + [(di + "/METADATA", meta), (di + "/WHEEL", wheel)]:
+            z.writestr(arc, data)
+            rows.append(record_row(arc, data))
+        rows.append(di + "/RECORD,,")
+        z.writestr(di + "/RECORD", "\n".join(rows) + "\n")
+
+
+def members(out, n=1000000):
+    """A real zip of n empty stored members with ZIP64 end records, written directly
+    (zipfile takes minutes for a million)."""
+    import struct
+    local, central = bytearray(), bytearray()
+    for i in range(n):
+        name = b"x/%07d" % i
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 20, 20, 0, 0, 0, 0x21, 0,
+                               0, 0, len(name), 0, 0, 0, 0, 0, len(local)) + name
+        local += struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0, 0, 0, 0x21, 0, 0, 0,
+                             len(name), 0) + name
+    with open(out, "wb") as f:
+        f.write(local)
+        f.write(central)
+        cd_off, cd_len = len(local), len(central)
+        f.write(struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, n, n, cd_len, cd_off))
+        f.write(struct.pack("<IIQI", 0x07064b50, 0, cd_off + cd_len, 1))
+        f.write(struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF,
+                            0xFFFFFFFF, 0))
+
+
+def runpath(envdir, outside, out):
+    """An extension whose RUNPATH points outside the environment, at a directory holding the
+    library it needs as a sparse 4 GiB file that is not ELF: --env must not read it."""
+    os.makedirs(os.path.join(envdir, "lib", "python3.12", "site-packages"), exist_ok=True)
+    os.makedirs(outside, exist_ok=True)
+    outside = os.path.abspath(outside)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, so = os.path.join(tmp, "c.cpp"), os.path.join(tmp, "c.so")
+        with open(src, "w") as f:
+            f.write('extern "C" __attribute__((visibility("default"))) void *PyInit__C() '
+                    '{ return 0; }\n')
+        dep = os.path.join(tmp, "libhostile_big.so")
+        subprocess.run(["g++", "-shared", "-fPIC", "-o", dep, "-x", "c++", "/dev/null"], check=True)
+        subprocess.run(["g++", "-shared", "-fPIC", "-o", so, src, "-L" + tmp, "-lhostile_big",
+                        "-Wl,--enable-new-dtags,-rpath," + outside], check=True)
+        with open(so, "rb") as f:
+            ext = f.read()
+    big = os.path.join(outside, "libhostile_big.so")
+    with open(big, "wb") as f:
+        f.write(b"PK\x03\x04 not an ELF library")
+        f.truncate(4 << 30)
+    pure_wheel(out, "hostile_rp", {"hostile_rp/__init__.py": b"from hostile_rp import _C\n",
+                                    "hostile_rp/_C.cpython-312-x86_64-linux-gnu.so": ext})
 
 
 def rules(out, kib=1024):
@@ -184,6 +289,12 @@ def main():
         init(args[0], int(args[1]) if len(args) > 1 else 1)
     elif what == "imports":
         imports(args[0], int(args[1]) if len(args) > 1 else 1)
+    elif what == "names":
+        names(args[0], int(args[1]) if len(args) > 1 else 30)
+    elif what == "members":
+        members(args[0], int(args[1]) if len(args) > 1 else 1000000)
+    elif what == "runpath":
+        runpath(args[0], args[1], args[2])
     elif what == "rules":
         rules(args[0], int(args[1]) if len(args) > 1 else 1024)
     elif what == "stdin":

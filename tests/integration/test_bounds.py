@@ -191,6 +191,30 @@ def same_name_symbols_index_linearly():
 
 
 @test
+def imported_names_are_walked_linearly():
+    """Lines and bytes of Python are bounded, names per statement are not: one 1 MiB
+    `import m0, m1, ...` line (150,000 names) in a wheel with an extension module took 75 s
+    under --env (the walk of what `import package` runs was quadratic in names)."""
+    if not shutil.which("g++"):
+        raise Missing("no g++ for the extension module")
+    with tempfile.TemporaryDirectory() as tmp:
+        env = os.path.join(tmp, "env")
+        os.makedirs(os.path.join(env, "lib", "python3.12", "site-packages"))
+        res = []
+        for mib in (1, 8):
+            d = os.path.join(tmp, str(mib))
+            os.mkdir(d)
+            w = os.path.join(d, "hostile_names-1.0-cp312-cp312-linux_x86_64.whl")
+            gen.names(w, mib)
+            rc, err, rss, secs = rss_of(["check", "--no-config", "--env", env, w])
+            assert rc in (0, 1), (rc, err)
+            res.append((secs, rss))
+        (t1, _), (t8, rss8) = res
+        assert t1 < 5 and t8 < 16 * t1 + 2, res  # quadratic: 64x
+        assert rss8 < 300, res  # 8 MiB: about a million names
+
+
+@test
 def record_rows_and_python_lines_are_bounded():
     """RECORD rows (max_record_rows) and lines of Python kept (max_python_lines) have limits
     that say their names."""

@@ -150,6 +150,21 @@ def record_paths_outside_the_site_and_odd_files_are_safe():
 
 
 @test
+def a_record_that_is_a_symbolic_link_is_not_followed():
+    """RECORD is read as the files it lists are: a link in its place (pip writes a regular
+    file) would have wheelgate read, and quote, a file the distribution does not own."""
+    whl = os.path.join(W, "hollow-1.0-py3-none-any.whl")
+    if not os.path.isfile(whl):
+        raise Skip("no fixture wheel")
+    site, di = install(whl, "recordlink")
+    rec = os.path.join(di, "RECORD")
+    os.rename(rec, os.path.join(site, "elsewhere"))
+    os.symlink(os.path.join(site, "elsewhere"), rec)
+    rc, out, err = wg("check", "--no-config", di)
+    assert rc == 2 and "RECORD: a symbolic link: not read" in err, (rc, out, err)
+
+
+@test
 def a_dist_info_without_record_is_a_clear_error():
     d = os.path.join(TMP, "norecord", "x-1.0.dist-info")
     os.makedirs(d)

@@ -225,6 +225,24 @@ START_TEST(test_limits_are_options)
 	ck_assert_int_ge(t_find_problem(s, WG_ELIMIT, "base/__init__.py claims 6000 bytes "
 				       "uncompressed, more than the limit of 1000"), 0);
 	wg_scan_free(s);
+	/* max_text_total: the read .dist-info's metadata members past it are not kept, and the
+	 * problem names the member, the limit and the option (with the defaults it cannot be
+	 * reached: four members of at most 16 MiB each). */
+	o = (wg_options)WG_OPTIONS_INIT;
+	o.max_text_total = 60;
+	wg_context_free(ctx);
+	wg_scanner_free(sc);
+	ck_assert_int_eq(wg_context_new(&ctx, &o), WG_OK);
+	ck_assert_int_eq(wg_scanner_new(&sc, ctx), WG_OK);
+	ck_assert_int_eq(wg_scan_path(&s, sc, W("base-1.0-py3-none-any.whl")), WG_OK);
+	int tp = t_find_problem(s, WG_ELIMIT, "metadata members add up to more than 60 bytes "
+				"(max_text_total); base-1.0.dist-info/");
+	ck_assert_int_ge(tp, 0);
+	wg_problem_info pb = WG_PROBLEM_INFO_INIT;
+	ck_assert_int_eq(wg_scan_problem(&pb, s, (size_t)tp), WG_OK);
+	ck_assert_ptr_nonnull(pb.where);
+	ck_assert_ptr_nonnull(strstr(pb.message, pb.where));
+	wg_scan_free(s);
 	o = (wg_options)WG_OPTIONS_INIT;
 	o.max_members = 3;
 	wg_context_free(ctx);

@@ -26,6 +26,7 @@ typedef struct {
 struct wg_pyimports {
 	wg_arena arena;
 	wg_vec edges; /* edge */
+	size_t *by_from; /* edge indices ordered by importing module, then position */
 };
 
 char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init)
@@ -339,6 +340,16 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 	return rc;
 }
 
+static _Thread_local const wg_pyimports *sort_im;
+
+static int cmp_by_from(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const edge *ex = wg_vec_at(&sort_im->edges, x), *ey = wg_vec_at(&sort_im->edges, y);
+	int c = strcmp(ex->from, ey->from);
+	return c ? c : (x > y) - (x < y);
+}
+
 int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 {
 	*out = NULL;
@@ -349,10 +360,20 @@ int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 	int rc = WG_OK;
 	for (size_t i = 0; i < scan->sources.len && rc == WG_OK; i++)
 		rc = scan_source(im, wg_vec_at(&scan->sources, i));
+	/* The edges of one importing module, found by binary search: the walk in
+	 * wg_pyimports_how visits each reached module's edges once, never every edge per module. */
+	if (rc == WG_OK && !(im->by_from = malloc((im->edges.len ? im->edges.len : 1) *
+						 sizeof(*im->by_from))))
+		rc = WG_ENOMEM;
 	if (rc < 0) {
 		wg_pyimports_free(im);
 		return rc;
 	}
+	for (size_t k = 0; k < im->edges.len; k++)
+		im->by_from[k] = k;
+	sort_im = im;
+	qsort(im->by_from, im->edges.len, sizeof(*im->by_from), cmp_by_from);
+	sort_im = NULL;
 	*out = im;
 	return WG_OK;
 }
@@ -362,29 +383,86 @@ void wg_pyimports_free(wg_pyimports *im)
 	if (!im)
 		return;
 	wg_vec_free(&im->edges);
+	free(im->by_from);
 	wg_arena_free(&im->arena);
 	free(im);
 }
 
-/* Appends a copy of name to the reached list (grown as needed); false when out of memory. */
-static bool reach(wg_pyimports *im, const char ***list, size_t *n, size_t *cap, const char *name)
+/* The modules one walk has reached: a list in the order reached, and an open-addressing set
+ * over it, so that each name is added once in constant time (a list searched per name was
+ * quadratic: 150,000 names imported by one statement took 75 s). */
+typedef struct {
+	const char **list;
+	size_t n, cap;
+	size_t *slot; /* list index + 1, 0 empty; mask + 1 slots */
+	size_t mask;
+} reached_set;
+
+static size_t name_hash(const char *s)
 {
-	for (size_t j = 0; j < *n; j++)
-		if (!strcmp((*list)[j], name))
+	size_t h = 1469598103934665603ULL & SIZE_MAX;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * (1099511628211ULL & SIZE_MAX);
+	return h;
+}
+
+/* Adds a copy of name unless it is there; false when out of memory. */
+static bool reach(wg_pyimports *im, reached_set *r, const char *name)
+{
+	size_t h = name_hash(name);
+	for (size_t i = h & r->mask;; i = (i + 1) & r->mask) {
+		if (!r->slot[i])
+			break;
+		if (!strcmp(r->list[r->slot[i] - 1], name))
 			return true;
-	if (*n == *cap) {
-		size_t nc = *cap * 2;
-		const char **bigger = realloc(*list, nc * sizeof(**list));
+	}
+	if (r->n == r->cap) {
+		size_t nc = r->cap * 2;
+		const char **bigger = realloc(r->list, nc * sizeof(*bigger));
 		if (!bigger)
 			return false;
-		*list = bigger;
-		*cap = nc;
+		r->list = bigger;
+		r->cap = nc;
+	}
+	if (2 * (r->n + 1) > r->mask + 1) {
+		size_t nm = r->mask * 2 + 1;
+		size_t *slots = calloc(nm + 1, sizeof(*slots));
+		if (!slots)
+			return false;
+		for (size_t k = 0; k < r->n; k++) {
+			size_t i = name_hash(r->list[k]) & nm;
+			while (slots[i])
+				i = (i + 1) & nm;
+			slots[i] = k + 1;
+		}
+		free(r->slot);
+		r->slot = slots;
+		r->mask = nm;
 	}
 	const char *copy = wg_arena_strdup(&im->arena, name);
 	if (!copy)
 		return false;
-	(*list)[(*n)++] = copy;
+	size_t i = h & r->mask;
+	while (r->slot[i])
+		i = (i + 1) & r->mask;
+	r->slot[i] = r->n + 1;
+	r->list[r->n++] = copy;
 	return true;
+}
+
+/* The first position in by_from of module's edges. */
+static size_t first_from(const wg_pyimports *im, const char *module)
+{
+	size_t lo = 0, hi = im->edges.len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const edge *e = wg_vec_at(&im->edges, im->by_from[mid]);
+		if (strcmp(e->from, module) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, unsigned *line)
@@ -401,24 +479,31 @@ int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, un
 	 * parents' __init__ run first), follow the module-level, unguarded imports. Parents of an
 	 * imported module are imported too.
 	 */
-	size_t cap = 64, n = 0;
-	const char **reached = malloc(cap * sizeof(*reached));
-	if (!reached)
+	reached_set r = {.cap = 64, .mask = 127};
+	r.list = malloc(r.cap * sizeof(*r.list));
+	r.slot = calloc(r.mask + 1, sizeof(*r.slot));
+	if (!r.list || !r.slot) {
+		free(r.list);
+		free(r.slot);
 		return WG_IMPORT_NONE;
+	}
 	char buf[1024];
 	bool ok = true, required = false;
 	snprintf(buf, sizeof(buf), "%s", module);
 	for (char *dot = strchr(buf, '.'); dot && ok; dot = strchr(dot + 1, '.')) {
 		*dot = '\0';
-		ok = reach(im, &reached, &n, &cap, buf);
+		ok = reach(im, &r, buf);
 		*dot = '.';
 	}
 	/* Each reached module's module-level imports, and their parents, are reached in turn:
-	 * at most every module the wheel's statements name, each visited once. */
-	for (size_t i = 0; i < n && ok && !required; i++) {
-		for (size_t k = 0; k < im->edges.len && ok; k++) {
-			const edge *e = wg_vec_at(&im->edges, k);
-			if (e->ctx != WG_IMPORT_REQUIRED || strcmp(e->from, reached[i]))
+	 * at most every module the wheel's statements name, each visited once. Of a module's
+	 * edges, the first in the wheel's order that imports the module decides (file, line). */
+	for (size_t i = 0; i < r.n && ok && !required; i++) {
+		for (size_t k = first_from(im, r.list[i]); k < im->edges.len && ok; k++) {
+			const edge *e = wg_vec_at(&im->edges, im->by_from[k]);
+			if (strcmp(e->from, r.list[i]))
+				break;
+			if (e->ctx != WG_IMPORT_REQUIRED)
 				continue;
 			if (!strcmp(e->target, module)) {
 				required = true;
@@ -432,14 +517,15 @@ int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, un
 				if (c != '.' && c != '\0')
 					continue;
 				*q = '\0';
-				ok = reach(im, &reached, &n, &cap, buf);
+				ok = reach(im, &r, buf);
 				*q = c;
 				if (!c)
 					break;
 			}
 		}
 	}
-	free(reached);
+	free(r.list);
+	free(r.slot);
 	if (required)
 		return WG_IMPORT_REQUIRED;
 	/* Not at package import: the most direct way anything in the wheel imports it. */

@@ -69,7 +69,14 @@ struct wg_installed {
 
 static int read_small_file(const char *path, char **out, size_t *len, size_t max, wg_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* O_NOFOLLOW: RECORD is read as the members are (inst_read), never through a symbolic
+	 * link. pip writes a wheel's RECORD as a regular file; a link in its place (to
+	 * /etc/shadow, to another distribution's RECORD) would make wheelgate read, and name in
+	 * its problems, a file the distribution does not own. Only the last component is
+	 * checked: a site directory reached through a link (lib64 -> lib in a venv) still works. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0 && errno == ELOOP)
+		return wg_seterr(err, WG_EUNSUPPORTED, "%s: a symbolic link: not read", path);
 	if (fd < 0)
 		return wg_seterr(err, errno == ENOENT ? WG_ENOTFOUND : WG_EIO, "%s: %s", path,
 				 strerror(errno));
