@@ -237,7 +237,10 @@ def record_rows_and_python_lines_are_bounded():
         gen.pure_wheel(w3, "hostile_lines", {"hostile_lines/m%d.py" % i: b"\n" * (MB - 1)
                                              for i in range(3)})
         rc, out, err, _, _ = run(["check", "--no-config", w3])
-        assert rc == 1 and "max_python_lines" in out, (rc, out[-1500:], err)
+        # More Python than is examined is no fault of the wheel (transformers ships 49 MB):
+        # a warning that the import checks saw part of it, never a block (it was WG-WHL-002).
+        assert rc == 0 and "warning[WG-WHL-003]" in out and "max_python_lines" in out \
+            and "WG-WHL-002" not in out, (rc, out[-1500:], err)
 
 
 if __name__ == "__main__":

@@ -126,6 +126,9 @@ struct wg_scan {
 	const char *fields[WG_WHEEL_REQUIRES_PYTHON + 1];
 	wg_strlist lists[WG_LIST_RECORD_ORPHANS + 1];
 	bool has_record;
+	/* Python sources past max_python_bytes/_lines were not kept: the member where that began,
+	 * and why (NULL when every source was); the import checks then saw part of the code. */
+	const char *python_partial, *python_partial_why;
 	wg_vec members;  /* wg_member */
 	/* directory */
 	wg_strlist wheels; /* *.whl files below it, each an input of its own */

@@ -27,6 +27,7 @@ struct wg_pyimports {
 	wg_arena arena;
 	wg_vec edges; /* edge */
 	size_t *by_from; /* edge indices ordered by importing module, then position */
+	bool partial;    /* the scan kept part of the sources (WG-WHL-003): unseen imports may exist */
 };
 
 char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init)
@@ -358,6 +359,7 @@ int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 		return WG_ENOMEM;
 	wg_vec_init(&im->edges, sizeof(edge));
 	int rc = WG_OK;
+	im->partial = scan->python_partial != NULL;
 	for (size_t i = 0; i < scan->sources.len && rc == WG_OK; i++)
 		rc = scan_source(im, wg_vec_at(&scan->sources, i));
 	/* The edges of one importing module, found by binary search: the walk in
@@ -471,8 +473,9 @@ int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, un
 	*line = 0;
 	if (!im || !module)
 		return WG_IMPORT_NONE;
-	/* A top-level module is what the user imports: nothing else decides for it. */
-	if (!strchr(module, '.'))
+	/* A top-level module is what the user imports: nothing else decides for it; and when
+	 * part of the sources was not examined (WG-WHL-003) an unseen import may be required. */
+	if (!strchr(module, '.') || im->partial)
 		return WG_IMPORT_REQUIRED;
 	/*
 	 * What `import <package>` runs: start at every package that contains the module (the
@@ -485,7 +488,7 @@ int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, un
 	if (!r.list || !r.slot) {
 		free(r.list);
 		free(r.slot);
-		return WG_IMPORT_NONE;
+		return WG_IMPORT_REQUIRED; /* out of memory: the strictest reading, never a softer one */
 	}
 	char buf[1024];
 	bool ok = true, required = false;

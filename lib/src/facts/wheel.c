@@ -463,13 +463,14 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 			}
 		}
 		if (r.py_refused && !py_said) {
+			/* Not a problem of the wheel (a large pure package is normal: transformers has
+			 * 49 MB of Python): the import checks say they saw part of it (WG-WHL-003). */
 			py_said = true;
-			wg_scan_add_problem(scan, WG_ELIMIT, m->name,
-					    "%s: Python sources add up to more than %llu bytes "
-					    "(max_python_bytes) or %u lines (max_python_lines); %s and later "
-					    "ones not examined for imports", scan->path,
-					    (unsigned long long)o->max_python_bytes, o->max_python_lines,
-					    m->name);
+			scan->python_partial = wg_arena_strdup(&scan->arena, m->name);
+			scan->python_partial_why = wg_arena_printf(
+				&scan->arena, "more than %llu bytes (max_python_bytes) or %u lines "
+				"(max_python_lines)", (unsigned long long)o->max_python_bytes,
+				o->max_python_lines);
 		}
 		wg_sha256_final(r.sha, m->sha256);
 		wg_sha256_free(r.sha);
