@@ -151,7 +151,10 @@ def stdin_is_counted_while_read():
         feeder.stdout.close()
         feeder.wait()
         assert rc == 2 and "larger than the limit" in err and "--max-stdin" in err, (cmd, rc, err)
-        assert rss < 200, rss
+        # 1 GiB was streamed: buffered whole it is over 1024 MiB; read to the 64 MiB cap it is
+        # the buffer (grown by doubling) and the process, under 200 MiB here and about 235
+        # under AddressSanitizer (shadow memory and its quarantine).
+        assert rss < 512, rss
     rc, _, err, _, _ = run(["check", "--max-stdin", "lots", "-"])
     assert rc == 2 and "--max-stdin" in err, err
 
