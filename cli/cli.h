@@ -20,6 +20,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 const char *default_env(char *buf, size_t n);
 
 /* output.c */

@@ -18,6 +18,7 @@ static const command commands[] = {
 	{"check", cmd_check, "say what would break: apply the rules for a target environment"},
 	{"inspect", cmd_inspect, "show what a wheel, ELF object or directory contains"},
 	{"env", cmd_env, "show what wheelgate reads from a Python environment"},
+	{"serve", cmd_serve, "answer checks over HTTP: POST /v1/check with a wheel as the body"},
 	{"gpus", cmd_gpus, "list the GPU names --gpu accepts, with their compute capability"},
 };
 
