@@ -88,7 +88,7 @@ typedef struct {
 	uint64_t seen;          /* bytes received, held or not */
 	bool too_large;
 	int status;             /* the status answered, for the log */
-	const char *verdict;    /* "pass", "fail", "unreadable" or NULL */
+	const char *verdict;    /* as the document says: "pass", "fail", "error"; NULL: none */
 	struct timespec start;
 	char method[16], path[128];
 } request;
@@ -205,7 +205,7 @@ static enum MHD_Result do_check(server *s, struct MHD_Connection *c, request *r)
 	enum MHD_Result ret;
 	if (wg_reports_format(&doc, WG_FORMAT_JSON, s->rs, t, paths, reps, errs, 1,
 			      WG_SEV_ERROR) == WG_OK && doc) {
-		r->verdict = !rep ? "unreadable" : wg_report_worst(rep) >= (int)WG_SEV_ERROR ? "fail"
+		r->verdict = !rep ? "error" : wg_report_worst(rep) >= (int)WG_SEV_ERROR ? "fail"
 											: "pass";
 		ret = answer(c, r, rep ? MHD_HTTP_OK : 422 /* Unprocessable Content */,
 			     "application/json", doc, strlen(doc), true);
