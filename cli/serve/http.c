@@ -1,0 +1,311 @@
+/*
+ * The router of `wheelgate serve`: which endpoint a request is for, the checks that need only
+ * its headers (method, token, Content-Length against the cap), the body taken as it comes,
+ * and the endpoint's answer once it is in; then one access-log line and the metrics.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "serve.h"
+
+/* The body of POST /v1/check/url is a small JSON object. */
+#define URL_BODY_MAX (64U * 1024)
+
+char *serve_esc(const char *s)
+{
+	char *e = NULL;
+	if (!s || wg_escape(&e, s, WG_ESCAPE_CONTROL) < 0)
+		return NULL;
+	char *copy = strdup(e); /* freed with free() by callers */
+	wg_free(e);
+	return copy;
+}
+
+enum MHD_Result serve_answer(struct MHD_Connection *c, request *r, unsigned int status,
+			     const char *type, const char *body, size_t len)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)body,
+								    MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+					r->ep == EP_HEALTHZ || r->ep == EP_METRICS ? "GET, HEAD"
+										   : "POST");
+	enum MHD_Result ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	r->status = (int)status;
+	return ret;
+}
+
+enum MHD_Result serve_answer_text(struct MHD_Connection *c, request *r, unsigned int status,
+				  const char *text)
+{
+	return serve_answer(c, r, status, "text/plain; charset=utf-8", text, strlen(text));
+}
+
+/* Constant time in the length of the expected token. */
+static bool token_ok(const server *s, struct MHD_Connection *c)
+{
+	const char *token = s->cfg.token;
+	if (!token)
+		return true;
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!h || strncasecmp(h, "Bearer ", 7))
+		return false;
+	h += 7;
+	size_t n = strlen(token), m = strlen(h);
+	unsigned char diff = n != m;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)token[i] ^ (unsigned char)(i < m ? h[i] : 0);
+	return diff == 0;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* POST /v1/check: 200 with the document, 422 when unreadable, 400 for a bad query. */
+static enum MHD_Result do_check(server *s, struct MHD_Connection *c, request *r)
+{
+	const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "filename");
+	const char *spec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "target");
+	const char *prof = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "profile");
+	if (!name || !*name || strlen(name) > 255 || strchr(name, '/'))
+		return serve_answer_text(c, r, MHD_HTTP_BAD_REQUEST,
+					 "wheelgate serve: /v1/check needs ?filename=NAME.whl (the "
+					 "file's name, no '/', at most 255 bytes): a wheel's name, "
+					 "version and tags come from it\n");
+	wg_scanner *sc = serve_scanner(s);
+	if (!sc)
+		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					 "wheelgate serve: cannot make a scanner (out of memory?)\n");
+	size_t len;
+	const unsigned char *buf = body_bytes(&r->body, &len);
+	char err[512], msg[640];
+	if (!buf) {
+		snprintf(msg, sizeof(msg), "wheelgate serve: cannot hold the body: %s\n",
+			 strerror(r->body.err));
+		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+	}
+	serve_verdict v;
+	int rc = serve_judge(s, sc, buf, len, name, spec, prof, false, &v, err, sizeof(err));
+	body_free(&r->body);
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "wheelgate serve: %s\n", err);
+		return serve_answer_text(c, r, rc == -1 ? MHD_HTTP_BAD_REQUEST
+							 : MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+	}
+	r->verdict = v.verdict;
+	r->rules = v.rules;
+	v.rules = NULL;
+	enum MHD_Result ret = serve_answer(c, r, strcmp(v.verdict, "error") ? MHD_HTTP_OK
+						   : 422 /* Unprocessable Content */,
+					   "application/json", v.doc, strlen(v.doc));
+	serve_verdict_clear(&v);
+	return ret;
+}
+
+static const char *const NOT_FOUND =
+	"wheelgate serve: not found. The endpoints: GET /healthz, GET /metrics, POST "
+	"/v1/check?filename=NAME.whl, POST /v1/check/url, and uploads (the upload protocol's "
+	"multipart POST, as twine sends it) at any other path, forwarded to the upstream\n";
+
+/* The headers are in: the endpoint, and the answers that need no body. */
+static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *r,
+				  const char *url, const char *method)
+{
+	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
+	bool post = !strcmp(method, MHD_HTTP_METHOD_POST);
+	if (!strcmp(url, "/healthz") || !strcmp(url, "/metrics")) {
+		r->ep = url[1] == 'h' ? EP_HEALTHZ : EP_METRICS;
+		if (!get)
+			return serve_answer_text(c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+						 "wheelgate serve: this endpoint takes GET\n");
+		if (r->ep == EP_HEALTHZ)
+			return serve_answer_text(c, r, MHD_HTTP_OK, "ok\n");
+		char *text = metrics_render(s->metrics, atomic_load(&s->in_flight));
+		if (!text)
+			return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+						 "wheelgate serve: out of memory\n");
+		enum MHD_Result ret = serve_answer(c, r, MHD_HTTP_OK,
+						   "text/plain; version=0.0.4; charset=utf-8",
+						   text, strlen(text));
+		free(text);
+		return ret;
+	}
+	if (!strncmp(url, "/v1/", 4)) {
+		if (!strcmp(url, "/v1/check"))
+			r->ep = EP_CHECK;
+		else if (!strcmp(url, "/v1/check/url"))
+			r->ep = EP_CHECK_URL;
+		else
+			return serve_answer_text(c, r, MHD_HTTP_NOT_FOUND, NOT_FOUND);
+		if (!token_ok(s, c))
+			return serve_answer_text(c, r, MHD_HTTP_UNAUTHORIZED,
+						 "wheelgate serve: /v1/* needs 'Authorization: Bearer "
+						 "TOKEN' with the server's token\n");
+		if (!post)
+			return serve_answer_text(c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+						 r->ep == EP_CHECK
+						 ? "wheelgate serve: /v1/check takes POST with the "
+						   "wheel as the body\n"
+						 : "wheelgate serve: /v1/check/url takes POST with "
+						   "{\"url\": ...} as the body\n");
+	} else {
+		/* Any other path is a repository's upload URL (/, /legacy/, /api/pypi/REPO...). */
+		if (!post)
+			return serve_answer_text(c, r, MHD_HTTP_NOT_FOUND, NOT_FOUND);
+		r->ep = EP_UPLOAD;
+		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_TYPE);
+		if (!ct || strncasecmp(ct, "multipart/form-data", 19))
+			return serve_answer_text(c, r, 415 /* Unsupported Media Type */,
+						 "wheelgate serve: an upload is a multipart/form-data "
+						 "POST (the upload protocol twine speaks); other "
+						 "requests go to the repository directly\n");
+		if (!s->cfg.upstream)
+			return serve_answer_text(c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
+						 "wheelgate serve: this gate has no upstream "
+						 "(--upstream URL): it takes no uploads\n");
+	}
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	uint64_t cap = r->ep == EP_CHECK_URL ? URL_BODY_MAX : s->cfg.max_body;
+	if (cl) {
+		errno = 0;
+		char *end;
+		unsigned long long n = strtoull(cl, &end, 10);
+		if (errno || end == cl || n > cap) {
+			char msg[256], *e = serve_esc(cl);
+			snprintf(msg, sizeof(msg), "wheelgate serve: the body (Content-Length %.40s) is "
+				 "larger than the limit of %llu bytes%s\n", e ? e : "?",
+				 (unsigned long long)cap, r->ep == EP_CHECK_URL ? "" : " (--max-body)");
+			free(e);
+			r->body.too_large = true;
+			return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
+		}
+	}
+	return MHD_YES;
+}
+
+enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char *url,
+				 const char *method, const char *version, const char *data,
+				 size_t *data_size, void **con_cls)
+{
+	(void)version;
+	server *s = cls;
+	request *r = *con_cls;
+	if (!r) {
+		if (!(r = calloc(1, sizeof(*r))))
+			return MHD_NO;
+		body_init(&r->body);
+		clock_gettime(CLOCK_MONOTONIC, &r->start);
+		snprintf(r->method, sizeof(r->method), "%s", method);
+		snprintf(r->path, sizeof(r->path), "%s", url);
+		*con_cls = r;
+		atomic_fetch_add(&s->in_flight, 1);
+		return on_headers(s, c, r, url, method);
+	}
+	if (r->status) {
+		*data_size = 0; /* answered already: what follows is discarded */
+		return MHD_YES;
+	}
+	if (s->cfg.deadline > 0 && seconds_since(&r->start) > (double)s->cfg.deadline) {
+		char msg[200];
+		snprintf(msg, sizeof(msg), "wheelgate serve: the request took longer than %ld s "
+			 "(deadline); %llu bytes came\n", s->cfg.deadline,
+			 (unsigned long long)r->body.seen);
+		*data_size = 0;
+		body_free(&r->body);
+		return serve_answer_text(c, r, MHD_HTTP_REQUEST_TIMEOUT, msg);
+	}
+	if (*data_size) {
+		if (r->ep == EP_CHECK_URL && r->body.seen + *data_size > URL_BODY_MAX) {
+			r->body.seen += *data_size;
+			r->body.too_large = true;
+			body_free(&r->body);
+		} else {
+			body_take(&r->body, s, data, *data_size);
+		}
+		*data_size = 0;
+		return MHD_YES;
+	}
+	if (r->body.too_large) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "wheelgate serve: the body (%llu bytes) is larger than the "
+			 "limit of %llu bytes\n", (unsigned long long)r->body.seen,
+			 (unsigned long long)(r->ep == EP_CHECK_URL ? URL_BODY_MAX : s->cfg.max_body));
+		body_free(&r->body);
+		return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
+	}
+	if (r->body.err) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "wheelgate serve: cannot hold the body (%llu bytes): %s\n",
+			 (unsigned long long)r->body.seen, strerror(r->body.err));
+		body_free(&r->body);
+		return serve_answer_text(c, r, r->body.err == ENOMEM ? MHD_HTTP_SERVICE_UNAVAILABLE
+								  : MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+	}
+	switch (r->ep) {
+	case EP_CHECK: return do_check(s, c, r);
+	case EP_CHECK_URL: return fetch_check(s, c, r);
+	case EP_UPLOAD: return upload_finish(s, c, r);
+	default: return serve_answer_text(c, r, MHD_HTTP_NOT_FOUND, NOT_FOUND);
+	}
+}
+
+/* The request is over (answered, or the client went away): one log line, the metrics. */
+void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			enum MHD_RequestTerminationCode toe)
+{
+	(void)c;
+	server *s = cls;
+	request *r = *con_cls;
+	if (!r)
+		return;
+	double secs = seconds_since(&r->start);
+	bool done = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+	metrics_observe(s->metrics, r->ep, done ? r->status : 0, r->verdict, r->rules,
+			r->body.seen, secs);
+	time_t wall = time(NULL);
+	struct tm tm;
+	char ts[32];
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&wall, &tm));
+	char *method = serve_esc(r->method), *path = serve_esc(r->path);
+	json_t *line = json_pack("{s:s, s:s?, s:s?, s:i, s:I, s:f, s:s?, s:s?, s:b}", "time", ts,
+				 "method", method, "path", path, "status", r->status, "bytes",
+				 (json_int_t)r->body.seen, "ms", secs * 1e3, "verdict", r->verdict,
+				 "rules", r->rules, "completed", done);
+	if (line && r->upstream_status)
+		json_object_set_new(line, "upstream_status", json_integer(r->upstream_status));
+	char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+	if (text) {
+		flockfile(stdout);
+		fputs(text, stdout);
+		fputc('\n', stdout);
+		fflush(stdout);
+		funlockfile(stdout);
+	}
+	free(text);
+	json_decref(line);
+	free(method);
+	free(path);
+	upload_free(r);
+	body_free(&r->body);
+	free(r->rules);
+	free(r);
+	*con_cls = NULL;
+	atomic_fetch_sub(&s->in_flight, 1);
+}

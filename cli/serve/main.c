@@ -1,0 +1,393 @@
+/*
+ * `wheelgate serve`: options and the config file, the daemon (libmicrohttpd, a pool of
+ * threads, each with its own scanner; the context, the rules and the fleet shared), SIGTERM.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "serve.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: wheelgate serve [--listen HOST:PORT] [--upstream URL] [--config FILE] [options]\n"
+		"\n"
+		"A gate in front of a Python package repository, and a check API. Runs until\n"
+		"SIGTERM or SIGINT (then the listening socket closes, the requests under way\n"
+		"finish, within --drain seconds, and it exits 0).\n"
+		"\n"
+		"endpoints:\n"
+		"  POST <any other path>  an upload (the upload protocol twine, uv publish and\n"
+		"                     'python -m build' clients speak: a multipart/form-data\n"
+		"                     POST with :action=file_upload and the file as 'content'):\n"
+		"                     a wheel is checked (publish profile, plus each target of\n"
+		"                     the fleet) and its sha256 compared with sha256_digest;\n"
+		"                     when it passes, the request goes unchanged (with the\n"
+		"                     client's Authorization) to the same path on --upstream and\n"
+		"                     the upstream's answer comes back; when it fails, 400 with\n"
+		"                     the rule ids and the first message, and the upstream never\n"
+		"                     sees it. 502/504 when the upstream is down or slow.\n"
+		"  POST /v1/check?filename=NAME.whl[&target=SPEC][&profile=publish|install]\n"
+		"                     the wheel (or ELF object) as the body; answers 200 with the\n"
+		"                     JSON document 'wheelgate check --format json' prints (the\n"
+		"                     verdict is inside), 422 with the same document when the\n"
+		"                     body cannot be read, 400 for a bad query, 413 for a body\n"
+		"                     over --max-body; SPEC as 'wheelgate check --target' takes it\n"
+		"                     (python=3.12,torch=2.9.1+cu128,...); no target: the fleet's,\n"
+		"                     or the publish profile when there is no fleet\n"
+		"  POST /v1/check/url {\"url\": \"https://repo/.../NAME.whl\"}: the service fetches\n"
+		"                     the artifact itself (with --fetch-token) and answers as\n"
+		"                     /v1/check; for Artifactory workers and user plugins\n"
+		"  GET  /healthz      200 \"ok\"\n"
+		"  GET  /metrics      Prometheus text: requests, verdicts by rule, bytes, latency\n"
+		"\n"
+		"options (each also a key of the --config file; a flag wins over the file):\n"
+		"  --config FILE      a YAML file with the settings below and the fleet of\n"
+		"                     targets (see docs/serve.md)\n"
+		"  --listen HOST:PORT address and port to bind (default " SERVE_DEFAULT_LISTEN ");\n"
+		"                     port 0 picks a free one; the address bound is printed on\n"
+		"                     stderr. TLS: put a reverse proxy in front (docs/serve.md)\n"
+		"  --upstream URL     the repository uploads are forwarded to (its base: the\n"
+		"                     request's path is appended), e.g. https://host\n"
+		"  --upstream-timeout SECONDS  the whole forward at most (default 300): 504 past it\n"
+		"  --connect-timeout SECONDS   connecting to the upstream at most (default 10)\n"
+		"  --check-other      refuse uploads that are not wheels (sdists...) instead of\n"
+		"                     forwarding them unchecked (the default)\n"
+		"  --max-body SIZE    the largest body accepted (default 512M; K, M, G): a larger\n"
+		"                     Content-Length is refused before the body is read, a\n"
+		"                     chunked body past it is counted, never held, and refused\n"
+		"  --spool-dir DIR    where bodies over 1 MiB are kept while checked (an unlinked\n"
+		"                     file; default $TMPDIR or /tmp)\n"
+		"  --workers N        threads doing checks (default: the number of CPUs); at most\n"
+		"                     N checks run at once, each thread with its own scanner\n"
+		"  --connections N    open connections at most (default 64)\n"
+		"  --timeout SECONDS  an idle connection is closed after this (default 60)\n"
+		"  --deadline SECONDS a request may take this long, its body included (default\n"
+		"                     600; 0: no limit): 408 past it\n"
+		"  --drain SECONDS    on SIGTERM, how long requests under way may take (default 30)\n"
+		"  --token TOKEN      require 'Authorization: Bearer TOKEN' on /v1/* (401\n"
+		"                     otherwise); also read from $WHEELGATE_TOKEN. Uploads carry\n"
+		"                     the repository's credentials, which the upstream judges\n"
+		"  --fetch-token TOKEN  sent as 'Authorization: Bearer TOKEN' by /v1/check/url;\n"
+		"                     also read from $WHEELGATE_FETCH_TOKEN\n"
+		"  --fetch-allow PREFIX the URLs /v1/check/url may fetch start with PREFIX\n"
+		"                     (repeatable; none: /v1/check/url is refused)\n"
+		"  -h, --help         show this help\n"
+		"\n"
+		"Each request is logged on stdout as one JSON line (time, method, path, status,\n"
+		"bytes, ms, verdict, rules, upstream_status); headers, credentials and query\n"
+		"strings are never logged.\n"
+		"\n"
+		"exit status: 0 after a signal, 2 for usage errors, a bad config or an address\n"
+		"that cannot be bound.\n");
+}
+
+/* HOST:PORT ([V6]:PORT too) into an address; false with a message when it is not one. */
+static bool parse_listen(const char *arg, struct sockaddr_storage *ss, socklen_t *sslen)
+{
+	char host[256];
+	const char *colon = strrchr(arg, ':');
+	if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof(host)) {
+		fprintf(stderr, "wheelgate serve: --listen takes HOST:PORT, not '%s'\n", esc(arg));
+		return false;
+	}
+	memcpy(host, arg, (size_t)(colon - arg));
+	host[colon - arg] = '\0';
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	char *end;
+	errno = 0;
+	long port = strtol(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || port < 0 || port > 65535) {
+		fprintf(stderr, "wheelgate serve: --listen: '%s' is not a port (0-65535)\n",
+			esc(colon + 1));
+		return false;
+	}
+	struct addrinfo hints = {0}, *ai = NULL;
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	int e = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (e || !ai) {
+		fprintf(stderr, "wheelgate serve: --listen: %s: %s\n", esc(host), gai_strerror(e));
+		return false;
+	}
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*sslen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return true;
+}
+
+static bool parse_count(const char *opt, const char *arg, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < lo || v > hi) {
+		fprintf(stderr, "wheelgate serve: %s takes a number from %ld to %ld, not '%s'\n", opt,
+			lo, hi, esc(arg));
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool set_str(char **dst, const char *v)
+{
+	char *c = strdup(v);
+	if (!c) {
+		fprintf(stderr, "wheelgate serve: out of memory\n");
+		return false;
+	}
+	free(*dst);
+	*dst = c;
+	return true;
+}
+
+static bool valid_upstream(const char *u)
+{
+	if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)) {
+		fprintf(stderr, "wheelgate serve: --upstream takes an http:// or https:// URL, not "
+			"'%s'\n", esc(u));
+		return false;
+	}
+	return true;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	enum {
+		O_LISTEN = 256, O_MAXBODY, O_WORKERS, O_TOKEN, O_CONNS, O_TIMEOUT, O_DRAIN,
+		O_DEADLINE, O_UPSTREAM, O_UPTIMEOUT, O_CONNTIMEOUT, O_CHECKOTHER, O_SPOOL, O_CONFIG,
+		O_FETCHTOKEN, O_FETCHALLOW
+	};
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, O_LISTEN},
+		{"max-body", required_argument, NULL, O_MAXBODY},
+		{"workers", required_argument, NULL, O_WORKERS},
+		{"connections", required_argument, NULL, O_CONNS},
+		{"timeout", required_argument, NULL, O_TIMEOUT},
+		{"drain", required_argument, NULL, O_DRAIN},
+		{"deadline", required_argument, NULL, O_DEADLINE},
+		{"token", required_argument, NULL, O_TOKEN},
+		{"upstream", required_argument, NULL, O_UPSTREAM},
+		{"upstream-timeout", required_argument, NULL, O_UPTIMEOUT},
+		{"connect-timeout", required_argument, NULL, O_CONNTIMEOUT},
+		{"check-other", no_argument, NULL, O_CHECKOTHER},
+		{"spool-dir", required_argument, NULL, O_SPOOL},
+		{"config", required_argument, NULL, O_CONFIG},
+		{"fetch-token", required_argument, NULL, O_FETCHTOKEN},
+		{"fetch-allow", required_argument, NULL, O_FETCHALLOW},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+
+	server s = {0};
+	serve_config *cfg = &s.cfg;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cfg->max_body = SERVE_DEFAULT_MAX_BODY;
+	cfg->workers = ncpu > 0 ? (ncpu < SERVE_MAX_WORKERS ? ncpu : SERVE_MAX_WORKERS) : 2;
+	cfg->connections = SERVE_DEFAULT_CONNECTIONS;
+	cfg->timeout = 60;
+	cfg->drain = 30;
+	cfg->deadline = 600;
+	cfg->upstream_timeout = 300;
+	cfg->connect_timeout = 10;
+	cfg->forward_other = true;
+	int status = EXIT_USAGE;
+	if (!set_str(&cfg->listen, SERVE_DEFAULT_LISTEN))
+		return EXIT_USAGE;
+	const char *envtok = getenv("WHEELGATE_TOKEN"), *envfetch = getenv("WHEELGATE_FETCH_TOKEN");
+	if ((envtok && *envtok && !set_str(&cfg->token, envtok)) ||
+	    (envfetch && *envfetch && !set_str(&cfg->fetch_token, envfetch)))
+		goto out_cfg;
+
+	/* First pass: --help and --config (the file's values are defaults the flags override). */
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			help(stdout);
+			status = EXIT_CLEAN;
+			goto out_cfg;
+		}
+		if (c == O_CONFIG) {
+			char err[1024];
+			if (config_load(cfg, optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "wheelgate serve: --config: %s\n", err);
+				goto out_cfg;
+			}
+		}
+	}
+	opterr = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		bool ok = true;
+		switch (c) {
+		case O_CONFIG: break;
+		case O_LISTEN: ok = set_str(&cfg->listen, optarg); break;
+		case O_TOKEN: ok = set_str(&cfg->token, optarg); break;
+		case O_FETCHTOKEN: ok = set_str(&cfg->fetch_token, optarg); break;
+		case O_UPSTREAM: ok = valid_upstream(optarg) && set_str(&cfg->upstream, optarg); break;
+		case O_SPOOL: ok = set_str(&cfg->spool_dir, optarg); break;
+		case O_CHECKOTHER: cfg->forward_other = false; break;
+		case O_FETCHALLOW: {
+			char **a = realloc(cfg->fetch_allow, (cfg->nfetch_allow + 1) * sizeof(*a));
+			ok = a != NULL;
+			if (a) {
+				cfg->fetch_allow = a;
+				ok = (a[cfg->nfetch_allow] = strdup(optarg)) != NULL;
+				cfg->nfetch_allow += ok;
+			}
+			break;
+		}
+		case O_MAXBODY:
+			if (!parse_size(optarg, &cfg->max_body) || cfg->max_body == 0 ||
+			    cfg->max_body > SIZE_MAX / 2) {
+				fprintf(stderr, "wheelgate serve: --max-body takes a size (bytes, or with "
+					"K, M or G), not '%s'\n", esc(optarg));
+				ok = false;
+			}
+			break;
+		case O_WORKERS:
+			ok = parse_count("--workers", optarg, 1, SERVE_MAX_WORKERS, &cfg->workers);
+			break;
+		case O_CONNS:
+			ok = parse_count("--connections", optarg, 1, 100000, &cfg->connections);
+			break;
+		case O_TIMEOUT: ok = parse_count("--timeout", optarg, 1, 86400, &cfg->timeout); break;
+		case O_DRAIN: ok = parse_count("--drain", optarg, 0, 86400, &cfg->drain); break;
+		case O_DEADLINE:
+			ok = parse_count("--deadline", optarg, 0, 86400, &cfg->deadline);
+			break;
+		case O_UPTIMEOUT:
+			ok = parse_count("--upstream-timeout", optarg, 1, 86400, &cfg->upstream_timeout);
+			break;
+		case O_CONNTIMEOUT:
+			ok = parse_count("--connect-timeout", optarg, 1, 3600, &cfg->connect_timeout);
+			break;
+		default:
+			fprintf(stderr, "Try 'wheelgate serve --help'.\n");
+			ok = false;
+		}
+		if (!ok)
+			goto out_cfg;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "wheelgate serve: unexpected argument '%s'\nTry 'wheelgate serve "
+			"--help'.\n", esc(argv[optind]));
+		goto out_cfg;
+	}
+	if (cfg->token && !*cfg->token) {
+		free(cfg->token);
+		cfg->token = NULL;
+	}
+	if (cfg->upstream && !valid_upstream(cfg->upstream))
+		goto out_cfg;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	if (!parse_listen(cfg->listen, &addr, &addrlen))
+		goto out_cfg;
+
+	atomic_init(&s.in_flight, 0);
+	wg_options opts = WG_OPTIONS_INIT;
+	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
+	wg_scanner *sc0 = NULL;
+	char err[1024];
+	if (wg_context_new(&s.ctx, &opts) < 0 || wg_ruleset_new(&s.rs, s.ctx, &ro) < 0 ||
+	    wg_scanner_new(&sc0, s.ctx) < 0) {
+		fprintf(stderr, "wheelgate serve: %s\n", esc(wg_error_last()));
+		goto out_lib;
+	}
+	if (config_targets_open(cfg, s.ctx, sc0, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wheelgate serve: %s\n", err);
+		goto out_lib;
+	}
+	if (metrics_new(&s.metrics) < 0 || serve_scanner_key(&s) != 0) {
+		fprintf(stderr, "wheelgate serve: out of memory\n");
+		goto out_lib;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "wheelgate serve: libcurl cannot start\n");
+		goto out_key;
+	}
+	/* The signals are waited for here, never delivered to MHD's threads (which inherit the
+	 * mask); SIGPIPE from a client gone away is ignored. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_AUTO |
+			     MHD_USE_ERROR_LOG;
+	if (addr.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	struct MHD_Daemon *d = MHD_start_daemon(
+		flags, 0, NULL, NULL, serve_on_request, &s, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->workers,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout,
+		MHD_OPTION_NOTIFY_COMPLETED, serve_on_completed, &s, MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "wheelgate serve: cannot listen on %s: %s\n", esc(cfg->listen),
+			errno ? strerror(errno) : "libmicrohttpd refused the options");
+		goto out_curl;
+	}
+	const union MHD_DaemonInfo *pi = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	char shown[300];
+	snprintf(shown, sizeof(shown), "%.*s", (int)(strrchr(cfg->listen, ':') - cfg->listen),
+		 cfg->listen);
+	fprintf(stderr, "wheelgate serve: listening on http://%s:%u (%ld workers, max body %llu "
+		"bytes%s; uploads %s%s; %zu target(s)%s)\n", esc(shown),
+		pi ? (unsigned)pi->port : 0u, cfg->workers, (unsigned long long)cfg->max_body,
+		cfg->token ? ", token required on /v1/*" : "",
+		cfg->upstream ? "forwarded to " : "refused: no --upstream",
+		cfg->upstream ? esc(cfg->upstream) : "", cfg->ntargets,
+		cfg->ntargets ? (cfg->policy == SERVE_POLICY_ANY ? ", at least one must pass"
+								  : ", every one must pass")
+			      : "");
+
+	int sig = 0;
+	sigwait(&sigs, &sig);
+	fprintf(stderr, "wheelgate serve: %s: no new connections; finishing %d request(s)\n",
+		sig == SIGTERM ? "SIGTERM" : "SIGINT", atomic_load(&s.in_flight));
+	MHD_socket lfd = MHD_quiesce_daemon(d);
+	if (lfd != MHD_INVALID_SOCKET)
+		close(lfd);
+	/* Requests under way finish, within the drain bound (checked every 50 ms). */
+	for (long i = 0; i < cfg->drain * 20 && atomic_load(&s.in_flight) > 0; i++)
+		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+	if (atomic_load(&s.in_flight) > 0)
+		fprintf(stderr, "wheelgate serve: %d request(s) still under way after %ld s; closed\n",
+			atomic_load(&s.in_flight), cfg->drain);
+	MHD_stop_daemon(d);
+	fprintf(stderr, "wheelgate serve: stopped\n");
+	status = EXIT_CLEAN;
+out_curl:
+	curl_global_cleanup();
+out_key:
+	pthread_key_delete(s.scanner_key);
+out_lib:
+	metrics_free(s.metrics);
+	wg_scanner_free(sc0);
+	config_free(cfg); /* the fleet's targets before the context */
+	wg_ruleset_free(s.rs);
+	wg_context_free(s.ctx);
+	return status;
+out_cfg:
+	config_free(cfg);
+	return status;
+}

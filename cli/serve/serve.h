@@ -1,0 +1,187 @@
+/*
+ * `wheelgate serve`: the pieces of the HTTP service, one file each.
+ *   main.c     options, the config, the daemon, signals and the drain
+ *   config.c   the YAML config file (the same settings as the flags) and the fleet of targets
+ *   http.c     the router: endpoints, the token, the access log, answers
+ *   body.c     request bodies: held in memory while small, spooled to an unlinked file after
+ *   judge.c    a wheel's bytes checked for the request's or the fleet's targets
+ *   upload.c   the upload gate: the upload protocol's multipart body, checked, then forwarded
+ *   upstream.c the upstream repository (libcurl): the original request forwarded unchanged
+ *   fetch.c    POST /v1/check/url: an artifact fetched from the repository, then checked
+ *   metrics.c  GET /metrics (Prometheus text)
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_SERVE_H
+#define WG_SERVE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "../cli.h"
+
+#define SERVE_DEFAULT_LISTEN "127.0.0.1:8000"
+#define SERVE_DEFAULT_MAX_BODY (512ULL << 20)
+#define SERVE_MAX_WORKERS 256
+#define SERVE_DEFAULT_CONNECTIONS 64
+/* A body up to this size stays in memory; a larger one is spooled to an unlinked file. */
+#define SERVE_SPOOL_THRESHOLD (1U << 20)
+
+typedef struct serve_metrics serve_metrics;
+
+/* Whether a wheel must work on every target of the fleet or on at least one. */
+typedef enum { SERVE_POLICY_EVERY = 0, SERVE_POLICY_ANY = 1 } serve_policy;
+
+/* One machine of the fleet (config: targets). */
+typedef struct {
+	char *name;          /* as the config names it: "h100-torch29" */
+	char *spec;          /* facts as --target takes them, or NULL */
+	char *site_packages; /* an environment read once at start, or NULL */
+	char **gpus;         /* as --gpu takes them */
+	size_t ngpus;
+	wg_target *target;   /* the facts, made once at start (shared, read-only) */
+	wg_env *env;         /* for a site-packages target, else NULL */
+	pthread_mutex_t env_lock; /* a wg_env loads libraries lazily: one thread at a time */
+} serve_target;
+
+/* Everything the flags and the config file set. Strings are malloc'd. */
+typedef struct {
+	char *listen;
+	uint64_t max_body;
+	long workers, connections, timeout, drain;
+	long deadline;            /* seconds a request may take, body included (0: none) */
+	char *token;              /* the bearer token the /v1 endpoints need, or NULL */
+	char *upstream;           /* base URL of the repository uploads go to, or NULL */
+	long upstream_timeout;    /* seconds for the whole forward */
+	long connect_timeout;     /* seconds to connect to the upstream */
+	bool forward_other;       /* sdists and other non-wheel files: forwarded unchecked */
+	char *fetch_token;        /* for /v1/check/url: sent to the repository */
+	char **fetch_allow;       /* URL prefixes /v1/check/url may fetch */
+	size_t nfetch_allow;
+	char *spool_dir;          /* where large bodies are spooled (default $TMPDIR or /tmp) */
+	serve_target *targets;    /* the fleet; none: the publish profile alone */
+	size_t ntargets;
+	serve_policy policy;
+} serve_config;
+
+/* What is shared by every request. */
+typedef struct {
+	serve_config cfg;
+	wg_context *ctx;
+	wg_ruleset *rs;
+	serve_metrics *metrics;
+	atomic_int in_flight;
+	pthread_key_t scanner_key;
+} server;
+
+/* A request body: in memory up to SERVE_SPOOL_THRESHOLD, then in an unlinked file. Past the
+ * cap it is counted, never held. */
+typedef struct {
+	unsigned char *mem;
+	size_t len, cap;
+	int fd;                  /* -1 until spooled */
+	unsigned char *map;      /* the spooled file mapped by body_bytes() */
+	size_t map_len;
+	uint64_t seen;           /* bytes received, held or not */
+	bool too_large;          /* more than the cap came */
+	int err;                 /* errno of a failed spool or allocation, else 0 */
+} serve_body;
+
+void body_init(serve_body *b);
+/* Takes n more bytes; false once the body is refused (too_large or err set). */
+bool body_take(serve_body *b, const server *s, const char *data, size_t n);
+/* The whole body, contiguous (the spooled file mapped); NULL with err set on failure. */
+const unsigned char *body_bytes(serve_body *b, size_t *len);
+void body_free(serve_body *b);
+
+/* The endpoint a request is for. */
+typedef enum {
+	EP_NONE = 0, EP_HEALTHZ, EP_METRICS, EP_CHECK, EP_CHECK_URL, EP_UPLOAD
+} serve_endpoint;
+
+struct upload_state;
+
+/* One request's state, from its headers to its completion. */
+typedef struct {
+	serve_endpoint ep;
+	serve_body body;
+	int status;             /* the status answered, for the log and the metrics */
+	const char *verdict;    /* "pass", "fail", "error", "forwarded", or NULL: none */
+	char *rules;            /* blocking rule ids, comma-separated, or NULL */
+	int upstream_status;    /* the upstream's answer to a forward, 0: none */
+	struct timespec start;
+	char method[16], path[256];
+	struct upload_state *upload;
+} request;
+
+/* A wheel judged for the request's target or the fleet. */
+typedef struct {
+	char *doc;              /* the check JSON document (docs/check-json.md) */
+	const char *verdict;    /* "pass", "fail" or "error" (unreadable) */
+	char *rules;            /* the blocking findings' rule ids, comma-separated, or NULL */
+	char *first;            /* the first blocking finding's message, or NULL */
+	char *first_target;     /* the target it failed on, for a fleet; or NULL */
+} serve_verdict;
+
+/* judge.c. spec/profile from the query (NULL: the fleet, or publish without one). For the
+ * upload gate (upload true) the publish profile is always applied, plus each target. 0 with
+ * v filled (an unreadable body too: verdict "error"); -1 with a message in err for a bad
+ * spec or profile (answered 400); -2 with err when the service failed (out of memory). */
+int serve_judge(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+		const char *name, const char *spec, const char *profile, bool upload,
+		serve_verdict *v, char *err, size_t errlen);
+void serve_verdict_clear(serve_verdict *v);
+/* This thread's scanner, made on first use (NULL: out of memory); the key is made once at
+ * start (0, or -1). */
+wg_scanner *serve_scanner(server *s);
+int serve_scanner_key(server *s);
+
+/* http.c */
+enum MHD_Result serve_answer(struct MHD_Connection *c, request *r, unsigned int status,
+			     const char *type, const char *body, size_t len);
+enum MHD_Result serve_answer_text(struct MHD_Connection *c, request *r, unsigned int status,
+				  const char *text);
+enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char *url,
+				 const char *method, const char *version, const char *data,
+				 size_t *data_size, void **con_cls);
+void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			enum MHD_RequestTerminationCode toe);
+/* A thread-safe copy of esc(): text from a request made safe for a log or a message. */
+char *serve_esc(const char *s);
+
+/* upload.c: called with the whole body once it is in; answers the request. */
+enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r);
+void upload_free(request *r);
+
+/* upstream.c: forwards the request (its method, path, query, Content-Type, Authorization and
+ * body) to the configured upstream and answers with the upstream's status and body; 502 or
+ * 504 with a message when it cannot. */
+enum MHD_Result upstream_forward(server *s, struct MHD_Connection *c, request *r,
+				 const unsigned char *body, size_t len);
+
+/* fetch.c: POST /v1/check/url, once the body (a JSON object {"url": ...}) is in. */
+enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r);
+
+/* metrics.c */
+int metrics_new(serve_metrics **out);
+void metrics_free(serve_metrics *m);
+/* One request done: its endpoint, status, verdict (or NULL), blocking rule ids (comma-
+ * separated, or NULL), body bytes and seconds. */
+void metrics_observe(serve_metrics *m, serve_endpoint ep, int status, const char *verdict,
+		     const char *rules, uint64_t bytes, double seconds);
+/* The Prometheus text exposition (malloc'd), in_flight the requests under way. */
+char *metrics_render(serve_metrics *m, int in_flight);
+
+/* config.c. Reads the YAML config into cfg (values already in cfg are defaults the file
+ * overrides). 0, or -1 with "FILE:LINE:COL: problem" in err. */
+int config_load(serve_config *cfg, const char *path, char *err, size_t errlen);
+/* Makes the fleet's targets (wg_target, wg_env read once); 0 or -1 with err. */
+int config_targets_open(serve_config *cfg, wg_context *ctx, wg_scanner *sc, char *err,
+			size_t errlen);
+void config_free(serve_config *cfg);
+
+#endif
