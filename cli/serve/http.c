@@ -168,6 +168,10 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 		if (!post)
 			return serve_answer_text(c, r, MHD_HTTP_NOT_FOUND, NOT_FOUND);
 		r->ep = EP_UPLOAD;
+		if (strlen(url) >= sizeof(r->path))
+			return serve_answer_text(c, r, MHD_HTTP_URI_TOO_LONG,
+						 "wheelgate serve: an upload's path is at most 255 "
+						 "bytes\n");
 		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_TYPE);
 		if (!ct || strncasecmp(ct, "multipart/form-data", 19))

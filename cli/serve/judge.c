@@ -52,8 +52,13 @@ static int collect(const wg_report *rep, char **list, char **first)
 		wg_finding_info f = WG_FINDING_INFO_INIT;
 		if (wg_report_finding(&f, rep, i) < 0 || f.severity < WG_SEV_ERROR)
 			continue;
-		if (!*first && !(*first = strdup(f.message ? f.message : f.title ? f.title : "")))
-			return -1;
+		if (!*first) {
+			const char *m = f.message ? f.message : f.title ? f.title : "";
+			size_t fl = strlen(f.rule) + strlen(m) + 3;
+			if (!(*first = malloc(fl)))
+				return -1;
+			snprintf(*first, fl, "%s: %s", f.rule, m);
+		}
 		size_t idl = strlen(f.rule);
 		if (*list) {
 			bool seen = false;

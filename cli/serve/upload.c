@@ -1,17 +1,300 @@
 /*
- * The upload gate. (Stub: filled in next.)
+ * The upload gate: the upload protocol's body (multipart/form-data, as twine, uv publish and
+ * every PyPI-compatible repository speak it: :action=file_upload, the file as the part
+ * "content", sha256_digest, name, version, filetype and the metadata fields) read with
+ * libmicrohttpd's post processor; a wheel is checked and its sha256 compared with the
+ * client's; on a pass the original request goes unchanged to the upstream, on a blocking
+ * finding the answer is 400 and the upstream never sees the file.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/evp.h>
+
 #include "serve.h"
 
-enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
+#define FIELD_MAX 256 /* the small fields kept: :action, sha256_digest, name, version... */
+#define FEED_CHUNK (64U * 1024)
+
+typedef struct upload_state {
+	const server *s;
+	char action[FIELD_MAX], sha256[FIELD_MAX], filetype[FIELD_MAX], name[FIELD_MAX],
+		version[FIELD_MAX];
+	char filename[FIELD_MAX + 1]; /* of the content part; '\0': none */
+	bool filename_long;
+	int content_parts;            /* parts named "content" */
+	serve_body content;
+	bool content_failed;
+} upload_state;
+
+/* Appends a small field's value; longer values are cut (and so never match). */
+static void keep(char *dst, const char *data, uint64_t off, size_t size)
 {
-	(void)s;
-	return serve_answer_text(c, r, MHD_HTTP_NOT_IMPLEMENTED,
-				 "wheelgate serve: uploads are not built yet\n");
+	if (off >= FIELD_MAX - 1)
+		return;
+	size_t n = size;
+	if (off + n > FIELD_MAX - 1)
+		n = (size_t)(FIELD_MAX - 1 - off);
+	memcpy(dst + off, data, n);
+	dst[off + n] = '\0';
+}
+
+static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *filename, const char *content_type,
+				const char *transfer_encoding, const char *data, uint64_t off,
+				size_t size)
+{
+	(void)kind, (void)content_type, (void)transfer_encoding;
+	upload_state *u = cls;
+	if (!key)
+		return MHD_YES;
+	if (!strcmp(key, "content")) {
+		/* A part starts at offset 0; a second part with bytes is a second file. */
+		if (off == 0 && (u->content_parts == 0 || u->content.seen > 0))
+			u->content_parts++;
+		if (off == 0 && filename) {
+			size_t n = strlen(filename);
+			u->filename_long = n > FIELD_MAX;
+			snprintf(u->filename, sizeof(u->filename), "%s", filename);
+		}
+		if (u->content_parts == 1 && size && !u->content_failed &&
+		    !body_take(&u->content, u->s, data, size))
+			u->content_failed = true;
+		return MHD_YES;
+	}
+	if (!strcmp(key, ":action"))
+		keep(u->action, data, off, size);
+	else if (!strcmp(key, "sha256_digest"))
+		keep(u->sha256, data, off, size);
+	else if (!strcmp(key, "filetype"))
+		keep(u->filetype, data, off, size);
+	else if (!strcmp(key, "name"))
+		keep(u->name, data, off, size);
+	else if (!strcmp(key, "version"))
+		keep(u->version, data, off, size);
+	return MHD_YES;
 }
 
 void upload_free(request *r)
 {
-	(void)r;
+	if (!r->upload)
+		return;
+	body_free(&r->upload->content);
+	free(r->upload);
+	r->upload = NULL;
+}
+
+/* The text a refused upload answers: twine shows it with --verbose, uv publish always. */
+static enum MHD_Result refuse(struct MHD_Connection *c, request *r, const char *verdict,
+			      const char *rules, const char *text)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), (void *)text,
+								    MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	MHD_add_response_header(resp, "X-Wheelgate-Verdict", verdict);
+	if (rules)
+		MHD_add_response_header(resp, "X-Wheelgate-Rules", rules);
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_BAD_REQUEST, resp);
+	MHD_destroy_response(resp);
+	r->status = MHD_HTTP_BAD_REQUEST;
+	r->verdict = verdict;
+	return ret;
+}
+
+static enum MHD_Result refuse_msg(struct MHD_Connection *c, request *r, const char *text)
+{
+	return refuse(c, r, "refused", NULL, text);
+}
+
+static bool is_hex64(const char *s)
+{
+	if (strlen(s) != 64)
+		return false;
+	for (size_t i = 0; i < 64; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+static bool sha256_hex(const unsigned char *buf, size_t len, char out[65])
+{
+	unsigned char md[32];
+	unsigned int n = 0;
+	if (!EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL) || n != 32)
+		return false;
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	return true;
+}
+
+/* The file's name as a repository stores it: one path segment, no control characters. */
+static const char *bad_filename(const char *f)
+{
+	if (!*f)
+		return "is empty";
+	if (strchr(f, '/') || strchr(f, '\\'))
+		return "has a '/' or '\\' (a file name is one path segment)";
+	if (!strcmp(f, ".") || !strcmp(f, ".."))
+		return "is '.' or '..'";
+	for (const unsigned char *p = (const unsigned char *)f; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return "has control characters";
+	return NULL;
+}
+
+/* The report's gist for the client: the verdict, the rule ids, the first message, and how to
+ * get the whole report. */
+static enum MHD_Result blocked(struct MHD_Connection *c, request *r, const char *file,
+			       const serve_verdict *v)
+{
+	char *f = serve_esc(file), *first = serve_esc(v->first), *tgt = serve_esc(v->first_target);
+	char text[2048];
+	if (!strcmp(v->verdict, "error"))
+		snprintf(text, sizeof(text),
+			 "wheelgate: %s was refused: it cannot be read as a wheel: %s\n"
+			 "Nothing was uploaded. Run 'wheelgate check %s' for the details.\n",
+			 f ? f : "?", first ? first : "?", f ? f : "?");
+	else
+		snprintf(text, sizeof(text),
+			 "wheelgate: %s was refused (%s%s): %s\n"
+			 "%s\n"
+			 "Nothing was uploaded. The whole report: 'wheelgate check --profile publish "
+			 "%s'%s, or POST the file to /v1/check?filename=%s on this gate.\n",
+			 f ? f : "?", tgt ? "target " : "", tgt ? tgt : "publish profile",
+			 v->rules ? v->rules : "", first ? first : "", f ? f : "?",
+			 tgt ? " with that target's facts" : "", f ? f : "?");
+	free(f);
+	free(first);
+	free(tgt);
+	return refuse(c, r, !strcmp(v->verdict, "error") ? "error" : "fail", v->rules, text);
+}
+
+enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
+{
+	size_t len;
+	const unsigned char *raw = body_bytes(&r->body, &len);
+	if (!raw) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "wheelgate serve: cannot hold the body: %s\n",
+			 strerror(r->body.err));
+		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+	}
+	upload_state *u = calloc(1, sizeof(*u));
+	if (!u)
+		return serve_answer_text(c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
+					 "wheelgate serve: out of memory\n");
+	r->upload = u;
+	u->s = s;
+	body_init(&u->content);
+	struct MHD_PostProcessor *pp = MHD_create_post_processor(c, FEED_CHUNK, on_field, u);
+	if (!pp)
+		return refuse_msg(c, r, "wheelgate: the upload's body cannot be read: the "
+				  "Content-Type is not multipart/form-data with a boundary\n");
+	bool ok = true;
+	for (size_t off = 0; off < len && ok; off += FEED_CHUNK) {
+		size_t n = len - off < FEED_CHUNK ? len - off : FEED_CHUNK;
+		ok = MHD_post_process(pp, (const char *)raw + off, n) == MHD_YES;
+	}
+	ok = MHD_destroy_post_processor(pp) == MHD_YES && ok;
+	if (u->content.too_large || u->content.err) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "wheelgate serve: cannot hold the uploaded file: %s\n",
+			 u->content.err ? strerror(u->content.err) : "too large");
+		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+	}
+	if (!ok)
+		return refuse_msg(c, r, "wheelgate: the upload's multipart body is malformed (a "
+				  "boundary or a part's headers cannot be read); nothing was "
+				  "uploaded\n");
+	if (u->content_parts == 0) {
+		if (*u->action && strcmp(u->action, "file_upload")) {
+			/* Not an upload of a file (another action of the protocol): the
+			 * repository answers it. */
+			r->verdict = "unchecked";
+			return upstream_forward(s, c, r, raw, len);
+		}
+		return refuse_msg(c, r, "wheelgate: the upload has no part named 'content' (the "
+				  "file); nothing was uploaded\n");
+	}
+	if (u->content_parts > 1)
+		return refuse_msg(c, r, "wheelgate: the upload has several parts named 'content': "
+				  "one file an upload; nothing was uploaded\n");
+	const char *why = u->filename_long ? "is longer than 256 bytes" : bad_filename(u->filename);
+	if (why) {
+		char *f = serve_esc(u->filename), text[1024];
+		snprintf(text, sizeof(text), "wheelgate: the uploaded file's name '%s' %s; nothing "
+			 "was uploaded\n", f ? f : "?", why);
+		free(f);
+		return refuse(c, r, "refused", NULL, text);
+	}
+	size_t clen;
+	const unsigned char *content = body_bytes(&u->content, &clen);
+	if (!content) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "wheelgate serve: cannot hold the uploaded file: %s\n",
+			 strerror(u->content.err));
+		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+	}
+	if (*u->sha256) {
+		char have[65];
+		if (!is_hex64(u->sha256))
+			return refuse_msg(c, r, "wheelgate: sha256_digest is not 64 hex digits; "
+					  "nothing was uploaded\n");
+		if (!sha256_hex(content, clen, have))
+			return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+						 "wheelgate serve: SHA-256 failed\n");
+		if (strcasecmp(have, u->sha256)) {
+			char text[512], *f = serve_esc(u->filename);
+			snprintf(text, sizeof(text), "wheelgate: %s: its sha256 is %s but the upload's "
+				 "sha256_digest says %s: the file changed on its way; nothing was "
+				 "uploaded\n", f ? f : "?", have, u->sha256);
+			free(f);
+			return refuse(c, r, "refused", NULL, text);
+		}
+	}
+	size_t fl = strlen(u->filename);
+	bool wheel = fl > 4 && !strcasecmp(u->filename + fl - 4, ".whl");
+	if (!wheel) {
+		if (!s->cfg.forward_other) {
+			char *f = serve_esc(u->filename), text[512];
+			snprintf(text, sizeof(text), "wheelgate: %s is not a wheel, and this gate takes "
+				 "wheels only (--check-other); nothing was uploaded\n", f ? f : "?");
+			free(f);
+			return refuse(c, r, "refused", NULL, text);
+		}
+		r->verdict = "unchecked";
+		return upstream_forward(s, c, r, raw, len);
+	}
+	wg_scanner *sc = serve_scanner(s);
+	if (!sc)
+		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					 "wheelgate serve: cannot make a scanner (out of memory?)\n");
+	serve_verdict v;
+	char err[512];
+	int rc = serve_judge(s, sc, content, clen, u->filename, NULL, NULL, true, &v, err,
+			     sizeof(err));
+	if (rc < 0) {
+		char msg[640];
+		snprintf(msg, sizeof(msg), "wheelgate serve: %s\n", err);
+		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+	}
+	/* The file's own copy is no longer needed: only the original request goes on. */
+	body_free(&u->content);
+	enum MHD_Result ret;
+	if (strcmp(v.verdict, "pass")) {
+		ret = blocked(c, r, u->filename, &v);
+		r->rules = v.rules; /* for the log and the metrics */
+		v.rules = NULL;
+	} else {
+		r->verdict = "pass";
+		ret = upstream_forward(s, c, r, raw, len);
+	}
+	serve_verdict_clear(&v);
+	return ret;
 }

@@ -24,70 +24,16 @@ import urllib.parse
 import urllib.request
 
 from harness import main, need_path, test  # noqa: E402
+import serve_util  # noqa: E402
+from serve_util import TIMEOUT, raw, request  # noqa: E402
 
 WG, FIX = [os.path.abspath(a) for a in sys.argv[1:3]]
 WHEELS = os.path.join(FIX, "wheels")
-TIMEOUT = 60  # seconds any one request may take
 
 
-class Server:
-    """A `wheelgate serve` on 127.0.0.1:0; stop() sends SIGTERM and returns the exit code."""
-
+class Server(serve_util.Server):
     def __init__(self, *args):
-        self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([WG, "serve", "--listen", "127.0.0.1:0"] + list(args),
-                                     stdout=self.log, stderr=subprocess.PIPE)
-        self.err = b""
-        deadline = time.monotonic() + 30
-        while b"listening on" not in self.err and time.monotonic() < deadline:
-            r, _, _ = select.select([self.proc.stderr], [], [], 1.0)
-            if r:
-                chunk = os.read(self.proc.stderr.fileno(), 4096)
-                if not chunk:
-                    break
-                self.err += chunk
-        line = [l for l in self.err.decode().splitlines() if "listening on" in l]
-        if not line:
-            self.proc.kill()
-            self.proc.wait(10)
-            raise AssertionError("serve did not start: %r" % self.err)
-        self.port = int(line[0].split("http://127.0.0.1:")[1].split()[0])
-        assert self.port > 0, line
-
-    def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
-
-    def stop(self, bound=15):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(bound)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-            raise AssertionError("serve still running %d s after SIGTERM" % bound)
-        self.err += self.proc.stderr.read()
-        self.proc.stderr.close()
-        self.log.seek(0)
-        self.access = self.log.read().decode()
-        self.log.close()
-        return rc
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            self.stop()
-
-
-def request(url, data=None, headers=None, method=None):
-    """(status, headers, body) of one request, HTTP errors included."""
-    req = urllib.request.Request(url, data=data, headers=headers or {}, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
-            return r.status, r.headers, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, e.read()
+        super().__init__(WG, *args)
 
 
 def check_url(srv, name, **query):
@@ -100,26 +46,6 @@ def cli_json(data, name, *args):
                        + list(args) + ["-"], input=data, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=TIMEOUT)
     return p.returncode, json.loads(p.stdout)
-
-
-def raw(port, head, body=b"", bound=TIMEOUT):
-    """Sends head and body on one connection; the status line and the text answered."""
-    with socket.create_connection(("127.0.0.1", port), timeout=bound) as s:
-        s.sendall(head + body)
-        got = b""
-        deadline = time.monotonic() + bound
-        while time.monotonic() < deadline:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            got += chunk
-            if b"\r\n\r\n" in got:
-                h, _, rest = got.partition(b"\r\n\r\n")
-                n = [int(l.split(b":")[1]) for l in h.split(b"\r\n")
-                     if l.lower().startswith(b"content-length:")]
-                if n and len(rest) >= n[0]:
-                    break
-    return got.split(b"\r\n")[0].decode(), got.partition(b"\r\n\r\n")[2].decode()
 
 
 @test
