@@ -23,9 +23,10 @@ if $test; then
   # benchmark; binutils (nm, readelf) is the independent reader the tests compare with;
   # patchelf rewrites ELF fixtures the way auditwheel does;
   # python3-venv, -setuptools and -wheel give the pip gate's tests a real pip 23 and an
-  # offline sdist build.
+  # offline sdist build; twine, python3-passlib (pypiserver's htpasswd) and python3-pip
+  # upload through `wheelgate serve` to a real repository and install from it.
   pkgs+=(check g++ python3 python3-jsonschema zip unzip binutils patchelf time bc
-         python3-venv python3-setuptools python3-wheel)
+         python3-venv python3-setuptools python3-wheel twine python3-passlib python3-pip)
 fi
 if $clang; then
   # libclang-rt-14-dev: the sanitizer and libFuzzer runtimes (tests/fuzz, scripts/test.sh --fuzz)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -301,6 +302,11 @@ int cmd_serve(int argc, char **argv)
 		goto out_cfg;
 
 	atomic_init(&s.in_flight, 0);
+	/* Flat memory under load: glibc raises its mmap threshold to the largest block freed so
+	 * far (up to 32 MiB), after which each worker's arena keeps a wheel's worth of freed
+	 * buffers; fixed thresholds hand large buffers back to the kernel when freed. */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
 	wg_options opts = WG_OPTIONS_INIT;
 	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
 	wg_scanner *sc0 = NULL;

@@ -12,12 +12,10 @@ Prints one line per test and closes with "N passed, N failed".
 import http.client
 import json
 import os
-import select
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.parse
