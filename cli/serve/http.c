@@ -227,13 +227,12 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 		return MHD_YES;
 	}
 	if (s->cfg.deadline > 0 && seconds_since(&r->start) > (double)s->cfg.deadline) {
-		char msg[200];
-		snprintf(msg, sizeof(msg), "wheelgate serve: the request took longer than %ld s "
-			 "(deadline); %llu bytes came\n", s->cfg.deadline,
-			 (unsigned long long)r->body.seen);
+		/* libmicrohttpd takes an answer only before the body or after all of it: a
+		 * body still coming past the deadline closes the connection (logged as 408). */
 		*data_size = 0;
 		body_free(&r->body);
-		return serve_answer_text(c, r, MHD_HTTP_REQUEST_TIMEOUT, msg);
+		r->status = MHD_HTTP_REQUEST_TIMEOUT;
+		return MHD_NO;
 	}
 	if (*data_size) {
 		if (r->ep == EP_CHECK_URL && r->body.seen + *data_size > URL_BODY_MAX) {

@@ -245,6 +245,20 @@ def twine_through_the_gate_to_pypiserver():
 
 
 @test
+def twine_over_the_cap():
+    """A body over --max-body is refused from its Content-Length, before it is read, and
+    twine shows why."""
+    need_path(WHEELS, "the wheel fixtures")
+    with Recorder() as up, Gate("--upstream", up.url(), "--max-body", "4K") as gate:
+        rc, out = twine(gate.url("/"), os.path.join(WHEELS, GOOD), verbose=True)
+        assert rc != 0 and "413" in out and "--max-body" in out, out
+        assert up.seen == []
+        st, _, _ = request(gate.url("/healthz"))
+        assert st == 200
+        assert gate.stop() == 0
+
+
+@test
 def credentials_pass_through():
     """pypiserver with an htpasswd file: the client's credentials reach it through the gate;
     wrong ones are refused by the repository; the gate logs neither."""
@@ -418,6 +432,36 @@ def disconnect_and_slow_client():
     log = log_of(gate)
     assert [e["completed"] for e in log] == [False, True, True], log
     assert log[0]["bytes"] == len(body) // 2 and log[0].get("verdict") is None, log[0]
+
+
+@test
+def deadline():
+    """A body that trickles past --deadline: the connection is closed at its next bytes
+    (libmicrohttpd takes no answer in the middle of a body), logged as 408."""
+    import socket
+    need_path(WHEELS, "the wheel fixtures")
+    body, ctype = multipart(GOOD, wheel(GOOD))
+    head = ("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
+            "\r\n" % (ctype, len(body))).encode()
+    with Recorder() as up, Gate("--upstream", up.url(), "--deadline", "1") as gate:
+        with socket.create_connection(("127.0.0.1", gate.port), timeout=TIMEOUT) as s:
+            s.sendall(head + body[:100])
+            time.sleep(1.5)
+            try:
+                s.sendall(body[100:200])
+            except OSError:
+                pass
+            try:
+                got = s.recv(65536)
+            except OSError:
+                got = b""
+        assert got == b"", got[:200]
+        assert up.seen == []
+        st, _, _ = request(gate.url("/healthz"))
+        assert st == 200
+        assert gate.stop() == 0
+    log = log_of(gate)
+    assert (log[0]["status"], log[0]["completed"]) == (408, False), log[0]
 
 
 def big_wheel(path, mib):
