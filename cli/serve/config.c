@@ -115,7 +115,7 @@ static int read_token_file(loader *L, const yaml_node_t *n, const char *key, cha
 	if (want_scalar(L, n, key, "a path") < 0)
 		return -1;
 	const char *p = scalar(n);
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0)
 		return fail(L, n, "%s: %s: %s", key, esc(p), strerror(errno));
