@@ -306,12 +306,21 @@ def site_packages_target_is_read_once():
     assert rc_t == 1 and rc_f == 0, (rc_t, rc_f)
     assert "WG-ABI-001" in {f["rule"] for f in want_t["inputs"][0]["findings"]}, want_t
     path = config("targets:\n  oldenv:\n    site_packages: %s\n" % OLDABI_ENV, "env.yaml")
-    with Server("--config", path) as srv:
-        for name, want, verdict in ((FA_TRUE, want_t, "fail"), (FA_FALSE, want_f, "pass")):
+    cases = [(FA_TRUE, want_t, "fail"), (FA_FALSE, want_f, "pass")]
+    with Server("--config", path, "--workers", "4") as srv:
+        for name, want, verdict in cases:
             st, body = check(srv, name)
             doc = json.loads(body)
             assert st == 200 and doc["verdict"] == verdict, (name, st, doc)
             assert doc["targets"][0]["check"] == want, (name, doc["targets"][0]["check"], want)
+        # One environment shared by the workers (its lock taken around each check): 16
+        # requests at once, every answer the same as alone.
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(lambda c: (c, check(srv, c[0])), cases * 8, timeout=TIMEOUT))
+        for (name, want, verdict), (st, body) in got:
+            doc = json.loads(body)
+            assert st == 200 and doc["targets"][0]["check"] == want, (name, st)
         # The environment's facts, with a declared fact over them (cxx11abi=1 here).
         assert srv.stop() == 0
     path = config("targets:\n  oldenv:\n    site_packages: %s\n    cxx11abi: 1\n" % OLDABI_ENV,
