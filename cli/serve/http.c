@@ -82,6 +82,7 @@ static enum MHD_Result do_check(server *s, struct MHD_Connection *c, request *r)
 	const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "filename");
 	const char *spec = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "target");
 	const char *prof = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "profile");
+	const char *fleet = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fleet");
 	if (!name || !*name || strlen(name) > 255 || strchr(name, '/'))
 		return serve_answer_text(c, r, MHD_HTTP_BAD_REQUEST,
 					 "wheelgate serve: /v1/check needs ?filename=NAME.whl (the "
@@ -100,7 +101,8 @@ static enum MHD_Result do_check(server *s, struct MHD_Connection *c, request *r)
 		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
 	}
 	serve_verdict v;
-	int rc = serve_judge(s, sc, buf, len, name, spec, prof, false, &v, err, sizeof(err));
+	int rc = serve_judge_named(s, sc, buf, len, name, spec, prof, fleet, false, &v, err,
+				   sizeof(err));
 	body_free(&r->body);
 	if (rc < 0) {
 		snprintf(msg, sizeof(msg), "wheelgate serve: %s\n", err);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "serve.h"
 
 static void scanner_free(void *p)
@@ -84,11 +86,259 @@ static int collect(const wg_report *rep, char **list, char **first)
 	return 0;
 }
 
-int serve_judge(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
-		const char *name, const char *spec, const char *profile, bool upload,
-		serve_verdict *v, char *err, size_t errlen)
+/* The check document of one report (or of an unreadable input: rep NULL, e its message). */
+static int format_one(server *s, const wg_target *t, const char *name, const wg_report *rep,
+		      const char *e, char **doc, char *err, size_t errlen)
+{
+	const wg_report *reps[1] = {rep};
+	const char *paths[1] = {name}, *errs[1] = {e};
+	if (wg_reports_format(doc, WG_FORMAT_JSON, s->rs, t, paths, reps, errs, 1,
+			      WG_SEV_ERROR) < 0 || !*doc) {
+		char *m = serve_esc(wg_error_last());
+		snprintf(err, errlen, "cannot format the report: %s", m ? m : "out of memory");
+		free(m);
+		return -2;
+	}
+	return 0;
+}
+
+/* One wheel, one target: the check document (docs/check-json.md). t is owned by the caller. */
+static int judge_one(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+		     const char *name, const wg_target *t, pthread_mutex_t *lock, serve_verdict *v,
+		     char *err, size_t errlen)
+{
+	wg_scan *scan = NULL;
+	wg_report *rep = NULL;
+	int rc = wg_scan_buffer(&scan, sc, buf, len, name);
+	if (rc == WG_OK) {
+		if (lock)
+			pthread_mutex_lock(lock);
+		rc = wg_check(&rep, sc, s->rs, scan, t);
+		if (lock)
+			pthread_mutex_unlock(lock);
+	}
+	wg_scan_free(scan);
+	const char *e = NULL;
+	if (rc < 0) {
+		e = wg_scanner_error(sc);
+		e = *e ? e : "cannot be read";
+	}
+	int ret = format_one(s, t, name, rep, e, &v->doc, err, errlen);
+	if (ret < 0) {
+	} else if (!rep) {
+		v->verdict = "error";
+		if (!(v->first = strdup(e))) {
+			snprintf(err, errlen, "out of memory");
+			ret = -2;
+		}
+	} else {
+		v->verdict = wg_report_worst(rep) >= (int)WG_SEV_ERROR ? "fail" : "pass";
+		if (collect(rep, &v->rules, &v->first) < 0) {
+			snprintf(err, errlen, "out of memory");
+			ret = -2;
+		}
+	}
+	wg_report_free(rep);
+	if (ret < 0)
+		serve_verdict_clear(v);
+	return ret;
+}
+
+/* One part of a fleet's judgement: the publish profile, or one target. */
+typedef struct {
+	const char *name;       /* the target's name; NULL for the publish profile */
+	const wg_target *t;
+	pthread_mutex_t *lock;
+	wg_report *rep;         /* NULL: unreadable */
+	char *doc;
+	const char *verdict;
+} part;
+
+/* The fleet envelope (docs/check-json.md, "wheelgate.fleet/1"): every part's unchanged check
+ * document, the policy and the overall verdict. */
+static char *envelope(const server *s, const part *parts, size_t n, const char *verdict,
+		      const char *first_target)
+{
+	json_t *env = json_object(), *targets = json_array();
+	bool ok = env && targets;
+	ok = ok && !json_object_set_new(env, "schema", json_string("wheelgate.fleet/1")) &&
+	     !json_object_set_new(env, "wheelgate_version", json_string(wg_version_string())) &&
+	     !json_object_set_new(env, "policy", json_string(s->cfg.policy == SERVE_POLICY_ANY
+								       ? "any" : "every")) &&
+	     !json_object_set_new(env, "verdict", json_string(verdict)) &&
+	     !json_object_set_new(env, "first_target",
+				  first_target ? json_string(first_target) : json_null());
+	json_t *publish = json_null();
+	for (size_t i = 0; ok && i < n; i++) {
+		json_error_t je;
+		json_t *doc = json_loads(parts[i].doc, 0, &je);
+		if (!doc) {
+			ok = false;
+			break;
+		}
+		if (!parts[i].name) {
+			json_decref(publish);
+			publish = doc;
+			continue;
+		}
+		json_t *one = json_pack("{s:s, s:s, s:o}", "name", parts[i].name, "verdict",
+					parts[i].verdict, "check", doc);
+		ok = one && !json_array_append_new(targets, one);
+	}
+	ok = ok && !json_object_set_new(env, "publish", publish);
+	publish = NULL;
+	ok = ok && !json_object_set(env, "targets", targets);
+	char *text = ok ? json_dumps(env, JSON_COMPACT) : NULL;
+	json_decref(publish);
+	json_decref(targets);
+	json_decref(env);
+	return text;
+}
+
+/* The wheel scanned once, then checked for the publish profile (an upload) and each target of
+ * the fleet (or the one named). */
+static int judge_fleet(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+		       const char *name, bool upload, serve_verdict *v, char *err, size_t errlen)
+{
+	const serve_config *cfg = &s->cfg;
+	size_t n = cfg->ntargets + (upload ? 1 : 0);
+	part *parts = calloc(n, sizeof(*parts));
+	wg_target *pub = NULL;
+	wg_scan *scan = NULL;
+	int ret = 0;
+	if (!parts || (upload && (wg_target_new(&pub) < 0 ||
+				  wg_target_set(pub, "profile", "publish") < 0))) {
+		snprintf(err, errlen, "out of memory");
+		ret = -2;
+		goto out;
+	}
+	size_t k = 0;
+	if (upload)
+		parts[k++] = (part){.name = NULL, .t = pub};
+	for (size_t i = 0; i < cfg->ntargets; i++) {
+		serve_target *st = &cfg->targets[i];
+		parts[k++] = (part){.name = st->name, .t = st->target,
+				    .lock = st->env ? &st->env_lock : NULL};
+	}
+	int rc = wg_scan_buffer(&scan, sc, buf, len, name);
+	const char *e = NULL;
+	char *emsg = NULL;
+	if (rc < 0) {
+		e = wg_scanner_error(sc);
+		if (!(emsg = strdup(*e ? e : "cannot be read"))) {
+			snprintf(err, errlen, "out of memory");
+			ret = -2;
+			goto out;
+		}
+	}
+	size_t targets_failed = 0, errors = 0;
+	for (size_t i = 0; i < n; i++) {
+		part *p = &parts[i];
+		const char *pe = emsg;
+		if (scan) {
+			if (p->lock)
+				pthread_mutex_lock(p->lock);
+			rc = wg_check(&p->rep, sc, s->rs, scan, p->t);
+			if (p->lock)
+				pthread_mutex_unlock(p->lock);
+			if (rc < 0) {
+				pe = wg_scanner_error(sc);
+				pe = *pe ? pe : "cannot be checked";
+			}
+		}
+		if ((ret = format_one(s, p->t, name, p->rep, pe, &p->doc, err, errlen)) < 0)
+			goto out_msg;
+		if (!p->rep) {
+			p->verdict = "error";
+			errors++;
+			if (!v->first && !(v->first = strdup(pe))) {
+				snprintf(err, errlen, "out of memory");
+				ret = -2;
+				goto out_msg;
+			}
+		} else {
+			p->verdict = wg_report_worst(p->rep) >= (int)WG_SEV_ERROR ? "fail" : "pass";
+		}
+		if (strcmp(p->verdict, "pass"))
+			targets_failed += p->name != NULL;
+	}
+	size_t ntargets = cfg->ntargets;
+	bool pub_failed = upload && strcmp(parts[0].verdict, "pass");
+	bool fleet_failed = ntargets && (cfg->policy == SERVE_POLICY_ANY
+					 ? targets_failed == ntargets : targets_failed > 0);
+	/* Unreadable is unreadable for every part: "error", as a single check says. */
+	v->verdict = errors ? "error" : pub_failed || fleet_failed ? "fail" : "pass";
+	if (!strcmp(v->verdict, "fail")) {
+		/* The blocking findings: those of every part that failed (publish first). */
+		for (size_t i = 0; i < n; i++) {
+			part *p = &parts[i];
+			if (!p->rep || strcmp(p->verdict, "fail"))
+				continue;
+			if (!p->name && !pub_failed)
+				continue;
+			if (p->name && !fleet_failed)
+				continue;
+			bool had = v->first != NULL;
+			if (collect(p->rep, &v->rules, &v->first) < 0) {
+				snprintf(err, errlen, "out of memory");
+				ret = -2;
+				goto out_msg;
+			}
+			if (!had && v->first && p->name && !(v->first_target = strdup(p->name))) {
+				snprintf(err, errlen, "out of memory");
+				ret = -2;
+				goto out_msg;
+			}
+		}
+	}
+	if (!(v->doc = envelope(s, parts, n, v->verdict, v->first_target))) {
+		snprintf(err, errlen, "cannot format the fleet's report (out of memory?)");
+		ret = -2;
+	}
+out_msg:
+	free(emsg);
+out:
+	wg_scan_free(scan);
+	for (size_t i = 0; parts && i < n; i++) {
+		wg_report_free(parts[i].rep);
+		wg_free(parts[i].doc);
+	}
+	free(parts);
+	wg_target_free(pub);
+	if (ret < 0)
+		serve_verdict_clear(v);
+	return ret;
+}
+
+int serve_judge_named(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+		      const char *name, const char *spec, const char *profile, const char *fleet,
+		      bool upload, serve_verdict *v, char *err, size_t errlen)
 {
 	memset(v, 0, sizeof(*v));
+	if (fleet) {
+		if (spec || profile || upload) {
+			snprintf(err, errlen, "fleet=NAME names a target of the config: it takes no "
+				 "target= or profile=");
+			return -1;
+		}
+		for (size_t i = 0; i < s->cfg.ntargets; i++) {
+			serve_target *st = &s->cfg.targets[i];
+			if (!strcmp(st->name, fleet))
+				return judge_one(s, sc, buf, len, name, st->target,
+						 st->env ? &st->env_lock : NULL, v, err, errlen);
+		}
+		char *e = serve_esc(fleet);
+		size_t off = (size_t)snprintf(err, errlen, "fleet=%.64s: no such target (the "
+					      "config's:", e ? e : "?");
+		free(e);
+		for (size_t i = 0; i < s->cfg.ntargets && off < errlen; i++)
+			off += (size_t)snprintf(err + off, errlen - off, " %s", s->cfg.targets[i].name);
+		if (off < errlen)
+			snprintf(err + off, errlen - off, "%s)", s->cfg.ntargets ? "" : " none");
+		return -1;
+	}
+	if (s->cfg.ntargets && !spec && !profile)
+		return judge_fleet(s, sc, buf, len, name, upload, v, err, errlen);
 	int prof = upload ? (int)WG_PROFILE_PUBLISH : wg_profile_parse(profile ? profile : "auto");
 	if (prof < 0) {
 		snprintf(err, errlen, "profile takes install, publish or auto");
@@ -104,42 +354,15 @@ int serve_judge(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
 		wg_target_free(t);
 		return -1;
 	}
-	wg_scan *scan = NULL;
-	wg_report *rep = NULL;
-	int rc = wg_scan_buffer(&scan, sc, buf, len, name);
-	if (rc == WG_OK)
-		rc = wg_check(&rep, sc, s->rs, scan, t);
-	wg_scan_free(scan);
-	const char *e = NULL;
-	if (rc < 0) {
-		e = wg_scanner_error(sc);
-		e = *e ? e : "cannot be read";
-	}
-	const wg_report *reps[1] = {rep};
-	const char *paths[1] = {name}, *errs[1] = {e};
-	int ret = 0;
-	if (wg_reports_format(&v->doc, WG_FORMAT_JSON, s->rs, t, paths, reps, errs, 1,
-			      WG_SEV_ERROR) < 0 || !v->doc) {
-		char *m = serve_esc(wg_error_last());
-		snprintf(err, errlen, "cannot format the report: %s", m ? m : "out of memory");
-		free(m);
-		ret = -2;
-	} else if (!rep) {
-		v->verdict = "error";
-		if (!(v->first = strdup(e))) {
-			snprintf(err, errlen, "out of memory");
-			ret = -2;
-		}
-	} else {
-		v->verdict = wg_report_worst(rep) >= (int)WG_SEV_ERROR ? "fail" : "pass";
-		if (collect(rep, &v->rules, &v->first) < 0) {
-			snprintf(err, errlen, "out of memory");
-			ret = -2;
-		}
-	}
-	wg_report_free(rep);
+	int ret = judge_one(s, sc, buf, len, name, t, NULL, v, err, errlen);
 	wg_target_free(t);
-	if (ret < 0)
-		serve_verdict_clear(v);
 	return ret;
+}
+
+int serve_judge(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+		const char *name, const char *spec, const char *profile, bool upload,
+		serve_verdict *v, char *err, size_t errlen)
+{
+	return serve_judge_named(s, sc, buf, len, name, spec, profile, NULL, upload, v, err,
+				 errlen);
 }

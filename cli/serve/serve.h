@@ -134,6 +134,12 @@ typedef struct {
 int serve_judge(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
 		const char *name, const char *spec, const char *profile, bool upload,
 		serve_verdict *v, char *err, size_t errlen);
+/* The same, fleet the name of one target of the config (?fleet=NAME: that target alone, a
+ * single check document; -1 for an unknown name), or NULL. With a fleet and neither spec nor
+ * profile, the document is the fleet envelope "wheelgate.fleet/1" (docs/check-json.md). */
+int serve_judge_named(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+		      const char *name, const char *spec, const char *profile, const char *fleet,
+		      bool upload, serve_verdict *v, char *err, size_t errlen);
 void serve_verdict_clear(serve_verdict *v);
 /* This thread's scanner, made on first use (NULL: out of memory); the key is made once at
  * start (0, or -1). */
