@@ -13,6 +13,22 @@ import org.artifactory.repo.RepoPathFactory
 
 def (plugin, etcDir, root, key, path) = args as List
 
+class FakeItem {
+	RepoPath repoPath
+	boolean isFolder() { false }
+}
+
+class FakeContent {
+	InputStream inputStream
+	void close() { inputStream.close() }
+}
+
+class FakeStatus {
+	boolean error
+	boolean isError() { error }
+	Map getLastError() { error ? [message: 'rename failed'] : null }
+}
+
 class FakeRepos {
 	File root
 	Map<String, Map<String, List<String>>> props = [:]
@@ -23,8 +39,7 @@ class FakeRepos {
 		def f = file(rp)
 		if (!f.isFile())
 			throw new FileNotFoundException(rp.id)
-		def is = f.newInputStream()
-		return [getInputStream: { is }, close: { is.close() }] as Expando
+		return new FakeContent(inputStream: f.newInputStream())
 	}
 	def setProperty(RepoPath rp, String k, String... values) {
 		props.computeIfAbsent(rp.id) { [:] }[k] = values as List
@@ -39,7 +54,7 @@ class FakeRepos {
 			if (props.containsKey(from.id))
 				props[to.id] = props.remove(from.id)
 		}
-		return [isError: { !ok }, getLastError: { [message: 'rename failed'] }] as Expando
+		return new FakeStatus(error: !ok)
 	}
 }
 
@@ -66,7 +81,7 @@ def binding = new Binding(ctx: [artifactoryHome: [etcDir: new File(etcDir)]], lo
 new GroovyShell(this.class.classLoader, binding).evaluate(new File(plugin))
 
 def rp = RepoPathFactory.create(key, path)
-def item = [getRepoPath: { rp }, isFolder: { false }] as Expando
+def item = new FakeItem(repoPath: rp)
 handlers['storage.afterCreate'].call(item)
 def now = repos.moves ? RepoPathFactory.create(repos.moves[-1][1].split(':', 2)[0], path) : rp
 def download = 'allowed'
