@@ -24,9 +24,12 @@ if $test; then
   # patchelf rewrites ELF fixtures the way auditwheel does;
   # python3-venv, -setuptools and -wheel give the pip gate's tests a real pip 23 and an
   # offline sdist build; twine, python3-passlib (pypiserver's htpasswd) and python3-pip
-  # upload through `wheelgate serve` to a real repository and install from it.
+  # upload through `wheelgate serve` to a real repository and install from it;
+  # nodejs/npm (tsc is installed by the test into the build tree), groovy with a JRE and
+  # systemd (systemd-analyze) run the docs/integrations examples (ctest integrations).
   pkgs+=(check g++ python3 python3-jsonschema zip unzip binutils patchelf time bc
-         python3-venv python3-setuptools python3-wheel twine python3-passlib python3-pip)
+         python3-venv python3-setuptools python3-wheel twine python3-passlib python3-pip
+         nodejs npm groovy default-jre-headless systemd)
 fi
 if $clang; then
   # libclang-rt-14-dev: the sanitizer and libFuzzer runtimes (tests/fuzz, scripts/test.sh --fuzz)
