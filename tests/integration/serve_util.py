@@ -41,13 +41,23 @@ class Server:
     def url(self, path):
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
-    def rss_kib(self):
-        """The server's resident memory now (VmRSS, KiB)."""
-        with open("/proc/%d/status" % self.proc.pid) as f:
-            for l in f:
-                if l.startswith("VmRSS:"):
-                    return int(l.split()[1])
-        raise AssertionError("no VmRSS")
+    def rss_kib(self, settle=True):
+        """The server's resident memory (VmRSS, KiB). settle: the least of 10 readings
+        50 ms apart, so that connections the clients are done with but the server is still
+        closing (their bodies still mapped) are not counted as memory it keeps."""
+        def now():
+            with open("/proc/%d/status" % self.proc.pid) as f:
+                for l in f:
+                    if l.startswith("VmRSS:"):
+                        return int(l.split()[1])
+            raise AssertionError("no VmRSS")
+        if not settle:
+            return now()
+        readings = []
+        for _ in range(10):
+            readings.append(now())
+            time.sleep(0.05)
+        return min(readings)
 
     def stop(self, bound=15):
         self.proc.send_signal(signal.SIGTERM)

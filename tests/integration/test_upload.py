@@ -464,6 +464,36 @@ def deadline():
     assert (log[0]["status"], log[0]["completed"]) == (408, False), log[0]
 
 
+@test
+def uploads_judged_for_the_fleet():
+    """An upload is checked in the publish profile plus each target of the config's fleet:
+    the old-ABI flash-attn build fails on a new-ABI torch (WG-ABI-001) and passes on an
+    old-ABI one, so policy `every` refuses it, naming the target, and `any` forwards it."""
+    name = "flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl"
+    need_path(os.path.join(WHEELS, name), "the flash-attn fixture")
+    body, ctype = multipart(name, wheel(name))
+    tmp = tempfile.mkdtemp(prefix="wg-fleet-")
+    try:
+        for policy, want in (("every", 400), ("any", 200)):
+            cfg = os.path.join(tmp, policy + ".yaml")
+            with open(cfg, "w") as f:
+                f.write("policy: %s\ntargets:\n  new: {spec: \"python=3.12,torch=2.8.0+cu128,"
+                        "cxx11abi=1\"}\n  old: {spec: \"python=3.12,torch=2.8.0+cu128,"
+                        "cxx11abi=0\"}\n" % policy)
+            with Recorder() as up, Gate("--config", cfg, "--upstream", up.url()) as gate:
+                st, h, text = upload(gate.port, "/", body, ctype)
+                assert st == want, (policy, st, text)
+                if want == 400:
+                    assert "target new" in text and "WG-ABI-001" in text, text
+                    assert h.get("X-Wheelgate-Rules") == "WG-ABI-001", h
+                    assert up.seen == []
+                else:
+                    assert len(up.seen) == 1 and up.seen[0][3] == body
+                assert gate.stop() == 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def big_wheel(path, mib):
     """A pure wheel with mib MiB of incompressible data (spooled by the gate: over 1 MiB)."""
     files = {"big/__init__.py": b"", "big/blob.bin": os.urandom(mib << 20),
