@@ -546,7 +546,11 @@ def fifty_at_once_memory_flat():
             assert len(up.seen) == 200, len(up.seen)
             print("  250 uploads (3 MiB, 50 at once) in %.1f s; RSS after 50: %d KiB, after "
                   "250: %d KiB" % (took, rss1, rss2))
-            assert rss2 - rss1 < 10 * 1024, (rss1, rss2)
+            if serve_util.sanitized(WG):
+                print("  (AddressSanitizer build: the memory bound is judged in the plain "
+                      "build)")
+            else:
+                assert rss2 - rss1 < 10 * 1024, (rss1, rss2)
             st, _, _ = request(gate.url("/healthz"))
             assert st == 200
             assert gate.stop() == 0
