@@ -5,9 +5,9 @@
  * daemon without a listening socket or a thread of its own is made once; each input is written
  * into one end of a socketpair whose other end is handed to the daemon, which runs (MHD_run)
  * until it has answered and closed, a bounded number of rounds. What is checked besides the
- * sanitizers: every access-log line (stdout) is valid JSON with no control character and no
- * credential in it, no request is left counted in flight, no connection is left open, and no
- * answer is a 500.
+ * sanitizers: every request the router saw has one access-log line (stdout), valid JSON with
+ * no control character and no credential in it; no request is left counted in flight, no
+ * connection is left open, and no answer is a 500.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
@@ -33,6 +33,16 @@ static server fz_s;
 static struct MHD_Daemon *fz_d;
 static wg_scanner *fz_sc; /* this thread's scanner, kept reachable */
 static int fz_log[2] = {-1, -1}, fz_stdout = -1;
+/* Requests the router saw through to their end, and log lines read: one line each. */
+static unsigned fz_completed, fz_lines;
+
+static void fz_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			    enum MHD_RequestTerminationCode toe)
+{
+	if (*con_cls)
+		fz_completed++;
+	serve_on_completed(cls, c, con_cls, toe);
+}
 
 static void fz_serve_init(void)
 {
@@ -62,10 +72,11 @@ static void fz_serve_init(void)
 	    serve_scanner_key(&fz_s) != 0 || !(fz_sc = serve_scanner(&fz_s)) ||
 	    curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		abort();
-	fz_d = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, serve_on_request, &fz_s,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->connections,
+	/* Suspend/resume allowed, as a gate that waits on its upstream may use it. */
+	fz_d = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+				serve_on_request, &fz_s, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->connections,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout,
-				MHD_OPTION_NOTIFY_COMPLETED, serve_on_completed, &fz_s,
+				MHD_OPTION_NOTIFY_COMPLETED, fz_on_completed, &fz_s,
 				MHD_OPTION_END);
 	if (!fz_d)
 		abort();
@@ -124,6 +135,7 @@ static void fz_check_line(const char *line)
 		fprintf(stderr, "fuzz_serve: a credential in the log: %s\n", line);
 		abort();
 	}
+	fz_lines++;
 }
 
 /* The log lines written so far (drained from the pipe): each one JSON, without a control
@@ -181,6 +193,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fcntl(sv[1], F_SETFL, O_NONBLOCK) != 0)
 		abort();
 	fz_token_is_credential = fz_only_as_credential(data, size);
+	fz_completed = fz_lines = 0;
 	fflush(stdout);
 	if (dup2(fz_log[1], STDOUT_FILENO) < 0)
 		abort();
@@ -242,6 +255,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (fz_connections() != 0) {
 		fprintf(stderr, "fuzz_serve: a connection is still open after %d rounds\n", FZ_ROUNDS);
+		abort();
+	}
+	if (fz_lines != fz_completed) {
+		fprintf(stderr, "fuzz_serve: %u request(s) done, %u access-log line(s)\n",
+			fz_completed, fz_lines);
 		abort();
 	}
 	if (atomic_load(&fz_s.in_flight) != 0) {
