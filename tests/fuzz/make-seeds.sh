@@ -11,7 +11,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$src/../.." && pwd)
 [ -d "$fix/wheels" ] || { echo "make-seeds: $fix/wheels: no fixtures (build the tests first)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target}
+mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve}
 max=262144 # libFuzzer's -max_len in the runs below
 
 # wheel: the fixture wheels small enough to mutate
@@ -52,6 +52,8 @@ for f in "$fix"/wheels/*.whl; do
 done
 cp "$src"/seeds/filename/* "$out/filename/"
 cp "$src"/seeds/target/* "$out/target/"
+# serve: raw HTTP requests (uploads of fixture wheels, the check API, hostile variants)
+python3 "$src/make-serve-seeds.py" "$fix" "$out/serve"
 for d in "$out"/*/; do
   printf '%-10s %4d seeds\n' "$(basename "$d")" "$(find "$d" -type f | wc -l)"
 done
