@@ -419,8 +419,6 @@ def upload_gate(body, want_words, **kw):
         st, h, text, _ = exchange(srv.port, upload_request(body, **kw))
         srv.alive()
         assert srv.stop() == 0
-    # UNTIL upload.c LANDS (the lead's part of issue 13) these answer 501 and fail: the final
-    # gate answers 400 with the problem named.
     assert st == 400, (st, text[:300])
     assert h.get("content-type", "").startswith("text/plain"), h
     low = text.decode("utf-8", "replace").lower()
