@@ -422,6 +422,8 @@ static int load_root(loader *L, serve_config *cfg, const yaml_node_t *root)
 			rc = get_long(L, v, key, 1, 100000, &cfg->connections);
 		} else if (!strcmp(key, "timeout")) {
 			rc = get_long(L, v, key, 1, 86400, &cfg->timeout);
+		} else if (!strcmp(key, "header_timeout")) {
+			rc = get_long(L, v, key, 1, 3600, &cfg->header_timeout);
 		} else if (!strcmp(key, "deadline")) {
 			rc = get_long(L, v, key, 0, 86400, &cfg->deadline);
 		} else if (!strcmp(key, "drain")) {

@@ -222,6 +222,7 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 		snprintf(r->path, sizeof(r->path), "%s", url);
 		*con_cls = r;
 		atomic_fetch_add(&s->in_flight, 1);
+		reaper_mark(s, c, CONN_BODY);
 		return on_headers(s, c, r, url, method);
 	}
 	if (r->status) {
@@ -263,6 +264,7 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 		return serve_answer_text(c, r, r->body.err == ENOMEM ? MHD_HTTP_SERVICE_UNAVAILABLE
 								  : MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
 	}
+	reaper_mark(s, c, CONN_BUSY);
 	switch (r->ep) {
 	case EP_CHECK: return do_check(s, c, r);
 	case EP_CHECK_URL: return fetch_check(s, c, r);
@@ -275,11 +277,11 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			enum MHD_RequestTerminationCode toe)
 {
-	(void)c;
 	server *s = cls;
 	request *r = *con_cls;
 	if (!r)
 		return;
+	reaper_mark(s, c, CONN_HEADERS);
 	double secs = seconds_since(&r->start);
 	bool done = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
 	metrics_observe(s->metrics, r->ep, done ? r->status : 0, r->verdict, r->rules,

@@ -73,8 +73,12 @@ static void help(FILE *f)
 		"                     N checks run at once, each thread with its own scanner\n"
 		"  --connections N    open connections at most (default 64)\n"
 		"  --timeout SECONDS  an idle connection is closed after this (default 60)\n"
+		"  --header-timeout SECONDS  a new connection has this long to send its\n"
+		"                     request's headers (default 15): a client that trickles\n"
+		"                     bytes (slowloris) is closed, not held\n"
 		"  --deadline SECONDS a request may take this long, its body included (default\n"
-		"                     600; 0: no limit): 408 past it\n"
+		"                     600; 0: no limit): past it the connection is closed (408\n"
+		"                     in the log); a check or forward under way finishes\n"
 		"  --drain SECONDS    on SIGTERM, how long requests under way may take (default 30)\n"
 		"  --token TOKEN      require 'Authorization: Bearer TOKEN' on /v1/* (401\n"
 		"                     otherwise); also read from $WHEELGATE_TOKEN. Uploads carry\n"
@@ -172,7 +176,7 @@ int cmd_serve(int argc, char **argv)
 	enum {
 		O_LISTEN = 256, O_MAXBODY, O_WORKERS, O_TOKEN, O_CONNS, O_TIMEOUT, O_DRAIN,
 		O_DEADLINE, O_UPSTREAM, O_UPTIMEOUT, O_CONNTIMEOUT, O_CHECKOTHER, O_SPOOL, O_CONFIG,
-		O_FETCHTOKEN, O_FETCHALLOW
+		O_FETCHTOKEN, O_FETCHALLOW, O_HEADERTIMEOUT
 	};
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, O_LISTEN},
@@ -182,6 +186,7 @@ int cmd_serve(int argc, char **argv)
 		{"timeout", required_argument, NULL, O_TIMEOUT},
 		{"drain", required_argument, NULL, O_DRAIN},
 		{"deadline", required_argument, NULL, O_DEADLINE},
+		{"header-timeout", required_argument, NULL, O_HEADERTIMEOUT},
 		{"token", required_argument, NULL, O_TOKEN},
 		{"upstream", required_argument, NULL, O_UPSTREAM},
 		{"upstream-timeout", required_argument, NULL, O_UPTIMEOUT},
@@ -202,6 +207,7 @@ int cmd_serve(int argc, char **argv)
 	cfg->timeout = 60;
 	cfg->drain = 30;
 	cfg->deadline = 600;
+	cfg->header_timeout = 15;
 	cfg->upstream_timeout = 300;
 	cfg->connect_timeout = 10;
 	cfg->forward_other = true;
@@ -269,6 +275,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case O_TIMEOUT: ok = parse_count("--timeout", optarg, 1, 86400, &cfg->timeout); break;
 		case O_DRAIN: ok = parse_count("--drain", optarg, 0, 86400, &cfg->drain); break;
+		case O_HEADERTIMEOUT:
+			ok = parse_count("--header-timeout", optarg, 1, 3600, &cfg->header_timeout);
+			break;
 		case O_DEADLINE:
 			ok = parse_count("--deadline", optarg, 0, 86400, &cfg->deadline);
 			break;
@@ -336,6 +345,10 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (reaper_start(&s.reaper, &s) < 0) {
+		fprintf(stderr, "wheelgate serve: cannot start a thread\n");
+		goto out_curl;
+	}
 
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_AUTO |
 			     MHD_USE_ERROR_LOG;
@@ -346,7 +359,8 @@ int cmd_serve(int argc, char **argv)
 		(struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->workers,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout,
-		MHD_OPTION_NOTIFY_COMPLETED, serve_on_completed, &s, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_COMPLETED, serve_on_completed, &s,
+		MHD_OPTION_NOTIFY_CONNECTION, serve_on_connection, &s, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "wheelgate serve: cannot listen on %s: %s\n", esc(cfg->listen),
 			errno ? strerror(errno) : "libmicrohttpd refused the options");
@@ -380,9 +394,13 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "wheelgate serve: %d request(s) still under way after %ld s; closed\n",
 			atomic_load(&s.in_flight), cfg->drain);
 	MHD_stop_daemon(d);
+	if (reaper_closed(s.reaper))
+		fprintf(stderr, "wheelgate serve: %lu connection(s) closed for taking too long "
+			"(--header-timeout, --deadline)\n", reaper_closed(s.reaper));
 	fprintf(stderr, "wheelgate serve: stopped\n");
 	status = EXIT_CLEAN;
 out_curl:
+	reaper_stop(s.reaper);
 	curl_global_cleanup();
 out_key:
 	pthread_key_delete(s.scanner_key);

@@ -32,6 +32,7 @@
 #define SERVE_SPOOL_THRESHOLD (1U << 20)
 
 typedef struct serve_metrics serve_metrics;
+typedef struct serve_reaper serve_reaper;
 
 /* Whether a wheel must work on every target of the fleet or on at least one. */
 typedef enum { SERVE_POLICY_EVERY = 0, SERVE_POLICY_ANY = 1 } serve_policy;
@@ -54,6 +55,7 @@ typedef struct {
 	uint64_t max_body;
 	long workers, connections, timeout, drain;
 	long deadline;            /* seconds a request may take, body included (0: none) */
+	long header_timeout;      /* seconds a new connection has to send its request's headers */
 	char *token;              /* the bearer token the /v1 endpoints need, or NULL */
 	char *upstream;           /* base URL of the repository uploads go to, or NULL */
 	long upstream_timeout;    /* seconds for the whole forward */
@@ -74,6 +76,7 @@ typedef struct {
 	wg_context *ctx;
 	wg_ruleset *rs;
 	serve_metrics *metrics;
+	serve_reaper *reaper;     /* NULL: connections are not watched (the fuzz harness) */
 	atomic_int in_flight;
 	pthread_key_t scanner_key;
 } server;
@@ -181,6 +184,16 @@ void metrics_observe(serve_metrics *m, serve_endpoint ep, int status, const char
 		     const char *rules, uint64_t bytes, double seconds);
 /* The Prometheus text exposition (malloc'd), in_flight the requests under way. */
 char *metrics_render(serve_metrics *m, int in_flight);
+
+/* reaper.c: where a connection is, for the thread that closes slow ones. */
+typedef enum { CONN_HEADERS = 0, CONN_BODY = 1, CONN_BUSY = 2 } serve_conn_state;
+int reaper_start(serve_reaper **out, server *s);
+void reaper_stop(serve_reaper *rp);
+unsigned long reaper_closed(serve_reaper *rp);
+/* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the server). */
+void serve_on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			 enum MHD_ConnectionNotificationCode toe);
+void reaper_mark(server *s, struct MHD_Connection *c, serve_conn_state state);
 
 /* config.c. Reads the YAML config into cfg (values already in cfg are defaults the file
  * overrides). 0, or -1 with "FILE:LINE:COL: problem" in err. */

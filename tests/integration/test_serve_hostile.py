@@ -344,6 +344,51 @@ def silent_and_slow_clients():
 
 
 @test
+def slowloris_closed_by_header_timeout():
+    """Clients that keep trickling header bytes hold every connection slot; --header-timeout
+    closes them though they never stop, so a waiting client is answered (without it, that
+    client waits for --timeout, here 60 s, and the trickle resets even that)."""
+    with Server("--timeout", "60", "--header-timeout", "2", "--connections", "8",
+                "--workers", "2") as srv:
+        slow = [socket.create_connection(("127.0.0.1", srv.port), timeout=BOUND)
+                for _ in range(8)]
+        closed_at = {}
+        stop = time.monotonic() + 12
+        t0 = time.monotonic()
+
+        def trickle():
+            i = 0
+            while time.monotonic() < stop and len(closed_at) < len(slow):
+                for k, s in enumerate(slow):
+                    if k in closed_at:
+                        continue
+                    try:
+                        s.sendall(b"GET /healthz HTTP/1.1\r\nX: "[i:i + 1] or b"x")
+                    except OSError:
+                        closed_at[k] = time.monotonic() - t0
+                time.sleep(0.2)
+                i += 1
+        th = threading.Thread(target=trickle)
+        th.start()
+        time.sleep(0.5)
+        # The slots are all taken: this one waits in the listen queue until they are closed.
+        ts = time.monotonic()
+        st, _, body, _ = exchange(srv.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+                                  b"Connection: close\r\n\r\n", bound=30)
+        waited = time.monotonic() - ts
+        th.join(20)
+        for s in slow:
+            s.close()
+        assert st == 200, (st, body)
+        assert waited < 6, waited
+        assert len(closed_at) == len(slow), closed_at
+        assert max(closed_at.values()) < 8, closed_at
+        assert srv.stop() == 0
+    assert b"closed for taking too long" in srv.err, srv.err
+    log_lines(srv)
+
+
+@test
 def connections_past_the_limit():
     with Server("--connections", "16", "--workers", "2", "--timeout", "5") as srv:
         results = []
