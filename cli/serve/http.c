@@ -273,6 +273,21 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 	}
 }
 
+/* Whether the request line looks like one: a method of capital letters and a target that is
+ * a path (or "*", or a URL). Bytes a client sent past its body can be read as a request
+ * line: a header such as "Authorization: Bearer ..." then stands where the method and path
+ * are, and the log says "(malformed)" instead of repeating it. */
+static bool request_line_ok(const request *r)
+{
+	if (!r->method[0])
+		return false;
+	for (const char *m = r->method; *m; m++)
+		if (*m < 'A' || *m > 'Z')
+			return false;
+	return r->path[0] == '/' || !strcmp(r->path, "*") || !strncasecmp(r->path, "http://", 7) ||
+	       !strncasecmp(r->path, "https://", 8);
+}
+
 /* The request is over (answered, or the client went away): one log line, the metrics. */
 void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			enum MHD_RequestTerminationCode toe)
@@ -290,7 +305,9 @@ void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct tm tm;
 	char ts[32];
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&wall, &tm));
-	char *method = serve_esc(r->method), *path = serve_esc(r->path);
+	bool ok = request_line_ok(r);
+	char *method = serve_esc(ok ? r->method : "(malformed)");
+	char *path = serve_esc(ok ? r->path : "(malformed)");
 	json_t *line = json_pack("{s:s, s:s?, s:s?, s:i, s:I, s:f, s:s?, s:s?, s:b}", "time", ts,
 				 "method", method, "path", path, "status", r->status, "bytes",
 				 (json_int_t)r->body.seen, "ms", secs * 1e3, "verdict", r->verdict,
