@@ -76,7 +76,7 @@ python3 "$here/serve_count.py" "$port" "$WHEEL" "$verdict" "$COUNT" "$CONNECTION
 	"$COUNT_BOUND" >"$tmp/p2.txt"
 rss3=$(kib VmRSS)
 hwm3=$(kib VmHWM)
-healthz=$(curl -s -m 10 "$url/healthz" || true)
+healthz=$(python3 -c 'import sys,urllib.request as u; print(u.urlopen(sys.argv[1], timeout=10).read().decode().strip())' "$url/healthz" 2>/dev/null || true)
 
 get() { sed -n "s/^RESULT.* $2=\([^ ]*\).*/\1/p" "$1"; }
 f=$tmp/p1.txt

@@ -26,6 +26,8 @@ if $test; then
   # offline sdist build.
   pkgs+=(check g++ python3 python3-jsonschema zip unzip binutils patchelf time bc
          python3-venv python3-setuptools python3-wheel)
+  # wrk: the load benchmark of wheelgate serve (bench/serve.sh)
+  pkgs+=(wrk)
 fi
 if $clang; then
   # libclang-rt-14-dev: the sanitizer and libFuzzer runtimes (tests/fuzz, scripts/test.sh --fuzz)
