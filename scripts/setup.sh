@@ -30,6 +30,8 @@ if $test; then
   pkgs+=(check g++ python3 python3-jsonschema zip unzip binutils patchelf time bc
          python3-venv python3-setuptools python3-wheel twine python3-passlib python3-pip
          nodejs npm groovy default-jre-headless systemd)
+  # wrk: the load benchmark of wheelgate serve (bench/serve.sh)
+  pkgs+=(wrk)
 fi
 if $clang; then
   # libclang-rt-14-dev: the sanitizer and libFuzzer runtimes (tests/fuzz, scripts/test.sh --fuzz)

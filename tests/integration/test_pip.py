@@ -294,6 +294,79 @@ def the_binding_on_its_own():
     assert "$WHEELGATE_LIB=/nonexistent/libwheelgate.so.0 (no such file)" in p.stderr
 
 
+@test
+def the_binding_check_bytes():
+    """check_bytes(): a wheel held in memory (bytes, bytearray, memoryview) judged as the same
+    file is by check(); a corrupt body gives the error a corrupt file gives; bad arguments
+    are TypeError / ValueError before the library is asked."""
+    code = r"""
+import json, os, sys, tempfile, wheelgate
+def key(r):
+    return [r.verdict, r.error, r.profile,
+            sorted((f.rule, f.severity, f.message, f.member, f.symbol, f.file, f.line)
+                   for f in r.findings)]
+out = {}
+for path in sys.argv[1:]:
+    name = os.path.basename(path)
+    data = open(path, "rb").read()
+    by_path = key(wheelgate.check(path, gpus=["H100"]))
+    forms = {"bytes": data, "bytearray": bytearray(data), "memoryview": memoryview(data),
+             "slice": memoryview(b"xx" + data)[2:]}
+    out[name] = [by_path] + [key(wheelgate.check_bytes(v, name, gpus=["H100"]))
+                             for v in forms.values()]
+# a corrupt body: the same error as the same bytes in a file of the same name
+tmp = tempfile.mkdtemp()
+bad = os.path.join(tmp, "corrupt-1.0-py3-none-any.whl")
+body = b"PK\x03\x04" + b"\x00garbage" * 50
+open(bad, "wb").write(body)
+os.chdir(tmp)  # the file's path is its name, as check_bytes() is given
+out["corrupt"] = [key(wheelgate.check("corrupt-1.0-py3-none-any.whl")),
+                  key(wheelgate.check_bytes(body, "corrupt-1.0-py3-none-any.whl"))]
+errs = []
+for args, exc in (((u"text", "x-1.0-py3-none-any.whl"), TypeError),
+                  ((None, "x-1.0-py3-none-any.whl"), TypeError),
+                  ((memoryview(b"abcd")[::2], "x-1.0-py3-none-any.whl"), TypeError),
+                  ((body, ""), ValueError), ((body, "a/b-1.0-py3-none-any.whl"), ValueError),
+                  ((body, "x\0-1.0-py3-none-any.whl"), ValueError),
+                  ((body, "x" * 300 + ".whl"), ValueError), ((body, 3), TypeError)):
+    try:
+        wheelgate.check_bytes(*args)
+        errs.append("no exception")
+    except exc as e:
+        errs.append(type(e).__name__ + ": " + str(e))
+out["errors"] = errs
+print(json.dumps(out))
+"""
+    wheels = [w("hollow-1.0-py3-none-any.whl"), w("purepkg-0.1-py3-none-any.whl")]
+    corpus = os.path.join(HOOKS, "..", "..", "..", "shared", "corpus", "wheels",
+                          "wgdemo_oldabi_sm90-0.1.0-cp312-cp312-linux_x86_64.whl")
+    if os.path.exists(corpus):  # a real 3 MB CUDA wheel with a blocking finding, if there
+        wheels.append(corpus)
+    p = subprocess.run([sys.executable, "-c", code] + wheels, capture_output=True, text=True,
+                       env=env(), timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    for name in [os.path.basename(x) for x in wheels] + ["corrupt"]:
+        first = out[name][0]
+        for other in out[name][1:]:
+            assert other == first, (name, first, other)
+    hollow = out["hollow-1.0-py3-none-any.whl"][0]
+    assert hollow[0] == "fail" and any(f[0] == "WG-HOL-001" for f in hollow[3]), hollow
+    assert out["purepkg-0.1-py3-none-any.whl"][0][0] == "pass", out
+    if len(wheels) > 2:
+        oldabi = out[os.path.basename(corpus)][0]
+        assert oldabi[0] == "fail" and oldabi[3], oldabi
+    corrupt = out["corrupt"][0]
+    assert corrupt[0] == "error" and "corrupt-1.0-py3-none-any.whl" in corrupt[1], corrupt
+    errs = out["errors"]
+    assert [e.split(":")[0] for e in errs] == ["TypeError", "TypeError", "TypeError",
+                                              "ValueError", "ValueError", "ValueError",
+                                              "ValueError", "TypeError"], errs
+    assert "bytes-like" in errs[0] and "contiguous" in errs[2], errs
+    assert "a file's name" in errs[3] and "\\x00" in errs[5], errs
+
+
+
 if __name__ == "__main__":
     try:
         sys.exit(main())

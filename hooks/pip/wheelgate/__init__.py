@@ -14,7 +14,7 @@ import ctypes.util
 import json
 import os
 
-__all__ = ["check", "Checker", "Finding", "Report", "WheelgateError", "escape", "library_path"]
+__all__ = ["check", "check_bytes", "Checker", "Finding", "Report", "WheelgateError", "escape", "library_path"]
 
 # What a terminal obeys or reorders for: C0, DEL, C1, the bidi marks, embeddings, overrides
 # and isolates ("Trojan Source"), and the line/paragraph separators. The library's
@@ -117,6 +117,7 @@ def _load():
         "wg_target_set_env": ([P, P], ctypes.c_int),
         "wg_env_open": ([PP, P, ctypes.c_char_p, P], ctypes.c_int), "wg_env_free": ([P], None),
         "wg_scan_path": ([PP, P, ctypes.c_char_p], ctypes.c_int), "wg_scan_free": ([P], None),
+        "wg_scan_buffer": ([PP, P, P, ctypes.c_size_t, ctypes.c_char_p], ctypes.c_int),
         "wg_scan_wheel_count": ([P], ctypes.c_size_t),
         "wg_scan_wheel_path": ([P, ctypes.c_size_t], ctypes.c_char_p),
         "wg_scan_object_count": ([P], ctypes.c_size_t),
@@ -149,6 +150,48 @@ def _s(b):
 def _strv(items):
     items = [_b(os.fspath(i)) for i in items]
     return (ctypes.c_char_p * max(1, len(items)))(*items), len(items)
+
+
+class _PyBuffer(ctypes.Structure):  # Py_buffer (stable ABI since Python 3.11, same since 3.3)
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.py_object),
+                ("len", ctypes.c_ssize_t), ("itemsize", ctypes.c_ssize_t),
+                ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p),
+                ("strides", ctypes.c_void_p), ("suboffsets", ctypes.c_void_p),
+                ("internal", ctypes.c_void_p)]
+
+
+_get_buffer = ctypes.pythonapi.PyObject_GetBuffer
+_get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
+_get_buffer.restype = ctypes.c_int
+_release_buffer = ctypes.pythonapi.PyBuffer_Release
+_release_buffer.argtypes = [ctypes.POINTER(_PyBuffer)]
+_release_buffer.restype = None
+
+
+def _bytes_name(data, filename):
+    """Checks check_bytes()'s arguments: TypeError for data that is not bytes-like (or not
+    contiguous), ValueError for a filename the library cannot take as a file's name."""
+    try:
+        mv = memoryview(data)
+    except TypeError:
+        raise TypeError("check_bytes: data must be a bytes-like object (bytes, bytearray, "
+                        "memoryview), not %s" % type(data).__name__) from None
+    with mv:
+        if not mv.contiguous:
+            raise TypeError("check_bytes: data must be a contiguous buffer")
+    if isinstance(filename, bytes):
+        name = filename
+    elif isinstance(filename, str):
+        name = os.fsencode(filename)
+    else:
+        raise TypeError("check_bytes: filename must be str or bytes, not %s"
+                        % type(filename).__name__)
+    if not name or len(name) > 255 or b"/" in name or b"\0" in name or name in (b".", b".."):
+        raise ValueError("check_bytes: filename must be a file's name (not empty, no '/' or "
+                         "NUL, at most 255 bytes), as NAME-VERSION-TAGS.whl: a wheel's name, "
+                         "version and tags come from it; got %s" % escape(repr(filename)))
+    return name
 
 
 class Finding:
@@ -275,22 +318,54 @@ class Checker:
                     done.append((p, None, lib.wg_scanner_error(self._sc)))
                 else:
                     done.append((p, rep.value, None))
-            n = len(done)
-            cpaths = (ctypes.c_char_p * max(1, n))(*[d[0] for d in done])
-            reports = (ctypes.c_void_p * max(1, n))(*[d[1] for d in done])
-            errors = (ctypes.c_char_p * max(1, n))(*[d[2] for d in done])
-            docs = []
-            for fmt in (1, 3):  # JSON, then the text of `wheelgate check`
-                out = ctypes.c_void_p()
-                if lib.wg_reports_format(ctypes.byref(out), fmt, self._rs, self._target,
-                                         cpaths, reports, errors, n, self.fail_on) < 0:
-                    raise WheelgateError("cannot format the report")
-                docs.append(_s(ctypes.string_at(out.value)))
-                lib.wg_free(out)
+            return self._result(done)
         finally:
             for d in done:
                 if d[1]:
                     lib.wg_report_free(d[1])
+
+    def check_bytes(self, data, filename):
+        """Checks a wheel (or an ELF object) held in memory: data is bytes-like (bytes,
+        bytearray, memoryview; read in place, not copied) and filename the file's name, which
+        a wheel's name, version and tags come from. Returns a Result, as check() does."""
+        lib = self._lib
+        name = _bytes_name(data, filename)
+        view = _PyBuffer()
+        _get_buffer(data, ctypes.byref(view), 0)  # PyBUF_SIMPLE: contiguous bytes, in place
+        done = []
+        try:
+            scan = ctypes.c_void_p()
+            rep = ctypes.c_void_p()
+            rc = lib.wg_scan_buffer(ctypes.byref(scan), self._sc, view.buf, view.len, name)
+            if rc == 0:
+                rc = lib.wg_check(ctypes.byref(rep), self._sc, self._rs, scan, self._target)
+                lib.wg_scan_free(scan)
+            if rc < 0:
+                done.append((name, None, lib.wg_scanner_error(self._sc)))
+            else:
+                done.append((name, rep.value, None))
+            return self._result(done)
+        finally:
+            _release_buffer(ctypes.byref(view))
+            for d in done:
+                if d[1]:
+                    lib.wg_report_free(d[1])
+
+    def _result(self, done):
+        """done: (path, report handle or None, error or None) for each input; the Result."""
+        lib = self._lib
+        n = len(done)
+        cpaths = (ctypes.c_char_p * max(1, n))(*[d[0] for d in done])
+        reports = (ctypes.c_void_p * max(1, n))(*[d[1] for d in done])
+        errors = (ctypes.c_char_p * max(1, n))(*[d[2] for d in done])
+        docs = []
+        for fmt in (1, 3):  # JSON, then the text of `wheelgate check`
+            out = ctypes.c_void_p()
+            if lib.wg_reports_format(ctypes.byref(out), fmt, self._rs, self._target,
+                                     cpaths, reports, errors, n, self.fail_on) < 0:
+                raise WheelgateError("cannot format the report")
+            docs.append(_s(ctypes.string_at(out.value)))
+            lib.wg_free(out)
         return Result(json.loads(docs[0]), docs[1])
 
     def close(self):
@@ -328,6 +403,20 @@ def check(path, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
         if isinstance(path, (list, tuple)) or os.path.isdir(path):
             return c.check(path if isinstance(path, (list, tuple)) else [path]).reports
         return c.check([path]).reports[0]
+
+
+def check_bytes(data, filename, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
+                fail_on="error", profile="auto"):
+    """Checks a wheel held in memory (a Report), with the options of check(): data is
+    bytes-like (bytes, bytearray, memoryview; read in place, not copied), filename the
+    file's name (NAME-VERSION-TAGS.whl: a wheel's name, version and tags come from it).
+    TypeError for data that is not bytes-like, ValueError for a filename that is not a
+    file's name; a body that is no wheel gives a Report with verdict "error", as check()
+    does for such a file."""
+    name = _bytes_name(data, filename)
+    with Checker(env=env, target=target, gpus=gpus, rules=rules, disable=disable, enable=enable,
+                 fail_on=fail_on, profile=profile) as c:
+        return c.check_bytes(data, name).reports[0]
 
 
 def version():
