@@ -40,6 +40,9 @@ fi
 
 missing=()
 for p in "${pkgs[@]}"; do
+  # A Node.js that brings its own npm (NodeSource's nodejs package, which conflicts with
+  # Debian's npm) does the job: Debian's nodejs and npm are only wanted when there is none.
+  case $p in nodejs|npm) command -v node >/dev/null && command -v npm >/dev/null && continue ;; esac
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
