@@ -396,7 +396,7 @@ int cmd_serve(int argc, char **argv)
 	MHD_stop_daemon(d);
 	if (reaper_closed(s.reaper))
 		fprintf(stderr, "wheelgate serve: %lu connection(s) closed for taking too long "
-			"(--header-timeout, --deadline)\n", reaper_closed(s.reaper));
+			"(--header-timeout, --deadline) or gone mid-body\n", reaper_closed(s.reaper));
 	fprintf(stderr, "wheelgate serve: stopped\n");
 	status = EXIT_CLEAN;
 out_curl:

@@ -4,11 +4,16 @@
  * --deadline can only be judged when bytes come. A thread here closes (shutdown(2), so that
  * libmicrohttpd sees the end and cleans up) a connection whose request headers are not in
  * within --header-timeout of its opening, or whose body is still coming past --deadline.
- * A connection being answered (a check, a forward) is never closed here.
+ * A connection being answered (a check, a forward) is never closed here. And a client that
+ * closed its side before its body was all sent can never finish the request: libmicrohttpd
+ * 0.9.75 sometimes keeps such a connection until --timeout; it is closed here once the
+ * socket has said so (peer closed, nothing left unread) on two ticks in a row.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "serve.h"
@@ -19,6 +24,7 @@ typedef struct conn_rec {
 	serve_conn_state state;
 	bool first;              /* no request finished on it yet */
 	bool shut;
+	int gone_ticks;          /* ticks the peer was seen gone with the body unfinished */
 	struct timespec since;   /* when it entered its state */
 } conn_rec;
 
@@ -63,7 +69,17 @@ static void *run(void *p)
 				limit = (double)(c->first ? cfg->header_timeout : cfg->timeout);
 			else if (c->state == CONN_BODY && cfg->deadline > 0)
 				limit = (double)cfg->deadline + 1;
-			if (limit > 0 && elapsed(&c->since, &now) > limit) {
+			bool gone = false;
+			if (c->state == CONN_BODY) {
+				struct pollfd pf = {c->fd, POLLRDHUP, 0};
+				int unread = 0;
+				if (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP)) &&
+				    ioctl(c->fd, FIONREAD, &unread) == 0 && unread == 0)
+					gone = ++c->gone_ticks >= 2;
+				else
+					c->gone_ticks = 0;
+			}
+			if (gone || (limit > 0 && elapsed(&c->since, &now) > limit)) {
 				shutdown(c->fd, SHUT_RDWR);
 				c->shut = true;
 				atomic_fetch_add(&rp->closed, 1);
@@ -171,6 +187,7 @@ void reaper_mark(server *s, struct MHD_Connection *c, serve_conn_state state)
 	if (state == CONN_HEADERS)
 		r->first = false;
 	r->state = state;
+	r->gone_ticks = 0;
 	clock_gettime(CLOCK_MONOTONIC, &r->since);
 	pthread_mutex_unlock(&rp->lock);
 }
