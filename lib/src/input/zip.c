@@ -1,13 +1,18 @@
 /*
  * The only user of libzip: opens a wheel from a file descriptor or memory with libzip's
  * consistency checks, lists members, and streams each member's data exactly once through a
- * callback, refusing data longer or shorter than the central directory declares.
+ * callback, refusing data longer or shorter than the central directory declares. A deflated
+ * member of a middle size is inflated whole by libdeflate from its raw bytes (2-3x faster
+ * than zlib's streaming inflate, and its CRC-32 is folded), then checked against the
+ * directory's CRC; others stream through libzip and zlib.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <libdeflate.h>
 #include <zip.h>
 
 #include "input/input.h"
@@ -18,6 +23,10 @@ struct wg_zip {
 };
 
 #define CHUNK (256 * 1024)
+/* Deflated members from WHOLE_MIN to WHOLE_MAX bytes are inflated whole (both buffers held at
+ * once: WHOLE_MAX bounds that); smaller ones gain nothing, larger ones stream. */
+#define WHOLE_MIN (256u * 1024)
+#define WHOLE_MAX (64u << 20)
 
 static int open_error(int ze, const char *name, wg_err *err)
 {
@@ -260,6 +269,72 @@ int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err)
 	return WG_OK;
 }
 
+/* A deflated member inflated whole with libdeflate: 1 when done (rc in *rc), 0 when the
+ * member is not one for this path (the streaming path reads it). */
+static int read_whole(wg_zip *z, uint64_t i, const char *name, uint64_t declared,
+		      wg_chunk_cb cb, void *payload, int *rc, wg_err *err)
+{
+	if (declared < WHOLE_MIN || declared > WHOLE_MAX)
+		return 0;
+	zip_stat_t st;
+	zip_stat_init(&st);
+	if (zip_stat_index(z->za, i, 0, &st) != 0)
+		return 0;
+	const uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD | ZIP_STAT_CRC;
+	if ((st.valid & need) != need || st.comp_method != ZIP_CM_DEFLATE || st.size != declared ||
+	    ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE))
+		return 0;
+	/* Deflate grows incompressible data by 5 bytes a 64 KiB block: more is a lie, left to
+	 * the streaming path (and libzip's checks) to refuse. */
+	if (st.comp_size == 0 || st.comp_size > declared + declared / 1024 + 1024)
+		return 0;
+	zip_file_t *f = zip_fopen_index(z->za, i, ZIP_FL_COMPRESSED);
+	if (!f)
+		return 0;
+	uint8_t *in = malloc((size_t)st.comp_size), *out = malloc((size_t)declared);
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+	if (!in || !out || !d) {
+		*rc = wg_seterr(err, WG_ENOMEM, "out of memory");
+		goto done;
+	}
+	zip_int64_t n = zip_fread(f, in, st.comp_size);
+	if (n < 0 || (uint64_t)n != st.comp_size) {
+		*rc = wg_seterr(err, WG_EFORMAT, "%s: %s: corrupt member data: %llu of its %llu "
+				"compressed bytes could be read%s%s", z->name, name,
+				(unsigned long long)(n < 0 ? 0 : n),
+				(unsigned long long)st.comp_size, n < 0 ? ": " : "",
+				n < 0 ? zip_error_strerror(zip_file_get_error(f)) : "");
+		goto done;
+	}
+	size_t got = 0;
+	enum libdeflate_result r = libdeflate_deflate_decompress(d, in, (size_t)n, out,
+								 (size_t)declared, &got);
+	if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+		*rc = wg_seterr(err, WG_EFORMAT,
+				"%s: %s: member data is longer than the %llu bytes its directory "
+				"entry declares", z->name, name, (unsigned long long)declared);
+	else if (r != LIBDEFLATE_SUCCESS)
+		*rc = wg_seterr(err, WG_EFORMAT, "%s: %s: corrupt member data: not a valid deflate "
+				"stream", z->name, name);
+	else if (got != declared)
+		*rc = wg_seterr(err, WG_EFORMAT,
+				"%s: %s: member data ends after %llu of the %llu bytes its directory "
+				"entry declares", z->name, name, (unsigned long long)got,
+				(unsigned long long)declared);
+	else if (libdeflate_crc32(0, out, got) != st.crc)
+		/* as libzip words it on the streaming path */
+		*rc = wg_seterr(err, WG_EFORMAT, "%s: %s: corrupt member data at byte %llu: CRC "
+				"error", z->name, name, (unsigned long long)got);
+	else
+		*rc = cb(out, got, payload);
+done:
+	libdeflate_free_decompressor(d);
+	free(in);
+	free(out);
+	zip_fclose(f);
+	return 1;
+}
+
 int wg_zip_read(wg_zip *z, uint64_t i, uint64_t declared, wg_chunk_cb cb, void *payload,
 		wg_err *err)
 {
@@ -267,6 +342,8 @@ int wg_zip_read(wg_zip *z, uint64_t i, uint64_t declared, wg_chunk_cb cb, void *
 	int rc = WG_OK;
 	if (!name)
 		name = "?";
+	if (read_whole(z, i, name, declared, cb, payload, &rc, err))
+		return rc;
 	zip_file_t *f = zip_fopen_index(z->za, i, 0);
 	if (!f)
 		return wg_seterr(err, WG_EFORMAT, "%s: %s: cannot open member: %s", z->name, name,
