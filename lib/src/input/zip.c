@@ -20,6 +20,10 @@
 struct wg_zip {
 	zip_t *za;
 	char *name;
+	/* read_whole's buffers and decompressor, grown as needed and kept for the next member */
+	uint8_t *in, *out;
+	size_t in_cap, out_cap;
+	struct libdeflate_decompressor *dec;
 };
 
 #define CHUNK (256 * 1024)
@@ -225,6 +229,9 @@ void wg_zip_close(wg_zip *z)
 	if (!z)
 		return;
 	zip_discard(z->za);
+	free(z->in);
+	free(z->out);
+	libdeflate_free_decompressor(z->dec);
 	free(z->name);
 	free(z);
 }
@@ -269,6 +276,19 @@ int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err)
 	return WG_OK;
 }
 
+/* *buf holds at least n bytes (its old content is not kept); false when out of memory. */
+static bool grow(uint8_t **buf, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return true;
+	free(*buf);
+	*cap = 0;
+	if (!(*buf = malloc(n)))
+		return false;
+	*cap = n;
+	return true;
+}
+
 /* A deflated member inflated whole with libdeflate: 1 when done (rc in *rc), 0 when the
  * member is not one for this path (the streaming path reads it). */
 static int read_whole(wg_zip *z, uint64_t i, const char *name, uint64_t declared,
@@ -291,12 +311,14 @@ static int read_whole(wg_zip *z, uint64_t i, const char *name, uint64_t declared
 	zip_file_t *f = zip_fopen_index(z->za, i, ZIP_FL_COMPRESSED);
 	if (!f)
 		return 0;
-	uint8_t *in = malloc((size_t)st.comp_size), *out = malloc((size_t)declared);
-	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
-	if (!in || !out || !d) {
+	if (!grow(&z->in, &z->in_cap, (size_t)st.comp_size) ||
+	    !grow(&z->out, &z->out_cap, (size_t)declared) ||
+	    (!z->dec && !(z->dec = libdeflate_alloc_decompressor()))) {
 		*rc = wg_seterr(err, WG_ENOMEM, "out of memory");
 		goto done;
 	}
+	uint8_t *in = z->in, *out = z->out;
+	struct libdeflate_decompressor *d = z->dec;
 	zip_int64_t n = zip_fread(f, in, st.comp_size);
 	if (n < 0 || (uint64_t)n != st.comp_size) {
 		*rc = wg_seterr(err, WG_EFORMAT, "%s: %s: corrupt member data: %llu of its %llu "
@@ -328,9 +350,6 @@ static int read_whole(wg_zip *z, uint64_t i, const char *name, uint64_t declared
 	else
 		*rc = cb(out, got, payload);
 done:
-	libdeflate_free_decompressor(d);
-	free(in);
-	free(out);
 	zip_fclose(f);
 	return 1;
 }
