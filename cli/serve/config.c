@@ -343,21 +343,26 @@ static int load_targets(loader *L, serve_config *cfg, const yaml_node_t *v)
 	return 0;
 }
 
+/* Appends the string node v to *list. */
+static int push_str(loader *L, const yaml_node_t *v, const char *key, char ***list, size_t *n)
+{
+	char *one = NULL;
+	if (get_str(L, v, key, &one) < 0)
+		return -1;
+	char **a = realloc(*list, (*n + 1) * sizeof(*a));
+	if (!a) {
+		free(one);
+		return fail(L, v, "out of memory");
+	}
+	a[(*n)++] = one;
+	*list = a;
+	return 0;
+}
+
 static int load_list(loader *L, const yaml_node_t *v, const char *key, char ***list, size_t *n)
 {
-	if (v->type == YAML_SCALAR_NODE) {
-		char *one = NULL;
-		if (get_str(L, v, key, &one) < 0)
-			return -1;
-		char **a = realloc(*list, (*n + 1) * sizeof(*a));
-		if (!a) {
-			free(one);
-			return fail(L, v, "out of memory");
-		}
-		a[(*n)++] = one;
-		*list = a;
-		return 0;
-	}
+	if (v->type == YAML_SCALAR_NODE)
+		return push_str(L, v, key, list, n);
 	if (v->type != YAML_SEQUENCE_NODE)
 		return fail(L, v, "%s takes a list of strings, not a mapping", key);
 	size_t add = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
@@ -365,18 +370,10 @@ static int load_list(loader *L, const yaml_node_t *v, const char *key, char ***l
 		return fail(L, v, "%s: at most %d", key, FETCH_ALLOW_MAX);
 	for (size_t i = 0; i < add; i++) {
 		yaml_node_t *it = node(L, v->data.sequence.items.start[i]);
-		char *one = NULL;
 		if (!it)
 			return fail(L, v, "%s: no item", key);
-		if (get_str(L, it, key, &one) < 0)
+		if (push_str(L, it, key, list, n) < 0)
 			return -1;
-		char **a = realloc(*list, (*n + 1) * sizeof(*a));
-		if (!a) {
-			free(one);
-			return fail(L, it, "out of memory");
-		}
-		a[(*n)++] = one;
-		*list = a;
 	}
 	return 0;
 }

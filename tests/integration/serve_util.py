@@ -35,6 +35,7 @@ class Server:
             self.proc.kill()
             self.proc.wait(10)
             raise AssertionError("serve did not start: %r" % self.err)
+        self.line = line[0]  # what it says it serves: workers, body cap, upstream, targets
         self.port = int(line[0].split("http://127.0.0.1:")[1].split()[0])
         assert self.port > 0, line
 
@@ -70,7 +71,7 @@ class Server:
         self.err += self.proc.stderr.read()
         self.proc.stderr.close()
         self.log.seek(0)
-        self.access = self.log.read().decode()
+        self.access = self.log.read().decode("utf-8", "replace")
         self.log.close()
         return rc
 

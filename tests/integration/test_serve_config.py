@@ -12,8 +12,6 @@ Prints one line per test and closes with "N passed, N failed".
 import json
 import os
 import re
-import select
-import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +21,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import serve_util  # noqa: E402
 from harness import main, need_path, test, validate as _validate  # noqa: E402
 
 WG, FIX, SCHEMAS = [os.path.abspath(a) for a in sys.argv[1:4]]
@@ -44,54 +43,9 @@ def validate(doc):
     _validate(doc, os.path.join(SCHEMAS, "check.schema.json"), SYS_PY, required=False)
 
 
-class Server:
-    """A `wheelgate serve` on 127.0.0.1:0; stop() sends SIGTERM and returns the exit code."""
-
+class Server(serve_util.Server):
     def __init__(self, *args):
-        self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([WG, "serve", "--listen", "127.0.0.1:0"] + list(args),
-                                     stdout=self.log, stderr=subprocess.PIPE, env=ENV)
-        self.err = b""
-        deadline = time.monotonic() + 30
-        while b"listening on" not in self.err and time.monotonic() < deadline:
-            r, _, _ = select.select([self.proc.stderr], [], [], 1.0)
-            if r:
-                chunk = os.read(self.proc.stderr.fileno(), 4096)
-                if not chunk:
-                    break
-                self.err += chunk
-        line = [l for l in self.err.decode().splitlines() if "listening on" in l]
-        if not line:
-            self.proc.kill()
-            self.proc.wait(10)
-            raise AssertionError("serve did not start: %r" % self.err)
-        self.line = line[0]
-        self.port = int(line[0].split("http://127.0.0.1:")[1].split()[0])
-
-    def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
-
-    def stop(self, bound=15):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(bound)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-            raise AssertionError("serve still running %d s after SIGTERM" % bound)
-        self.err += self.proc.stderr.read()
-        self.proc.stderr.close()
-        self.log.seek(0)
-        self.access = self.log.read().decode()
-        self.log.close()
-        return rc
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            self.stop()
+        super().__init__(WG, *args, env=ENV)
 
 
 def request(url, data=None, headers=None):

@@ -16,14 +16,12 @@ import hashlib
 import json
 import os
 import select
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
+import serve_util  # noqa: E402
 from harness import main, need_path, test  # noqa: E402
 
 WG, FIX = [os.path.abspath(a) for a in sys.argv[1:3]]
@@ -36,44 +34,11 @@ BEARER = b"Authorization: Bearer " + TOKEN.encode() + b"\r\n"
 GOOD = "purepkg-0.1-py3-none-any.whl"
 
 
-class Server:
-    """A `wheelgate serve` on 127.0.0.1:0 (as in test_serve.py); stop() sends SIGTERM and
-    returns the exit code, then .access (stdout) and .err (stderr) hold what it wrote."""
+class Server(serve_util.Server):
+    """serve_util's server, with the token every case sends (it must never be logged)."""
 
     def __init__(self, *args):
-        self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([WG, "serve", "--listen", "127.0.0.1:0", "--token", TOKEN]
-                                     + list(args), stdout=self.log, stderr=subprocess.PIPE)
-        self.err = b""
-        deadline = time.monotonic() + 30
-        while b"listening on" not in self.err and time.monotonic() < deadline:
-            r, _, _ = select.select([self.proc.stderr], [], [], 1.0)
-            if r:
-                chunk = os.read(self.proc.stderr.fileno(), 4096)
-                if not chunk:
-                    break
-                self.err += chunk
-        line = [l for l in self.err.decode().splitlines() if "listening on" in l]
-        if not line:
-            self.proc.kill()
-            self.proc.wait(10)
-            raise AssertionError("serve did not start: %r" % self.err)
-        self.port = int(line[0].split("http://127.0.0.1:")[1].split()[0])
-
-    def stop(self, bound=15):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(bound)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-            raise AssertionError("serve still running %d s after SIGTERM" % bound)
-        self.err += self.proc.stderr.read()
-        self.proc.stderr.close()
-        self.log.seek(0)
-        self.access = self.log.read().decode("utf-8", "replace")
-        self.log.close()
-        return rc
+        super().__init__(WG, "--token", TOKEN, *args)
 
     def alive(self):
         """The server answers GET /healthz with 200 "ok" on a fresh connection."""
@@ -81,13 +46,6 @@ class Server:
         st, _, body, _ = exchange(self.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
                                   b"Connection: close\r\n\r\n", bound=10)
         assert (st, body) == (200, b"ok\n"), (st, body)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            self.stop()
 
 
 def parse(got):

@@ -16,16 +16,15 @@ import json
 import os
 import random
 import select
-import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
 import zipfile
 
+import serve_util  # noqa: E402
 from harness import main, need_path, test  # noqa: E402
 
 WG, FIX = [os.path.abspath(a) for a in sys.argv[1:3]]
@@ -35,58 +34,19 @@ CLIENTS = 50
 RSS_BOUND_KIB = 10 * 1024
 
 
-class Server:
-    """A `wheelgate serve` on 127.0.0.1:0 (as test_serve.py starts it); stop() sends SIGTERM,
-    returns the exit code and keeps the access log in .access."""
+class Server(serve_util.Server):
+    """serve_util's server; after stop(), .access holds the access log's lines parsed."""
 
     def __init__(self, *args, env=None):
-        self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([WG, "serve", "--listen", "127.0.0.1:0"] + list(args),
-                                     stdout=self.log, stderr=subprocess.PIPE, env=env)
-        self.err = b""
-        deadline = time.monotonic() + 30
-        while b"listening on" not in self.err and time.monotonic() < deadline:
-            r, _, _ = select.select([self.proc.stderr], [], [], 1.0)
-            if r:
-                chunk = os.read(self.proc.stderr.fileno(), 4096)
-                if not chunk:
-                    break
-                self.err += chunk
-        line = [l for l in self.err.decode().splitlines() if "listening on" in l]
-        if not line:
-            self.proc.kill()
-            self.proc.wait(10)
-            raise AssertionError("serve did not start: %r" % self.err)
-        self.port = int(line[0].split("http://127.0.0.1:")[1].split()[0])
-
-    def rss_kib(self):
-        with open("/proc/%d/status" % self.proc.pid) as f:
-            return int([l for l in f if l.startswith("VmRSS:")][0].split()[1])
+        super().__init__(WG, *args, env=env)
 
     def alive(self):
         return self.proc.poll() is None
 
     def stop(self, bound=30):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(bound)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-            raise AssertionError("serve still running %d s after SIGTERM" % bound)
-        self.err += self.proc.stderr.read()
-        self.proc.stderr.close()
-        self.log.seek(0)
-        self.access = [json.loads(l) for l in self.log.read().decode().splitlines() if l]
-        self.log.close()
+        rc = super().stop(bound)
+        self.access = [json.loads(l) for l in self.access.splitlines() if l]
         return rc
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            self.stop()
 
 
 def path_for(name):
