@@ -36,6 +36,10 @@ void human_size(char *buf, size_t n, unsigned long long bytes);
 /* Progress of long reads on a terminal (stderr), cleared when done. */
 void progress_cb(const char *what, uint64_t done, uint64_t total, void *payload);
 void progress_clear(void);
+/** Replaces the progress line with line ("" clears it); from any thread. */
+void progress_line(const char *line);
+/** -j N: 0 to 256 into *out; else prints why and returns -1. */
+int parse_jobs(const char *cmd, const char *arg, uint32_t *out);
 bool wg_has_suffix_cli(const char *s, const char *suffix);
 /* Text from an input made safe for a terminal: control characters and invalid UTF-8 escaped
  * (\xNN). The result stays valid until 16 more calls; NULL for NULL. */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -67,6 +68,9 @@ static void help(FILE *f)
 		"  --fail-on LEVEL    error (default), warning or info: the lowest severity that\n"
 		"                     fails an input\n"
 		"  -q, --quiet        text: print only failing inputs and the summary\n"
+		"  -j, --jobs N       threads reading members and inputs at once (default: one\n"
+		"                     per CPU this process may use; 1: no threads); reports are\n"
+		"                     the same, in the same order, for any N\n"
 		"  -h, --help         show this help\n"
 		"\n"
 		"Every report lists the rules not applied for lack of a fact (a GPU, an environment...).\n"
@@ -173,6 +177,7 @@ typedef struct {
 	cli_config cfg;
 	const char *config, *output, *env_path, *stdin_name, *format;
 	uint64_t max_stdin; /* 0: the library's default */
+	uint32_t jobs;      /* -j: 0 for one thread per CPU */
 	bool no_config, list, self_test, quiet;
 	int profile;
 	wg_severity fail_on;
@@ -194,10 +199,11 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{"env", required_argument, NULL, O_ENV}, {"profile", required_argument, NULL, O_PROFILE},
 		{"stdin-filename", required_argument, NULL, O_STDIN_NAME},
-		{"max-stdin", required_argument, NULL, O_MAX_STDIN}, {NULL, 0, NULL, 0}};
+		{"max-stdin", required_argument, NULL, O_MAX_STDIN},
+		{"jobs", required_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:qhj:", longopts, NULL)) != -1) {
 		int bad = 0;
 		switch (c) {
 		case O_TARGET: bad = cfg_add(cli, "target", optarg); break;
@@ -223,6 +229,10 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 			}
 			break;
 		case 'q': a->quiet = true; break;
+		case 'j':
+			if (parse_jobs("check", optarg, &a->jobs) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
 			fprintf(stderr, "Try 'wheelgate check --help'.\n");
@@ -355,10 +365,19 @@ typedef struct {
 	FILE *out;
 	bool text, color;
 	results res;
+	wg_context *ctx;
+	wg_scanner **scs; /* one scanner per thread slot (0: sc), made on first use */
+	unsigned nscs;
+	bool tty;
+	/* An environment loads its libraries lazily, one thread at a time: the checks that
+	 * resolve against it take turns (reading the inputs does not). */
+	bool has_env;
+	pthread_mutex_t env_lock;
 } checker;
 
 /* Reads one input (a path, or "-" for stdin); *name: the name it goes by in the report. */
-static int read_input(checker *k, const char *path, const char **name, wg_scan **scan)
+static int read_input(checker *k, wg_scanner *sc, const char *path, const char **name,
+		      wg_scan **scan)
 {
 	int rc;
 	*name = path;
@@ -368,74 +387,175 @@ static int read_input(checker *k, const char *path, const char **name, wg_scan *
 		int r = read_stdin(&buf, &len, k->max_stdin);
 		/* The name gives a wheel on stdin its filename facts (name, version, tags). */
 		*name = k->a->stdin_name ? k->a->stdin_name : "-";
-		if (r == -2)
+		if (r == -2) {
+			char *e = NULL;
+			wg_escape(&e, *name, WG_ESCAPE_CONTROL);
 			fprintf(stderr, "wheelgate: %s: stdin is larger than the limit of %zu bytes "
-				"(--max-stdin); not read\n", esc(*name), k->max_stdin);
-		rc = r < 0 ? WG_EIO : wg_scan_buffer(scan, k->sc, buf, len, *name);
+				"(--max-stdin); not read\n", e ? e : "-", k->max_stdin);
+			wg_free(e);
+		}
+		rc = r < 0 ? WG_EIO : wg_scan_buffer(scan, sc, buf, len, *name);
 		if (r == 0)
 			free(buf);
 	} else {
-		rc = wg_scan_path(scan, k->sc, path);
+		rc = wg_scan_path(scan, sc, path);
 	}
 	return rc;
+}
+
+/* One input's outcome, made on whichever thread checked it, told in input order. */
+typedef struct {
+	char *path;
+	const char *name;
+	wg_report *rep;
+	char *msg;       /* why it could not be read */
+	bool judged;     /* false: a directory of wheels only (they are the inputs) */
+	char **wheels;   /* the wheels a directory holds: inputs of their own, right after it */
+	size_t nwheels;
+	bool oom;
+} outcome;
+
+typedef struct {
+	checker *k;
+	outcome *o;
+	size_t *order;   /* largest first */
+	size_t n;
+} batch;
+
+static wg_scanner *slot_scanner(checker *k, unsigned slot)
+{
+	if (slot == 0 || slot >= k->nscs)
+		return k->sc;
+	if (!k->scs[slot] && wg_scanner_new(&k->scs[slot], k->ctx) < 0)
+		return NULL;
+	return k->scs[slot];
+}
+
+static void check_job(void *arg, size_t j, unsigned slot)
+{
+	batch *b = arg;
+	checker *k = b->k;
+	outcome *o = &b->o[b->order[j]];
+	wg_scanner *sc = slot_scanner(k, slot);
+	if (!sc) {
+		o->oom = true;
+		return;
+	}
+	if (k->tty && b->n > 1) {
+		char *e = NULL, line[512];
+		wg_escape(&e, o->path, WG_ESCAPE_CONTROL);
+		snprintf(line, sizeof(line), "checking %s", e ? e : "");
+		wg_free(e);
+		progress_line(line);
+	}
+	wg_scan *scan = NULL;
+	int rc = read_input(k, sc, o->path, &o->name, &scan);
+	size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
+	if (nw && (o->wheels = calloc(nw, sizeof(*o->wheels)))) {
+		for (size_t i = 0; i < nw; i++)
+			if ((o->wheels[o->nwheels] = strdup(wg_scan_wheel_path(scan, i))))
+				o->nwheels++;
+	}
+	o->oom = nw && o->nwheels < nw;
+	o->judged = rc < 0 || !nw || wg_scan_object_count(scan) || wg_scan_problem_count(scan);
+	if (rc == WG_OK && o->judged) {
+		if (k->has_env)
+			pthread_mutex_lock(&k->env_lock);
+		rc = wg_check(&o->rep, sc, k->rs, scan, k->target);
+		if (k->has_env)
+			pthread_mutex_unlock(&k->env_lock);
+	}
+	wg_scan_free(scan);
+	if (rc < 0) {
+		const char *msg = wg_scanner_error(sc);
+		o->msg = strdup(*msg ? msg : "cannot read stdin");
+		o->oom = o->oom || !o->msg;
+	}
+}
+
+static int by_size(const void *x, const void *y, void *payload)
+{
+	const off_t *sizes = payload;
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+	if (sizes[a] != sizes[b])
+		return sizes[a] < sizes[b] ? 1 : -1;
+	return a < b ? -1 : 1;
+}
+
+/* Checks paths at once on the context's threads (largest first), then tells each in order,
+ * a directory's wheels right after it (checked the same way). */
+static int check_batch(checker *k, char **paths, size_t n)
+{
+	int status = EXIT_CLEAN;
+	outcome *o = calloc(n ? n : 1, sizeof(*o));
+	size_t *order = calloc(n ? n : 1, sizeof(*order));
+	off_t *sizes = calloc(n ? n : 1, sizeof(*sizes));
+	if (!o || !order || !sizes) {
+		fprintf(stderr, "wheelgate check: out of memory\n");
+		free(o);
+		free(order);
+		free(sizes);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		o[i].path = paths[i];
+		order[i] = i;
+		sizes[i] = strcmp(paths[i], "-") && stat(paths[i], &st) == 0 && S_ISREG(st.st_mode)
+				   ? st.st_size : 0;
+	}
+	qsort_r(order, n, sizeof(*order), by_size, sizes);
+	batch b = {k, o, order, n};
+	wg_context_run(k->ctx, n, check_job, &b);
+	progress_clear();
+	for (size_t i = 0; i < n; i++) {
+		if (o[i].oom) {
+			fprintf(stderr, "wheelgate check: out of memory\n");
+			status = EXIT_USAGE;
+		}
+		if (o[i].judged) {
+			if (o[i].msg)
+				fprintf(stderr, "wheelgate: %s\n", esc(o[i].msg));
+			if (results_add(&k->res, o[i].name ? o[i].name : o[i].path,
+					o[i].msg ? NULL : o[i].rep, o[i].msg) < 0) {
+				status = EXIT_USAGE;
+			} else {
+				o[i].rep = NULL; /* the results own it */
+				if (k->text)
+					print_report(k->out, k->rs, &k->res, k->res.n - 1, k->a->fail_on,
+						     k->a->quiet, k->color);
+			}
+		}
+		if (o[i].nwheels) {
+			int st = check_batch(k, o[i].wheels, o[i].nwheels);
+			if (st != EXIT_CLEAN)
+				status = st;
+		}
+		wg_report_free(o[i].rep);
+		free(o[i].msg);
+		for (size_t w = 0; w < o[i].nwheels; w++)
+			free(o[i].wheels[w]);
+		free(o[i].wheels);
+	}
+	free(o);
+	free(order);
+	free(sizes);
+	return status;
 }
 
 /* Arguments, then the wheels a directory holds, each checked as given on its own. */
 static int check_inputs(checker *k, char **inputs, size_t ninputs)
 {
-	int status = EXIT_CLEAN;
-	bool tty = isatty(STDERR_FILENO);
-	char **queue = calloc(ninputs, sizeof(*queue));
-	size_t nqueue = queue ? ninputs : 0;
-	for (size_t i = 0; i < nqueue; i++)
-		queue[i] = strdup(inputs[i]);
-	if (!queue)
-		status = EXIT_USAGE;
-	for (size_t qi = 0; qi < nqueue; qi++) {
-		const char *path = queue[qi], *name;
-		if (!path) {
-			fprintf(stderr, "wheelgate check: out of memory\n");
-			status = EXIT_USAGE;
-			continue;
-		}
-		if (tty && nqueue > 1)
-			fprintf(stderr, "\r\033[K[%zu/%zu] checking %s", qi + 1, nqueue, esc(path));
-		wg_scan *scan = NULL;
-		wg_report *rep = NULL;
-		int rc = read_input(k, path, &name, &scan);
-		/* A directory's wheels are inputs of their own, checked right after it. */
-		size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
-		if (nw && queue_wheels(&queue, &nqueue, qi, scan) < 0) {
-			fprintf(stderr, "wheelgate check: out of memory\n");
-			status = EXIT_USAGE;
-		}
-		bool judged = rc < 0 || !nw || wg_scan_object_count(scan) || wg_scan_problem_count(scan);
-		if (rc == WG_OK && judged)
-			rc = wg_check(&rep, k->sc, k->rs, scan, k->target);
-		wg_scan_free(scan);
-		progress_clear();
-		if (tty && nqueue > 1)
-			fprintf(stderr, "\r\033[K");
-		if (!judged)
-			continue; /* only wheels below it: they are the inputs */
-		const char *msg = NULL;
-		if (rc < 0) {
-			msg = wg_scanner_error(k->sc);
-			msg = *msg ? msg : "cannot read stdin";
-			fprintf(stderr, "wheelgate: %s\n", esc(msg));
-		}
-		if (results_add(&k->res, name, rc < 0 ? NULL : rep, msg) < 0) {
-			wg_report_free(rep);
-			status = EXIT_USAGE;
-			break;
-		}
-		if (k->text)
-			print_report(k->out, k->rs, &k->res, k->res.n - 1, k->a->fail_on, k->a->quiet,
-				     k->color);
+	k->tty = isatty(STDERR_FILENO);
+	k->nscs = wg_context_slots(k->ctx);
+	if (!(k->scs = calloc(k->nscs, sizeof(*k->scs)))) {
+		fprintf(stderr, "wheelgate check: out of memory\n");
+		return EXIT_USAGE;
 	}
-	for (size_t i = 0; i < nqueue; i++)
-		free(queue[i]);
-	free(queue);
+	int status = check_batch(k, inputs, ninputs);
+	for (unsigned i = 1; i < k->nscs; i++)
+		wg_scanner_free(k->scs[i]);
+	free(k->scs);
 	return status;
 }
 
@@ -498,9 +618,10 @@ int cmd_check(int argc, char **argv)
 	status = EXIT_CLEAN;
 	wg_options opts = WG_OPTIONS_INIT;
 	opts.progress = progress_cb;
+	opts.jobs = a.jobs;
 	wg_context *ctx = NULL;
 	wg_ruleset *rs = NULL;
-	wg_scanner *sc = NULL;
+	wg_scanner *sc = NULL, *env_sc = NULL;
 	wg_env *env = NULL;
 	wg_target *target = NULL;
 	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
@@ -516,7 +637,14 @@ int cmd_check(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	if ((status = make_target(&target, &env, &a, ctx, sc)) >= 0)
+	/* The environment gets a scanner of its own: its lazy loads classify symbols with it
+	 * while the threads read inputs with theirs. */
+	if (a.env_path && wg_scanner_new(&env_sc, ctx) < 0) {
+		fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if ((status = make_target(&target, &env, &a, ctx, env_sc ? env_sc : sc)) >= 0)
 		goto out;
 	status = EXIT_CLEAN;
 	if (a.list || a.self_test) {
@@ -538,7 +666,8 @@ int cmd_check(int argc, char **argv)
 	if (a.max_stdin)
 		opts.max_stdin = a.max_stdin;
 	checker k = {&a, sc, rs, target, (size_t)opts.max_stdin, stdout,
-		     !strcmp(a.format, "text"), false, {0}};
+		     !strcmp(a.format, "text"), false, {0}, ctx, NULL, 0, false, env != NULL,
+		     PTHREAD_MUTEX_INITIALIZER};
 	if (a.output && !(k.out = fopen(a.output, "w"))) {
 		fprintf(stderr, "wheelgate check: -o: %s: %s\n", a.output, strerror(errno));
 		status = EXIT_USAGE;
@@ -550,6 +679,7 @@ int cmd_check(int argc, char **argv)
 out:
 	wg_target_free(target);
 	wg_env_free(env);
+	wg_scanner_free(env_sc);
 	wg_scanner_free(sc);
 	wg_ruleset_free(rs);
 	wg_context_free(ctx);

@@ -39,6 +39,8 @@ static void help(FILE *f)
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
 		"                    and tags come from it)\n"
 		"  --max-stdin SIZE  the most '-' reads (default 2G): more is refused, never held\n"
+		"  -j, --jobs N      threads reading a wheel's members (default: one per CPU\n"
+		"                    this process may use; 1: no threads); same output for any N\n"
 		"  -h, --help        show this help\n"
 		"\n"
 		"exit status: 0 when every input was read and nothing is wrong with it,\n"
@@ -58,23 +60,29 @@ typedef struct {
 	int syms;
 	const char *gpu_specs[MAX_GPUS];
 	size_t ngpus;
+	uint32_t jobs; /* -j N */
 } inspect_args;
 
 /* The options into a; -1 to go on, else the exit status. */
 static int parse_args(inspect_args *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"json", no_argument, NULL, 'j'},      {"symbols", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'O'},      {"symbols", required_argument, NULL, 's'},
 		{"members", no_argument, NULL, 'm'},   {"compact", no_argument, NULL, 'c'},
 		{"gpu", required_argument, NULL, 'g'}, {"entries", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},      {"stdin-filename", required_argument, NULL, 'n'},
-		{"max-stdin", required_argument, NULL, 'M'}, {NULL, 0, NULL, 0}};
+		{"max-stdin", required_argument, NULL, 'M'}, {"jobs", required_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0}};
 	int c;
 	*a = (inspect_args){.entries = true, .syms = SYMS_DEFAULT};
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': a->json = true; break;
+		case 'j':
+			if (parse_jobs("inspect", optarg, &a->jobs) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'O': a->json = true; break;
 		case 'm': a->members = true; break;
 		case 'c': a->compact = true; break;
 		case 's':
@@ -236,6 +244,7 @@ int cmd_inspect(int argc, char **argv)
 		return status;
 	wg_options opts = WG_OPTIONS_INIT;
 	opts.progress = progress_cb;
+	opts.jobs = a.jobs;
 	wg_context *ctx = NULL;
 	wg_scanner *sc = NULL;
 	wg_inspect *doc = NULL;

@@ -149,14 +149,21 @@ typedef struct wg_options {
 	uint64_t max_stdin;
 	/** Largest library-index cache entry read (default 64 MiB; larger ones are rebuilt). */
 	uint64_t max_cache_entry;
+	/* version 3: threads (issue 14) */
+	/** Threads that read the members of one wheel, the caller's included (default 0: as many
+	 * as the CPUs this process may run on; 1: the caller's thread alone). The threads are
+	 * made on first use, belong to the context and are shared by every scanner made with
+	 * it; results are the same for any number. */
+	uint32_t jobs;
 } wg_options;
 
-#define WG_OPTIONS_VERSION 2
+#define WG_OPTIONS_VERSION 3
 #define WG_OPTIONS_INIT                                                                     \
 	{ WG_OPTIONS_VERSION, 4ULL << 30, 16ULL << 30, 100000, 250, 4000000, 200000, NULL, NULL, \
-	  64ULL << 20, 64ULL << 20, 2000000, 1000000, 4ULL << 20, 2ULL << 30, 64ULL << 20 }
-/** The size of the wg_options of each version (a version-1 caller's struct is smaller). */
+	  64ULL << 20, 64ULL << 20, 2000000, 1000000, 4ULL << 20, 2ULL << 30, 64ULL << 20, 0 }
+/** The size of the wg_options of each version (older callers' structs are smaller). */
 #define WG_OPTIONS_V1_SIZE (offsetof(wg_options, progress_payload) + sizeof(void *))
+#define WG_OPTIONS_V2_SIZE (offsetof(wg_options, max_cache_entry) + sizeof(uint64_t))
 
 /** Fills *opts with the defaults of `version`. */
 WG_API int wg_options_init(wg_options *opts, unsigned int version);
@@ -169,6 +176,19 @@ typedef struct wg_context wg_context;
  */
 WG_API int wg_context_new(wg_context **out, const wg_options *opts);
 WG_API void wg_context_free(wg_context *ctx);
+
+/** A job of wg_context_run: number i of the batch, on the thread of `slot` (below
+ * wg_context_slots(); 0 is the calling thread). Jobs of one batch never share a slot at the
+ * same time, so a scanner per slot needs no lock. */
+typedef void (*wg_job_fn)(void *arg, size_t i, unsigned int slot);
+/**
+ * Runs fn for i in [0, n) on the context's threads (opts.jobs) and the calling thread, and
+ * returns when every job is done. The same threads read the members of each wheel: a job may
+ * scan. A tool checking several inputs uses it to check them at once.
+ */
+WG_API int wg_context_run(wg_context *ctx, size_t n, wg_job_fn fn, void *arg);
+/** How many slots the jobs of wg_context_run use (the threads, the caller's included). */
+WG_API unsigned int wg_context_slots(wg_context *ctx);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Scanning                                                                                 */

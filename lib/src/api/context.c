@@ -12,6 +12,12 @@
 /* ---------------------------------------------------------------------------------------- */
 /* context and scanner                                                                      */
 
+static size_t options_size(unsigned int version)
+{
+	return version == 1 ? WG_OPTIONS_V1_SIZE : version == 2 ? WG_OPTIONS_V2_SIZE
+								 : sizeof(wg_options);
+}
+
 WG_API int wg_options_init(wg_options *opts, unsigned int version)
 {
 	if (!opts)
@@ -19,8 +25,8 @@ WG_API int wg_options_init(wg_options *opts, unsigned int version)
 	if (wg_struct_version("wg_options", version, WG_OPTIONS_VERSION) < 0)
 		return WG_EINVAL;
 	wg_options def = WG_OPTIONS_INIT;
-	/* Only the fields of that version: a version-1 caller's struct ends earlier. */
-	memcpy(opts, &def, version == 1 ? WG_OPTIONS_V1_SIZE : sizeof(def));
+	/* Only the fields of that version: an older caller's struct ends earlier. */
+	memcpy(opts, &def, options_size(version));
 	opts->version = version;
 	return WG_OK;
 }
@@ -48,9 +54,10 @@ WG_API int wg_context_new(wg_context **out, const wg_options *opts)
 		return WG_ENOMEM;
 	}
 	wg_options_init(&ctx->opts, WG_OPTIONS_VERSION);
+	pthread_mutex_init(&ctx->pool_lock, NULL);
 	if (opts) {
-		/* A version-1 caller's options: its fields, the version-2 ones keep their defaults. */
-		memcpy(&ctx->opts, opts, opts->version == 1 ? WG_OPTIONS_V1_SIZE : sizeof(*opts));
+		/* An older caller's options: its fields; the later ones keep their defaults. */
+		memcpy(&ctx->opts, opts, options_size(opts->version));
 		ctx->opts.version = WG_OPTIONS_VERSION;
 	}
 	const wg_data_file *f = find_data("classify/string-abi.yaml");
@@ -81,6 +88,8 @@ WG_API void wg_context_free(wg_context *ctx)
 {
 	if (!ctx)
 		return;
+	wg_pool_free(ctx->pool);
+	pthread_mutex_destroy(&ctx->pool_lock);
 	wg_classifier_free(ctx->classifier);
 	wg_cuda_data_free(ctx->cuda);
 	free(ctx);
@@ -112,4 +121,17 @@ WG_API void wg_scanner_free(wg_scanner *s)
 WG_API const char *wg_scanner_error(const wg_scanner *s)
 {
 	return s ? s->err.msg : "no scanner";
+}
+
+WG_API int wg_context_run(wg_context *ctx, size_t n, wg_job_fn fn, void *arg)
+{
+	if (!ctx || !fn)
+		return wg_null_arg("wg_context_run");
+	wg_pool_run(wg_context_pool(ctx), n, fn, arg);
+	return WG_OK;
+}
+
+WG_API unsigned int wg_context_slots(wg_context *ctx)
+{
+	return ctx ? wg_pool_slots(wg_context_pool(ctx)) : 1;
 }

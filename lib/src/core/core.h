@@ -41,6 +41,9 @@ char *wg_arena_strdup(wg_arena *a, const char *s);
 char *wg_arena_strndup(wg_arena *a, const char *s, size_t n);
 char *wg_arena_printf(wg_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void wg_arena_free(wg_arena *a);
+/** Moves every chunk of from into a (what was allocated from either stays valid until a is
+ * freed); from is left empty. */
+void wg_arena_adopt(wg_arena *a, wg_arena *from);
 
 /** A growable array of fixed-size items. */
 typedef struct {
@@ -87,6 +90,25 @@ struct json_t;
  * escapes itself: a JSON document for a terminal as much as a program; free(). NULL: no memory. */
 char *wg_json_dump(const struct json_t *j, size_t flags);
 
+/* ---- the thread pool (pool.c) ---- */
+
+/** A job: index i of its batch, run on the thread of slot `slot` (0: the submitting thread;
+ * 1..wg_pool_slots()-1: the pool's threads). Two jobs of one batch never run at once on the
+ * same slot, so per-slot state needs no lock. */
+typedef void (*wg_pool_fn)(void *arg, size_t i, unsigned slot);
+typedef struct wg_pool wg_pool;
+#define WG_POOL_MAX 256
+/** The CPUs this process may run on (its affinity mask). */
+unsigned wg_cpu_count(void);
+/** A pool of `threads` threads besides the submitting one (0: jobs run on the caller). */
+int wg_pool_new(wg_pool **out, unsigned threads);
+void wg_pool_free(wg_pool *p);
+/** How many slots a job's slot number is below (the pool's threads plus the caller). */
+unsigned wg_pool_slots(const wg_pool *p);
+/** Runs fn for i in [0, n) on the pool and the calling thread; returns when all are done.
+ * p may be NULL (everything runs on the caller). Jobs may submit batches of their own. */
+void wg_pool_run(wg_pool *p, size_t n, wg_pool_fn fn, void *arg);
+
 /* ---- hashing (hash.c, libcrypto) ---- */
 
 typedef struct wg_sha256 wg_sha256;
@@ -94,6 +116,8 @@ wg_sha256 *wg_sha256_new(void);
 void wg_sha256_update(wg_sha256 *h, const void *data, size_t n);
 void wg_sha256_final(wg_sha256 *h, uint8_t out[32]);
 void wg_sha256_free(wg_sha256 *h);
+/** Starts h over, as if new (no allocation). */
+void wg_sha256_reset(wg_sha256 *h);
 /** urlsafe base64 without padding, as RECORD writes digests; out needs 48 bytes for a sha256. */
 void wg_b64url(char *out, const uint8_t *data, size_t n);
 

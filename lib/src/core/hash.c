@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <openssl/evp.h>
+#include <pthread.h>
 
 #include "core/core.h"
 
@@ -10,16 +11,37 @@ struct wg_sha256 {
 	EVP_MD_CTX *md;
 };
 
+/* The digest fetched once: EVP_sha256() makes OpenSSL 3 look the implementation up again at
+ * every init, which cost more than hashing a small member. */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void fetch_sha256(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *sha256(void)
+{
+	pthread_once(&sha256_once, fetch_sha256);
+	return sha256_md ? sha256_md : EVP_sha256();
+}
+
 wg_sha256 *wg_sha256_new(void)
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	if (!md)
 		return NULL;
-	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+	if (EVP_DigestInit_ex2(md, sha256(), NULL) != 1) {
 		EVP_MD_CTX_free(md);
 		return NULL;
 	}
 	return (wg_sha256 *)md;
+}
+
+void wg_sha256_reset(wg_sha256 *h)
+{
+	EVP_DigestInit_ex2((EVP_MD_CTX *)h, sha256(), NULL);
 }
 
 void wg_sha256_update(wg_sha256 *h, const void *data, size_t n)

@@ -334,3 +334,21 @@ WG_API int wg_escape(char **out, const char *s, unsigned int flags)
 	*out = b.s;
 	return WG_OK;
 }
+
+void wg_arena_adopt(wg_arena *a, wg_arena *from)
+{
+	if (!from->head)
+		return;
+	/* The adopted chunks go behind a's head, so that a's current chunk stays the one
+	 * allocations are served from. */
+	wg_arena_chunk *last = from->head;
+	while (last->next)
+		last = last->next;
+	if (a->head) {
+		last->next = a->head->next;
+		a->head->next = from->head;
+	} else {
+		a->head = from->head;
+	}
+	from->head = NULL;
+}

@@ -10,6 +10,8 @@
 #ifndef WG_FACTS_H
 #define WG_FACTS_H
 
+#include <pthread.h>
+
 #include "input/input.h"
 
 /* ---- classification of symbols (classify.c, PCRE2) ---- */
@@ -143,7 +145,15 @@ struct wg_context {
 	wg_options opts;
 	wg_classifier *classifier;
 	wg_cuda_data *cuda;
+	/* the threads (opts.jobs), made on first use: wg_context_pool() */
+	pthread_mutex_t pool_lock;
+	bool pool_made;
+	wg_pool *pool;
 };
+
+/** The context's pool (made now if it was not), or NULL when opts.jobs is 1 or no thread
+ * could be made: jobs then run on the caller. */
+wg_pool *wg_context_pool(const wg_context *ctx);
 
 struct wg_scanner {
 	wg_context *ctx;

@@ -166,3 +166,20 @@ int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *
 		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 	return WG_OK;
 }
+
+wg_pool *wg_context_pool(const wg_context *cctx)
+{
+	wg_context *ctx = (wg_context *)cctx; /* the pool is made once, under its lock */
+	pthread_mutex_lock(&ctx->pool_lock);
+	if (!ctx->pool_made) {
+		ctx->pool_made = true;
+		unsigned n = ctx->opts.jobs ? ctx->opts.jobs : wg_cpu_count();
+		if (n > WG_POOL_MAX)
+			n = WG_POOL_MAX;
+		if (n > 1 && wg_pool_new(&ctx->pool, n - 1) < 0)
+			ctx->pool = NULL;
+	}
+	wg_pool *p = ctx->pool;
+	pthread_mutex_unlock(&ctx->pool_lock);
+	return p;
+}

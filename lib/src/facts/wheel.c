@@ -46,24 +46,6 @@ typedef struct {
 	size_t len;
 } text_member;
 
-typedef struct {
-	wg_scan *scan;
-	wg_scanner *s;
-	wg_member *m;
-	wg_sha256 *sha;
-	uint8_t *buf;        /* whole member, when kept */
-	size_t len, cap;
-	bool decided, keep, elf;
-	uint64_t done;
-	uint64_t *py_budget;
-	uint64_t *py_lines;    /* lines of Python the options still allow */
-	uint64_t *text_budget; /* bytes of metadata members the options still allow */
-	const char *dist_info; /* the .dist-info directory whose metadata is read, or NULL */
-	bool py_refused;       /* a Python file not kept: over the bytes or lines budget */
-	bool text_refused;     /* a metadata member not kept: over max_text_total */
-	const char *progress_name;
-} member_reader;
-
 #define TEXT_MAX (16u << 20)
 #define PY_MAX (1u << 20)      /* a Python file kept for the checks */
 
@@ -90,50 +72,218 @@ static bool wanted_text(const char *name, const char *dist_info)
 	       !strcmp(f, "top_level.txt");
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* pass 2: every member read once, on the context's threads                                 */
+
+/* What reading one member gave; the scan is told in member order afterwards (merge), so the
+ * facts and problems are the same for any number of threads. */
+typedef struct {
+	int rc;          /* WG_OK, or the read's error (msg) */
+	char *msg;
+	uint8_t sha[32];
+	bool elf;
+	uint8_t *buf;    /* a copy kept for the checks (metadata, Python), malloc'd */
+	size_t len;
+	wg_scan *sub;    /* an ELF object: read into a scan of its own (object and problems) */
+} member_out;
+
+/* A thread's things, one per pool slot: no lock needed. */
+typedef struct {
+	bool ready;
+	wg_scanner sc;   /* its own matcher (slot 0: the caller's) */
+	wg_zbuf zb;      /* the buffer deflated members are inflated into */
+	wg_sha256 *sha;
+	wg_arena arena;  /* the objects' facts; the scan adopts it */
+} slot_state;
+
+typedef struct {
+	wg_scan *scan;
+	wg_scanner *s;
+	const wg_members *in;
+	member_out *out;
+	size_t *order;         /* the members to read, largest first */
+	const bool *may_keep;  /* a copy may be kept (metadata or Python within its budget) */
+	slot_state *slots;
+} pass2;
+
+/* The blocks of one member as they are read (view or stream). */
+typedef struct {
+	const wg_options *o;
+	const wg_member *m;
+	wg_sha256 *sha;
+	bool decided, keep, elf;
+	uint8_t *buf; /* stream: the whole member, when kept */
+	size_t len, cap;
+	uint64_t done;
+	wg_err *err;
+} block_reader;
+
+static void progress(block_reader *r, size_t n)
+{
+	r->done += n;
+	const wg_options *o = r->o;
+	if (o->progress && r->m->size >= (64u << 20) &&
+	    (r->done % (32u << 20) < n || r->done == r->m->size))
+		o->progress(r->m->name, r->done, r->m->size, o->progress_payload);
+}
+
+/* A view's blocks: hashed (the CRC is the view's). */
+static int on_block(const uint8_t *data, size_t n, void *payload)
+{
+	block_reader *r = payload;
+	wg_sha256_update(r->sha, data, n);
+	progress(r, n);
+	return WG_OK;
+}
+
+/* A stream's chunks: hashed, and gathered when the member is kept (an ELF object, or a copy
+ * the checks may keep). */
 static int on_chunk(const uint8_t *data, size_t n, void *payload)
 {
-	member_reader *r = payload;
+	block_reader *r = payload;
 	wg_sha256_update(r->sha, data, n);
 	if (!r->decided) {
 		r->decided = true;
 		/* The first chunk holds at least 4 bytes unless the member is that small. */
 		r->elf = wg_is_elf(data, n);
-		r->keep = r->elf;
-		if (!r->keep && wanted_text(r->m->name, r->dist_info) && r->m->size <= TEXT_MAX) {
-			if (r->m->size <= *r->text_budget) {
-				*r->text_budget -= r->m->size;
-				r->keep = true;
-			} else {
-				r->text_refused = true;
-			}
-		}
-		if (!r->keep && is_py(r->m->name) && r->m->size <= PY_MAX) {
-			if (r->m->size <= *r->py_budget && *r->py_lines) {
-				*r->py_budget -= r->m->size;
-				r->keep = true;
-			} else {
-				r->py_refused = true;
-			}
-		}
-		if (r->keep) {
+		if (r->elf || r->keep) {
+			r->keep = true;
 			r->cap = (size_t)r->m->size;
 			if (!(r->buf = malloc(r->cap ? r->cap : 1)))
-				return wg_seterr(&r->s->err, WG_ENOMEM, "%s: out of memory for %s",
-						 r->scan->path, r->m->name);
+				return wg_seterr(r->err, WG_ENOMEM, "out of memory for %s (%llu bytes)",
+						 r->m->name, (unsigned long long)r->m->size);
 		}
 	}
 	if (r->keep) {
 		if (n > r->cap - r->len)
-			return WG_EFORMAT; /* cannot happen: wg_zip_read enforces the size */
+			return WG_EFORMAT; /* cannot happen: the readers enforce the size */
 		memcpy(r->buf + r->len, data, n);
 		r->len += n;
 	}
-	r->done += n;
-	const wg_options *o = &r->s->ctx->opts;
-	if (o->progress && r->m->size >= (64u << 20) && (r->done % (32u << 20) < n || r->done == r->m->size))
-		o->progress(r->progress_name, r->done, r->m->size, o->progress_payload);
+	progress(r, n);
 	return WG_OK;
 }
+
+static int slot_ready(pass2 *P, slot_state *w, unsigned slot)
+{
+	if (w->ready)
+		return WG_OK;
+	w->sc.ctx = P->s->ctx;
+	if (slot == 0)
+		w->sc.matcher = P->s->matcher;
+	else if (wg_matcher_new(&w->sc.matcher, P->s->ctx->classifier) < 0)
+		return WG_ENOMEM;
+	if (!(w->sha = wg_sha256_new()))
+		return WG_ENOMEM;
+	w->ready = true;
+	return WG_OK;
+}
+
+static void fail(member_out *o, int rc, const char *msg)
+{
+	o->rc = rc;
+	free(o->msg);
+	o->msg = strdup(msg);
+}
+
+/* Reads member i: hash, CRC, and an ELF object's facts or a kept copy. On a thread. */
+static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
+{
+	wg_scan *scan = P->scan;
+	const wg_member *m = wg_vec_at(&scan->members, i);
+	member_out *o = &P->out[i];
+	slot_state *w = &P->slots[slot];
+	if (slot_ready(P, w, slot) < 0) {
+		fail(o, WG_ENOMEM, "out of memory");
+		return;
+	}
+	wg_sha256_reset(w->sha);
+	wg_err err = {0};
+	block_reader r = {.o = &scan->ctx->opts, .m = m, .sha = w->sha, .keep = keep, .err = &err};
+	const uint8_t *data = NULL;
+	size_t len = 0;
+	int rc = 1;
+	if (P->in->view)
+		rc = P->in->view(P->in->self, i, m->size, &w->zb, on_block, &r, &data, &err);
+	if (rc == 1) {
+		r.done = 0;
+		wg_sha256_reset(w->sha);
+		rc = P->in->read(P->in->self, i, m->size, on_chunk, &r, &err);
+		data = r.buf;
+		len = r.len;
+	} else {
+		len = (size_t)m->size;
+		r.elf = rc == WG_OK && wg_is_elf(data, len);
+	}
+	if (rc < 0) {
+		fail(o, rc, err.msg[0] ? err.msg : "out of memory");
+		free(r.buf);
+		if (P->in->release)
+			P->in->release(P->in->self, i);
+		return;
+	}
+	wg_sha256_final(w->sha, o->sha);
+	o->elf = r.elf;
+	if (r.elf) {
+		wg_scan *sub = calloc(1, sizeof(*sub));
+		if (!sub) {
+			fail(o, WG_ENOMEM, "out of memory");
+			free(r.buf);
+			return;
+		}
+		sub->kind = scan->kind;
+		sub->ctx = scan->ctx;
+		sub->path = scan->path;
+		wg_vec_init(&sub->members, sizeof(wg_member));
+		wg_vec_init(&sub->objects, sizeof(wg_object *));
+		wg_vec_init(&sub->problems, sizeof(wg_problem));
+		wg_vec_init(&sub->sources, sizeof(wg_source));
+		/* The object's facts go into the slot's arena (lent, then taken back). */
+		sub->arena = w->arena;
+		w->sc.err.msg[0] = '\0';
+		rc = wg_scan_add_elf(sub, &w->sc, m->name, m->name, data, len);
+		w->arena = sub->arena;
+		sub->arena.head = NULL;
+		o->sub = sub;
+		if (rc < 0)
+			fail(o, rc, w->sc.err.msg);
+		free(r.buf);
+	} else if (keep) {
+		if (r.buf) {
+			o->buf = r.buf;
+			o->len = r.len;
+		} else if ((o->buf = malloc(len + 1))) {
+			memcpy(o->buf, data, len);
+			o->len = len;
+		} else {
+			fail(o, WG_ENOMEM, "out of memory");
+		}
+	} else {
+		free(r.buf);
+	}
+}
+
+static void member_job(void *arg, size_t k, unsigned slot)
+{
+	pass2 *P = arg;
+	size_t i = P->order[k];
+	read_member(P, i, slot, P->may_keep[i]);
+	if (P->in->release)
+		P->in->release(P->in->self, i);
+}
+
+static int by_size_desc(const void *a, const void *b, void *members)
+{
+	const wg_member *x = wg_vec_at(members, *(const size_t *)a);
+	const wg_member *y = wg_vec_at(members, *(const size_t *)b);
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Below this much data, or this few members, threads cost more than they give. */
+#define PARALLEL_BYTES (1u << 20)
+#define PARALLEL_MEMBERS 256
 
 typedef struct {
 	wg_scan *scan;
@@ -323,6 +473,12 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 	text_member *texts = NULL;
 	size_t ntexts = 0;
 	int rc = WG_OK;
+	member_out *out = NULL;
+	size_t *order = NULL;
+	bool *may_keep = NULL;
+	slot_state *slots = NULL;
+	unsigned nslots = 0;
+	const char *di = NULL;
 
 	/* An installed distribution keeps no filename: its filename facts stay unknown. */
 	if (!in->installed)
@@ -408,61 +564,120 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 		free(sorted);
 	}
 
-	/* Pass 2: every member once: hash it, and keep what needs parsing: the objects, the
-	 * metadata of the one .dist-info directory read, Python sources, each within its budget. */
-	const char *di = pick_dist_info(scan);
-	uint64_t py_budget = o->max_python_bytes, py_lines = o->max_python_lines;
-	uint64_t text_budget = o->max_text_total;
-	bool py_said = false, text_said = false;
-	for (size_t i = 0; i < scan->members.len; i++) {
+	/* Pass 2: every member once: hashed, its CRC checked, and kept while it is parsed: the
+	 * objects, the metadata of the one .dist-info directory read, Python sources, each
+	 * within its budget. Read on the context's threads, largest first; told to the scan in
+	 * member order. Which copies may be kept is decided here, in member order, by name and
+	 * size; the merge below then applies the budgets exactly as one thread would. */
+	di = pick_dist_info(scan);
+	size_t nm = scan->members.len, nread = 0;
+	uint64_t bytes = 0;
+	if (!(out = calloc(nm + 1, sizeof(*out))) || !(order = calloc(nm + 1, sizeof(*order))) ||
+	    !(may_keep = calloc(nm + 1, sizeof(*may_keep)))) {
+		rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+		goto done;
+	}
+	uint64_t tb = o->max_text_total, pb = o->max_python_bytes;
+	for (size_t i = 0; i < nm; i++) {
 		wg_member *m = wg_vec_at(&scan->members, i);
 		if (m->is_dir || !m->safe)
 			continue;
-		member_reader r = {.scan = scan, .s = s, .m = m, .progress_name = m->name,
-				   .py_budget = &py_budget, .py_lines = &py_lines,
-				   .text_budget = &text_budget, .dist_info = di};
-		if (!(r.sha = wg_sha256_new())) {
-			rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+		order[nread++] = i;
+		bytes += m->size;
+		if (wanted_text(m->name, di) && m->size <= TEXT_MAX && m->size <= tb) {
+			tb -= m->size;
+			may_keep[i] = true;
+		} else if (is_py(m->name) && m->size <= PY_MAX && m->size <= pb) {
+			pb -= m->size;
+			may_keep[i] = true;
+		}
+	}
+	wg_pool *pool = (nread >= 2 && (bytes >= PARALLEL_BYTES || nread >= PARALLEL_MEMBERS))
+				? wg_context_pool(s->ctx) : NULL;
+	if (pool)
+		qsort_r(order, nread, sizeof(*order), by_size_desc, &scan->members);
+	nslots = wg_pool_slots(pool);
+	if (!(slots = calloc(nslots, sizeof(*slots)))) {
+		rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+		goto done;
+	}
+	pass2 P = {scan, s, in, out, order, may_keep, slots};
+	wg_pool_run(pool, nread, member_job, &P);
+
+	/* The merge: in member order, as one thread would have read them. */
+	uint64_t py_budget = o->max_python_bytes, py_lines = o->max_python_lines;
+	uint64_t text_budget = o->max_text_total;
+	bool py_said = false, text_said = false;
+	for (size_t i = 0; i < nm; i++) {
+		wg_member *m = wg_vec_at(&scan->members, i);
+		member_out *mo = &out[i];
+		if (m->is_dir || !m->safe)
+			continue;
+		if (mo->rc == WG_ENOMEM) {
+			rc = wg_seterr(&s->err, WG_ENOMEM, "%s: %s", scan->path, mo->msg ? mo->msg : "out of memory");
 			goto done;
 		}
-		err.code = 0;
-		rc = in->read(in->self, i, m->size, on_chunk, &r, &err);
-		if (rc == WG_ENOMEM) {
-			wg_sha256_free(r.sha);
-			free(r.buf);
-			goto done;
-		}
-		if (rc < 0) {
-			wg_scan_add_problem(scan, rc, m->name, "%s", err.msg);
-			wg_sha256_free(r.sha);
-			free(r.buf);
-			rc = WG_OK;
+		if (mo->rc < 0) {
+			wg_scan_add_problem(scan, mo->rc, m->name, "%s", mo->msg ? mo->msg : "unreadable");
 			continue;
 		}
-		if (r.text_refused && !text_said) {
+		bool keep = false, text_refused = false, py_refused = false;
+		if (!mo->elf && wanted_text(m->name, di) && m->size <= TEXT_MAX) {
+			if (m->size <= text_budget) {
+				text_budget -= m->size;
+				keep = true;
+			} else {
+				text_refused = true;
+			}
+		}
+		if (!mo->elf && !keep && is_py(m->name) && m->size <= PY_MAX) {
+			if (m->size <= py_budget && py_lines) {
+				py_budget -= m->size;
+				keep = true;
+			} else {
+				py_refused = true;
+			}
+		}
+		if (keep && !mo->buf) {
+			/* Kept by the budgets, but its copy was not reserved up front (an ELF object
+			 * with a metadata or Python name took the room): read it again, here. */
+			read_member(&P, i, 0, true);
+			if (mo->rc == WG_ENOMEM) {
+				rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+				goto done;
+			}
+			if (mo->rc < 0) {
+				wg_scan_add_problem(scan, mo->rc, m->name, "%s", mo->msg);
+				continue;
+			}
+		} else if (!keep && mo->buf) {
+			free(mo->buf);
+			mo->buf = NULL;
+		}
+		if (text_refused && !text_said) {
 			text_said = true;
 			wg_scan_add_problem(scan, WG_ELIMIT, m->name,
 					    "%s: metadata members add up to more than %llu bytes "
 					    "(max_text_total); %s and later ones not read", scan->path,
 					    (unsigned long long)o->max_text_total, m->name);
 		}
-		if (r.keep && is_py(m->name) && !r.elf) {
+		if (keep && is_py(m->name)) {
 			/* Lines count against max_python_lines: what the import checks examine. */
 			uint64_t lines = 1;
-			for (const uint8_t *p = r.buf, *end = r.buf + r.len;
+			for (const uint8_t *p = mo->buf, *end = mo->buf + mo->len;
 			     (p = memchr(p, '\n', (size_t)(end - p))); p++)
 				lines++;
 			if (lines > py_lines) {
-				r.keep = false;
-				r.py_refused = true;
+				keep = false;
+				py_refused = true;
 				py_lines = 0;
-				free(r.buf);
-				r.buf = NULL;
+				free(mo->buf);
+				mo->buf = NULL;
 			} else {
 				py_lines -= lines;
 			}
 		}
-		if (r.py_refused && !py_said) {
+		if (py_refused && !py_said) {
 			/* Not a problem of the wheel (a large pure package is normal: transformers has
 			 * 49 MB of Python): the import checks say they saw part of it (WG-WHL-003). */
 			py_said = true;
@@ -472,48 +687,79 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 				"(max_python_lines)", (unsigned long long)o->max_python_bytes,
 				o->max_python_lines);
 		}
-		wg_sha256_final(r.sha, m->sha256);
-		wg_sha256_free(r.sha);
+		memcpy(m->sha256, mo->sha, 32);
 		char b64[48];
 		wg_b64url(b64, m->sha256, 32);
 		m->sha256_b64 = wg_arena_strdup(&scan->arena, b64);
 		m->hashed = m->read_ok = true;
 		m->record = WG_RECORD_OK;
-		m->is_elf = r.elf;
-		if (r.elf) {
-			rc = wg_scan_add_elf(scan, s, m->name, m->name, r.buf, r.len);
-			free(r.buf);
-			if (rc < 0)
-				goto done;
+		m->is_elf = mo->elf;
+		if (mo->elf) {
+			/* The object and its problems, moved into the scan (their text lives in a
+			 * slot's arena, adopted below). */
+			wg_scan *sub = mo->sub;
+			for (size_t k = 0; sub && k < sub->objects.len; k++) {
+				wg_object **slot = wg_vec_push(&scan->objects);
+				if (!slot) {
+					rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+					goto done;
+				}
+				*slot = *(wg_object **)wg_vec_at(&sub->objects, k);
+			}
+			if (sub)
+				sub->objects.len = 0;
+			for (size_t k = 0; sub && k < sub->problems.len; k++) {
+				wg_problem *p = wg_vec_push(&scan->problems);
+				if (!p) {
+					rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+					goto done;
+				}
+				*p = *(wg_problem *)wg_vec_at(&sub->problems, k);
+			}
 		} else if (looks_like_shared_object(m->name)) {
 			wg_scan_add_problem(scan, WG_EFORMAT, m->name,
 					    "%s: %s is named like a shared object but is not an ELF object",
 					    scan->path, m->name);
-			free(r.buf);
-		} else if (r.keep && is_py(m->name)) {
+		} else if (keep && is_py(m->name)) {
 			/* Python sources stay with the scan for the checks (imports). */
 			wg_source *src = wg_vec_push(&scan->sources);
-			char *text = src ? realloc(r.buf, r.len + 1) : NULL;
-			if (!text) {
-				free(r.buf);
-				if (src)
-					scan->sources.len--;
+			if (!src) {
 				rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 				goto done;
 			}
-			text[r.len] = '\0';
+			mo->buf[mo->len] = '\0';
 			src->name = m->name;
-			src->text = text;
-			src->len = r.len;
-		} else if (r.keep) {
+			src->text = (char *)mo->buf;
+			src->len = mo->len;
+			mo->buf = NULL;
+		} else if (keep) {
 			texts[ntexts].name = m->name;
-			texts[ntexts].text = (char *)r.buf;
-			texts[ntexts].len = r.len;
+			texts[ntexts].text = (char *)mo->buf;
+			texts[ntexts].len = mo->len;
 			ntexts++;
+			mo->buf = NULL;
 		}
 	}
 	parse_text_members(scan, texts, ntexts, di);
 done:
+	for (size_t i = 0; out && i < scan->members.len; i++) {
+		free(out[i].msg);
+		free(out[i].buf);
+		wg_scan_free(out[i].sub); /* objects moved out; the rest is its own */
+	}
+	for (unsigned k = 0; slots && k < nslots; k++) {
+		slot_state *w = &slots[k];
+		wg_arena_adopt(&scan->arena, &w->arena);
+		wg_zbuf_free(&w->zb);
+		if (w->sha)
+			wg_sha256_free(w->sha);
+		if (k > 0 && w->sc.matcher)
+			wg_matcher_free(w->sc.matcher);
+	}
+	free(slots);
+	free(out);
+	free(order);
+	free(may_keep);
 	for (size_t i = 0; i < ntexts; i++)
 		free(texts[i].text);
 	free(texts);

@@ -28,12 +28,36 @@ void wg_zip_close(wg_zip *z);
 int64_t wg_zip_count(wg_zip *z);
 int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err);
 /**
- * Streams member i through cb in chunks; fails when the data is longer or shorter than
+ * Streams member i through cb in chunks (one member at a time per archive: they take turns);
+ * fails when the data is longer or shorter than
  * declared, or the CRC or the compressed stream is bad.
  */
 typedef int (*wg_chunk_cb)(const uint8_t *data, size_t n, void *payload);
 int wg_zip_read(wg_zip *z, uint64_t i, uint64_t declared, wg_chunk_cb cb, void *payload,
 		wg_err *err);
+
+/** A worker's buffer for views of deflated members (grown as needed, kept from member to
+ * member) and its decompressor; zero-initialised before first use. */
+typedef struct wg_zbuf {
+	uint8_t *out;
+	size_t cap;
+	bool mapped;
+	struct libdeflate_decompressor *dec;
+} wg_zbuf;
+void wg_zbuf_free(wg_zbuf *b);
+/**
+ * Member i whole, in one pass: hands it to cb in blocks (after each block's CRC-32) and checks
+ * the CRC against the directory; then *data points at its declared bytes: in place in the
+ * archive (stored) or in b (deflated), valid until b is used again or the archive is closed.
+ * Returns 1 when the member is not one to view (read it with wg_zip_read). Needs wg_zip_stat
+ * of member i first; views of different members may run at once on different threads, each
+ * with its own b.
+ */
+int wg_zip_view(wg_zip *z, uint64_t i, uint64_t declared, wg_zbuf *b, wg_chunk_cb cb,
+		void *payload, const uint8_t **data, wg_err *err);
+/** Done with member i's view: the pages of the archive it alone occupies leave the process's
+ * memory (a mapped archive of 760 MB is not all held at the end). */
+void wg_zip_release(wg_zip *z, uint64_t i);
 
 /* ---- member sources (installed.c): what the wheel reader reads members from ---- */
 
@@ -44,6 +68,10 @@ typedef struct wg_members {
 	int (*stat)(wg_zip_entry *out, void *self, uint64_t i, wg_err *err);
 	int (*read)(void *self, uint64_t i, uint64_t declared, wg_chunk_cb cb, void *payload,
 		    wg_err *err);
+	/* wg_zip_view's contract; NULL when members are only read (an installed distribution) */
+	int (*view)(void *self, uint64_t i, uint64_t declared, wg_zbuf *b, wg_chunk_cb cb,
+		    void *payload, const uint8_t **data, wg_err *err);
+	void (*release)(void *self, uint64_t i); /* done with a view (may be NULL) */
 	bool installed; /* an installed distribution: no filename, no zip limits to apply */
 } wg_members;
 void wg_members_zip(wg_members *m, wg_zip *z);

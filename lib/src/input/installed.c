@@ -39,12 +39,25 @@ static int zip_read(void *self, uint64_t i, uint64_t declared, wg_chunk_cb cb, v
 	return wg_zip_read(self, i, declared, cb, payload, err);
 }
 
+static int zip_view(void *self, uint64_t i, uint64_t declared, wg_zbuf *b, wg_chunk_cb cb,
+		    void *payload, const uint8_t **data, wg_err *err)
+{
+	return wg_zip_view(self, i, declared, b, cb, payload, data, err);
+}
+
+static void zip_release(void *self, uint64_t i)
+{
+	wg_zip_release(self, i);
+}
+
 void wg_members_zip(wg_members *m, wg_zip *z)
 {
 	m->self = z;
 	m->count = zip_count;
 	m->stat = zip_stat;
 	m->read = zip_read;
+	m->view = zip_view;
+	m->release = zip_release;
 	m->installed = false;
 }
 
@@ -311,6 +324,8 @@ void wg_members_installed(wg_members *m, wg_installed *d)
 	m->count = inst_count;
 	m->stat = inst_stat;
 	m->read = inst_read;
+	m->view = NULL;
+	m->release = NULL;
 	m->installed = true;
 }
 
