@@ -243,12 +243,13 @@ int main(int argc, char **argv)
 	int verbose = 0, fd, rc = 0, zerr = 0;
 	struct stat st;
 	struct map_source src = { 0 };
-	zip_source_t *zs;
-	zip_t *za;
+	zip_source_t *zs = NULL;
+	zip_t *za = NULL;
 	zip_int64_t n;
-	struct member *ms;
+	struct member *ms = NULL;
 	struct pool pool = { 0 };
-	struct worker *ws;
+	struct worker *ws = NULL;
+	unsigned long started = 0;
 	uint64_t total = 0, total_comp = 0;
 	size_t bad = 0;
 	double t0 = now(), t1;
@@ -289,18 +290,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_floor: %s: mmap: %s\n", path, strerror(errno));
 		return 2;
 	}
+	rc = 2; /* until every member is read */
 	zip_error_init(&src.error);
 	zs = zip_source_function_create(map_cb, &src, NULL);
 	if (zs == NULL || (za = zip_open_from_source(zs, ZIP_RDONLY, NULL)) == NULL) {
 		fprintf(stderr, "bench_floor: %s: not a zip archive libzip can read\n", path);
-		return 2;
+		zip_source_free(zs); /* still the caller's when the open failed */
+		goto done;
 	}
 	n = zip_get_num_entries(za, 0);
 	ms = calloc(n > 0 ? (size_t)n : 1, sizeof(*ms));
 	pool.order = calloc(n > 0 ? (size_t)n : 1, sizeof(*pool.order));
 	if (ms == NULL || pool.order == NULL) {
 		fputs("bench_floor: out of memory\n", stderr);
-		return 2;
+		goto done;
 	}
 	/* Where each member's raw bytes start: open it compressed and note the offset of the
 	 * first read libzip makes past the local header; the bytes it returns must be those. */
@@ -314,7 +317,7 @@ int main(int argc, char **argv)
 		if (zip_stat_index(za, (zip_uint64_t)i, 0, &zst) < 0) {
 			fprintf(stderr, "bench_floor: %s: member %" PRId64 ": %s\n", path, i,
 				zip_strerror(za));
-			return 2;
+			goto done;
 		}
 		m->name = zst.name;
 		m->comp_size = zst.comp_size;
@@ -326,13 +329,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench_floor: %s: ", path);
 			print_escaped(stderr, zst.name);
 			fprintf(stderr, ": method %u, not stored or deflated\n", zst.comp_method);
-			return 2;
+			goto done;
 		}
 		if (m->size > MAX_MEMBER) {
 			fprintf(stderr, "bench_floor: %s: ", path);
 			print_escaped(stderr, zst.name);
 			fprintf(stderr, ": %" PRIu64 " bytes inflated, over the floor's bound\n", m->size);
-			return 2;
+			goto done;
 		}
 		total += m->size;
 		total_comp += m->comp_size;
@@ -358,7 +361,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench_floor: %s: ", path);
 			print_escaped(stderr, zst.name);
 			fputs(": cannot locate the member's data\n", stderr);
-			return 2;
+			goto done;
 		}
 		m->data = src.base + src.noted;
 	}
@@ -369,22 +372,25 @@ int main(int argc, char **argv)
 
 	if ((ws = calloc(jobs, sizeof(*ws))) == NULL) {
 		fputs("bench_floor: out of memory\n", stderr);
-		return 2;
+		goto done;
 	}
 	for (unsigned long j = 0; j < jobs; j++) {
 		ws[j].pool = &pool;
 		if (j > 0 && pthread_create(&ws[j].thread, NULL, work, &ws[j]) != 0) {
 			fputs("bench_floor: cannot start a thread\n", stderr);
-			return 2;
+			ws[0].failed = 1;
+			break;
 		}
+		started = j + 1;
 	}
-	work(&ws[0]); /* the caller's thread is worker 0 */
-	for (unsigned long j = 1; j < jobs; j++)
+	if (!ws[0].failed)
+		work(&ws[0]); /* the caller's thread is worker 0 */
+	for (unsigned long j = 1; j < started; j++)
 		pthread_join(ws[j].thread, NULL);
 	for (unsigned long j = 0; j < jobs; j++) {
 		if (ws[j].failed) {
-			fputs("bench_floor: out of memory or SHA-256 failed\n", stderr);
-			return 2;
+			fputs("bench_floor: out of memory, no thread or SHA-256 failed\n", stderr);
+			goto done;
 		}
 	}
 	t1 = now();
@@ -412,6 +418,7 @@ int main(int argc, char **argv)
 	printf("members %zu, %" PRIu64 " bytes inflated from %" PRIu64 ", %lu thread%s, %.3f s, "
 		"%zu bad\n", pool.count, total, total_comp, jobs, jobs == 1 ? "" : "s", t1 - t0, bad);
 	rc = bad ? 1 : 0;
+done:
 	zip_discard(za);
 	munmap((void *)src.base, src.len);
 	free(ws);
