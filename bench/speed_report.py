@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The tables of bench/speed.sh from its measurements (OUT/{deflated,stored,tiny}.tsv).
 
-  speed_report.py OUT CORES DEFLATED STORED TINY
+  speed_report.py OUT WORKERS DEFLATED STORED TINY
+
+WORKERS: the workers of a plain `check` (the cores, or 1 when check has no -j).
 
 Exit 1 when a target is missed (or a command failed), 0 otherwise.
 SPDX-License-Identifier: GPL-3.0-or-later"""
@@ -28,7 +30,8 @@ def largest_member(wheel):
 
 
 def main():
-    out, cores, wheels = sys.argv[1], int(sys.argv[2]), dict(zip(("deflated", "stored", "tiny"), sys.argv[3:6]))
+    out, cores = sys.argv[1], int(sys.argv[2])
+    wheels = dict(zip(("deflated", "stored", "tiny"), sys.argv[3:6]))
     missed = []
     targets = []  # (case, ratio text, target text, ok)
     print("| wheel | command | wall s (median) | min..max | peak RSS MB (max) | exit |")
