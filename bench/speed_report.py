@@ -34,7 +34,7 @@ def main():
     wheels = dict(zip(("deflated", "stored", "tiny"), sys.argv[3:6]))
     missed = []
     targets = []  # (case, ratio text, target text, ok)
-    print("| wheel | command | wall s (median) | min..max | peak RSS MB (max) | exit |")
+    print("| wheel | command | wall s (median) | min..max | peak RSS MiB (max) | exit |")
     print("|---|---|---|---|---|---|")
     data = {}
     for kind in ("deflated", "stored", "tiny"):
@@ -51,7 +51,7 @@ def main():
             if not set(codes) <= okc:
                 missed.append("%s: %s exited %s" % (kind, label, codes))
             print("| %s (%d MB) | %s | %.3f | %.3f..%.3f | %.0f | %s |" % (
-                kind, size // MB, label, statistics.median(walls), min(walls), max(walls),
+                kind, size // 1000000, label, statistics.median(walls), min(walls), max(walls),
                 rss / 1024, ",".join(map(str, codes))))
     print()
 
@@ -99,8 +99,8 @@ def main():
             bound = big * workers + 64 * MB
             rss = max(v[1] for v in rounds.values()) * 1024
             ok = rss <= bound
-            targets.append(("%s: %s peak RSS" % (kind, label), "%.0f MB" % (rss / MB),
-                            "<= %.0f MB: largest member %.0f MB x %d worker(s) + 64 MB" % (
+            targets.append(("%s: %s peak RSS" % (kind, label), "%.0f MiB" % (rss / MB),
+                            "<= %.0f MiB: largest member %.0f MiB x %d worker(s) + 64 MiB" % (
                                 bound / MB, big / MB, workers), "PASS" if ok else "MISS"))
             if not ok:
                 missed.append("%s: %s peak RSS" % (kind, label))
