@@ -180,7 +180,9 @@ static void *work(void *arg)
 					w->failed = 1;
 					goto done;
 				}
-				madvise(buf, want, MADV_HUGEPAGE);
+				/* No MADV_HUGEPAGE: with THP defrag "madvise" the kernel compacts
+				 * memory to fault huge pages in, and a 541 MB buffer took 1.4 s to
+				 * fault in instead of 0.4 s on the development machine. */
 				cap = want;
 			}
 			if (libdeflate_deflate_decompress(d, m->data, (size_t)m->comp_size, buf,

@@ -53,7 +53,7 @@ case "$mode" in
   # A race (or a lock-order inversion) is a failure: the first report ends the run.
   # tests/threads/tsan.supp lists what is not a race (glibc's own locking), and why.
   export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:exitcode=66:suppressions=$PWD/tests/threads/tsan.supp}
-  targets=(--target wg_threads check_wheelgate)
+  targets=(--target wg_threads check_wheelgate wheelgate-cli)
   tests=(-L "threads|unit")
   ;;
 *)

@@ -334,9 +334,9 @@ int wg_zip_open_fd(wg_zip **out, int fd, const char *name, uint32_t max_members,
 	    (uint64_t)st.st_size <= SIZE_MAX) {
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p != MAP_FAILED) {
-			/* Read ahead of the workers (they read members in size order, not in file
-			 * order). */
-			madvise(p, (size_t)st.st_size, MADV_WILLNEED);
+			/* No MADV_WILLNEED: on a wheel already in the page cache it walks every page
+			 * of it first (the stored 1 GB wheel's 2-thread floor: 0.66 s with it, 0.36 s
+			 * without). */
 			z->mapped = true;
 			return open_bytes(out, z, p, (size_t)st.st_size, name, max_members, err);
 		}
