@@ -207,6 +207,12 @@ int wg_record_parse_max(wg_vec *rows, wg_arena *a, const char *text, size_t len,
 			wg_err *err);
 /** RECORD verification: every member against its row; orphans listed. */
 void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t len);
+/** Its two halves: RECORD's rows parsed and sorted (any thread, its own arena)... */
+int wg_record_rows(wg_vec *rows, wg_arena *a, const char *text, size_t len, size_t max_rows,
+		   wg_err *err);
+/** ...then every member against them (rows are taken; prc and why: what parsing said). */
+void wg_record_verify_rows(wg_scan *scan, const char *name, wg_vec *rows, int prc,
+			   const char *why);
 /** Without a usable RECORD, nothing read can be verified. */
 void wg_record_mark_none(wg_scan *scan);
 

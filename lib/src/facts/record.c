@@ -23,22 +23,37 @@ static int cmp_row(const void *a, const void *b)
 	return strcmp(((const wg_record_row *)a)->path, ((const wg_record_row *)b)->path);
 }
 
+int wg_record_rows(wg_vec *rows, wg_arena *a, const char *text, size_t len, size_t max_rows,
+		   wg_err *err)
+{
+	wg_vec_init(rows, sizeof(wg_record_row));
+	int rc = wg_record_parse_max(rows, a, text, len, max_rows, err);
+	if (rc == WG_OK && rows->len) /* an empty RECORD has no array: qsort takes no NULL */
+		qsort(rows->items, rows->len, sizeof(wg_record_row), cmp_row);
+	return rc;
+}
+
 void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t len)
 {
 	wg_vec rows;
 	wg_err err = {0};
-	wg_vec_init(&rows, sizeof(wg_record_row));
-	int prc = wg_record_parse_max(&rows, &scan->arena, text, len,
-				      scan->ctx ? scan->ctx->opts.max_record_rows : SIZE_MAX, &err);
+	int prc = wg_record_rows(&rows, &scan->arena, text, len,
+				 scan->ctx ? scan->ctx->opts.max_record_rows : SIZE_MAX, &err);
+	wg_record_verify_rows(scan, name, &rows, prc, err.msg);
+}
+
+void wg_record_verify_rows(wg_scan *scan, const char *name, wg_vec *rows_in, int prc,
+			   const char *why)
+{
+	wg_vec rows = *rows_in;
+	wg_vec_init(rows_in, sizeof(wg_record_row)); /* taken */
 	if (prc < 0) {
 		wg_scan_add_problem(scan, prc == WG_ELIMIT ? WG_ELIMIT : WG_EFORMAT, name, "%s: %s",
-				    name, err.msg);
+				    name, why);
 		wg_record_mark_none(scan);
 		wg_vec_free(&rows);
 		return;
 	}
-	if (rows.len) /* an empty RECORD has no array: qsort and bsearch take no NULL */
-		qsort(rows.items, rows.len, sizeof(wg_record_row), cmp_row);
 	for (size_t i = 0; i < scan->members.len; i++) {
 		wg_member *m = wg_vec_at(&scan->members, i);
 		if (m->is_dir)

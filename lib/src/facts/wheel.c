@@ -44,6 +44,11 @@ typedef struct {
 	const char *name;
 	char *text;
 	size_t len;
+	/* RECORD parsed on the thread that read it (parsed), or not yet */
+	bool parsed;
+	int rows_rc;
+	wg_vec rows;
+	char *rows_why;
 } text_member;
 
 #define TEXT_MAX (16u << 20)
@@ -85,6 +90,11 @@ typedef struct {
 	uint8_t *buf;    /* a copy kept for the checks (metadata, Python), malloc'd */
 	size_t len;
 	wg_scan *sub;    /* an ELF object: read into a scan of its own (object and problems) */
+	/* the RECORD read: its rows, parsed and sorted right away on the same thread */
+	bool parsed;
+	int rows_rc;
+	wg_vec rows;
+	char *rows_why;
 } member_out;
 
 /* A thread's things, one per pool slot: no lock needed. */
@@ -104,6 +114,7 @@ typedef struct {
 	size_t *order;         /* the members to read, largest first */
 	const bool *may_keep;  /* a copy may be kept (metadata or Python within its budget) */
 	slot_state *slots;
+	const char *record;    /* the RECORD of the .dist-info read, or NULL */
 } pass2;
 
 /* The blocks of one member as they are read (view or stream). */
@@ -258,6 +269,14 @@ static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 		} else {
 			fail(o, WG_ENOMEM, "out of memory");
 		}
+		if (o->buf && P->record && !strcmp(m->name, P->record)) {
+			/* RECORD's rows now, on this thread, while the others read members. */
+			wg_err perr = {0};
+			o->rows_rc = wg_record_rows(&o->rows, &w->arena, (const char *)o->buf, o->len,
+						    scan->ctx->opts.max_record_rows, &perr);
+			o->rows_why = strdup(perr.msg);
+			o->parsed = true;
+		}
 	} else {
 		free(r.buf);
 	}
@@ -384,7 +403,7 @@ static void parse_text_members(wg_scan *scan, text_member *texts, size_t ntexts,
 		return;
 	}
 	size_t dl = strlen(di);
-	const text_member *rec = NULL;
+	text_member *rec = NULL;
 	for (size_t i = 0; i < ntexts; i++) {
 		text_member *t = &texts[i];
 		if (strncmp(t->name, di, dl) || t->name[dl] != '/')
@@ -415,7 +434,10 @@ static void parse_text_members(wg_scan *scan, text_member *texts, size_t ntexts,
 		wg_scan_add_problem(scan, WG_EFORMAT, NULL, "%s: %s/WHEEL has no Wheel-Version",
 				    scan->path, di);
 	scan->has_record = rec != NULL;
-	if (rec) {
+	if (rec && rec->parsed) {
+		wg_record_verify_rows(scan, rec->name, &rec->rows, rec->rows_rc,
+				      rec->rows_why ? rec->rows_why : "out of memory");
+	} else if (rec) {
 		wg_record_verify(scan, rec->name, rec->text, rec->len);
 	} else {
 		/* A RECORD there but not read is not "no RECORD": say why it was not. */
@@ -601,7 +623,8 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 		rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 		goto done;
 	}
-	pass2 P = {scan, s, in, out, order, may_keep, slots};
+	pass2 P = {scan, s, in, out, order, may_keep, slots,
+		   di ? wg_arena_printf(&scan->arena, "%s/RECORD", di) : NULL};
 	wg_pool_run(pool, nread, member_job, &P);
 
 	/* The merge: in member order, as one thread would have read them. */
@@ -733,11 +756,19 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 			src->len = mo->len;
 			mo->buf = NULL;
 		} else if (keep) {
-			texts[ntexts].name = m->name;
-			texts[ntexts].text = (char *)mo->buf;
-			texts[ntexts].len = mo->len;
-			ntexts++;
+			text_member *t = &texts[ntexts++];
+			t->name = m->name;
+			t->text = (char *)mo->buf;
+			t->len = mo->len;
 			mo->buf = NULL;
+			if (mo->parsed) {
+				t->parsed = true;
+				t->rows_rc = mo->rows_rc;
+				t->rows = mo->rows;
+				t->rows_why = mo->rows_why;
+				mo->parsed = false;
+				mo->rows_why = NULL;
+			}
 		}
 	}
 	parse_text_members(scan, texts, ntexts, di);
@@ -745,6 +776,9 @@ done:
 	for (size_t i = 0; out && i < scan->members.len; i++) {
 		free(out[i].msg);
 		free(out[i].buf);
+		free(out[i].rows_why);
+		if (out[i].parsed)
+			wg_vec_free(&out[i].rows);
 		wg_scan_free(out[i].sub); /* objects moved out; the rest is its own */
 	}
 	for (unsigned k = 0; slots && k < nslots; k++) {
@@ -760,8 +794,12 @@ done:
 	free(out);
 	free(order);
 	free(may_keep);
-	for (size_t i = 0; i < ntexts; i++)
+	for (size_t i = 0; i < ntexts; i++) {
 		free(texts[i].text);
+		free(texts[i].rows_why);
+		if (texts[i].parsed)
+			wg_vec_free(&texts[i].rows); /* an empty vector once verified */
+	}
 	free(texts);
 	return rc;
 }
