@@ -3,7 +3,8 @@
 order, with the same exit status, for -j 1, 2, 3 and 8, on inputs that exercise what the
 threads share out: a wheel of many members read largest first (ELF objects, stored and
 deflated; metadata; Python sources; a member with a bad CRC, one cut short, one with a broken
-deflate stream; a file named like a library that is not one), several inputs at once, a
+deflate stream; a file named like a library that is not one), several inputs at once (an
+installed distribution among them, whose files are streamed, not mapped), a
 directory of wheels (its wheels right after it), the corpus, and the Python budget's edge (an
 ELF object with a Python name before 64 x 1 MiB of Python: one thread keeps all 64, so must
 any number).
@@ -170,7 +171,13 @@ def several_inputs_and_a_directory_keep_their_order():
         os.mkdir(d)
         for i in range(3):
             shutil.copy(w, os.path.join(d, "mixed%d-1.0-cp312-cp312-linux_x86_64.whl" % i))
-        inputs = [w, d, LIB, os.path.join(tmp, "missing.whl"), w]
+        site = os.path.join(tmp, "site")
+        with zipfile.ZipFile(w) as z:  # an installed distribution: its files are streamed
+            for n in z.namelist():
+                if "bad_" not in n:
+                    z.extract(n, site)
+        inputs = [w, d, LIB, os.path.join(tmp, "missing.whl"), w,
+                  os.path.join(site, "mixed-1.0.dist-info")]
         if os.path.isdir(CORPUS):
             inputs += sorted(os.path.join(CORPUS, n) for n in os.listdir(CORPUS))
         # A missing input is exit 2 whatever -j is; the rest of the report is the same.

@@ -160,7 +160,8 @@ static int on_chunk(const uint8_t *data, size_t n, void *payload)
 		if (r->elf || r->keep) {
 			r->keep = true;
 			r->cap = (size_t)r->m->size;
-			if (!(r->buf = malloc(r->cap ? r->cap : 1)))
+			/* one more byte: a Python source kept gets its NUL there */
+			if (!(r->buf = malloc(r->cap + 1)))
 				return wg_seterr(r->err, WG_ENOMEM, "out of memory for %s (%llu bytes)",
 						 r->m->name, (unsigned long long)r->m->size);
 		}
