@@ -57,6 +57,23 @@ void *wg_vec_push(wg_vec *v);
 void *wg_vec_at(const wg_vec *v, size_t i);
 void wg_vec_free(wg_vec *v);
 
+/** A map from strings (borrowed: they must outlive it) to indexes, by hash: O(1) lookups where
+ * a sorted array took a strcmp per halving (20,000 member names share long prefixes). */
+typedef struct {
+	const char **keys;
+	size_t *vals;
+	size_t cap, n;
+} wg_strmap;
+
+/** Room for about `expect` keys (it grows past that); false when out of memory. */
+bool wg_strmap_init(wg_strmap *m, size_t expect);
+/** The index of key, or SIZE_MAX when absent. */
+size_t wg_strmap_get(const wg_strmap *m, const char *key);
+/** Adds key -> val unless key is there; returns the index already there, SIZE_MAX when it
+ * was added, or SIZE_MAX - 1 when out of memory. */
+size_t wg_strmap_put(wg_strmap *m, const char *key, size_t val);
+void wg_strmap_free(wg_strmap *m);
+
 /** A list of strings owned by an arena. */
 typedef struct {
 	const char **v;

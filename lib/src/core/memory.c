@@ -352,3 +352,79 @@ void wg_arena_adopt(wg_arena *a, wg_arena *from)
 	}
 	from->head = NULL;
 }
+
+/* ---- the string map ---- */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
+bool wg_strmap_init(wg_strmap *m, size_t expect)
+{
+	size_t cap = 16;
+	while (cap < expect * 2 && cap < ((size_t)1 << 40))
+		cap <<= 1;
+	m->keys = calloc(cap, sizeof(*m->keys));
+	m->vals = malloc(cap * sizeof(*m->vals));
+	m->cap = cap;
+	m->n = 0;
+	if (!m->keys || !m->vals) {
+		wg_strmap_free(m);
+		return false;
+	}
+	return true;
+}
+
+void wg_strmap_free(wg_strmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	m->keys = NULL;
+	m->vals = NULL;
+	m->cap = m->n = 0;
+}
+
+size_t wg_strmap_get(const wg_strmap *m, const char *key)
+{
+	if (!m->cap)
+		return SIZE_MAX;
+	for (size_t i = (size_t)str_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i])
+			return SIZE_MAX;
+		if (!strcmp(m->keys[i], key))
+			return m->vals[i];
+	}
+}
+
+static bool strmap_grow(wg_strmap *m)
+{
+	wg_strmap bigger;
+	if (m->cap > SIZE_MAX / 4 || !wg_strmap_init(&bigger, m->cap))
+		return false;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			wg_strmap_put(&bigger, m->keys[i], m->vals[i]);
+	wg_strmap_free(m);
+	*m = bigger;
+	return true;
+}
+
+size_t wg_strmap_put(wg_strmap *m, const char *key, size_t val)
+{
+	if ((m->n + 1) * 2 > m->cap && !strmap_grow(m))
+		return SIZE_MAX - 1;
+	for (size_t i = (size_t)str_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i]) {
+			m->keys[i] = key;
+			m->vals[i] = val;
+			m->n++;
+			return SIZE_MAX;
+		}
+		if (!strcmp(m->keys[i], key))
+			return m->vals[i];
+	}
+}

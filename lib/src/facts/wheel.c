@@ -357,12 +357,6 @@ static bool looks_like_shared_object(const char *name)
 	return false;
 }
 
-static int cmp_member_name(const void *a, const void *b)
-{
-	const wg_member *const *x = a, *const *y = b;
-	return strcmp((*x)->name, (*y)->name);
-}
-
 /* The .dist-info directory: the one that matches the filename, else the only one. */
 static const char *pick_dist_info(wg_scan *scan)
 {
@@ -571,20 +565,25 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 	}
 	/* Duplicate names: one would silently overwrite the other on install. */
 	if (scan->members.len > 1) {
-		wg_member **sorted = malloc(scan->members.len * sizeof(*sorted));
-		if (!sorted) {
+		wg_strmap seen = {0};
+		if (!wg_strmap_init(&seen, scan->members.len)) {
 			rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 			goto done;
 		}
-		for (size_t i = 0; i < scan->members.len; i++)
-			sorted[i] = wg_vec_at(&scan->members, i);
-		qsort(sorted, scan->members.len, sizeof(*sorted), cmp_member_name);
-		for (size_t i = 1; i < scan->members.len; i++)
-			if (!strcmp(sorted[i]->name, sorted[i - 1]->name))
-				wg_scan_add_problem(scan, WG_EUNSAFE, sorted[i]->name,
+		for (size_t i = 0; i < scan->members.len; i++) {
+			wg_member *m = wg_vec_at(&scan->members, i);
+			size_t was = wg_strmap_put(&seen, m->name, i);
+			if (was == SIZE_MAX - 1) {
+				wg_strmap_free(&seen);
+				rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+				goto done;
+			}
+			if (was != SIZE_MAX)
+				wg_scan_add_problem(scan, WG_EUNSAFE, m->name,
 						    "%s: member %s appears more than once", scan->path,
-						    sorted[i]->name);
-		free(sorted);
+						    m->name);
+		}
+		wg_strmap_free(&seen);
 	}
 
 	/* Pass 2: every member once: hashed, its CRC checked, and kept while it is parsed: the
