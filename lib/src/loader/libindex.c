@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "loader/loader.h"
 
@@ -157,5 +158,7 @@ void wg_lib_free(wg_lib *l)
 	wg_strlist_free(&l->verdefs);
 	wg_vec_free(&l->verneeds);
 	wg_arena_free(&l->arena);
+	if (l->map)
+		munmap(l->map, l->map_len);
 	free(l);
 }
