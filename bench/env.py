@@ -15,12 +15,14 @@ usage: env.py --wheelgate BUILD/wheelgate [--base OLD/wheelgate] [--env ENV --wh
                         and through `python -m wheelgate_pip install` with each binary's
                         libwheelgate.so.0 (WHEELGATE_LIB), the gate's cache warm; and where the
                         gated run's time goes (import, context and environment, the check).
+                        The gate runs from a byte-compiled copy of HOOKS_DIR, as installed.
 Python 3 standard library only.
 """
 import argparse
 import base64
 import hashlib
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -31,12 +33,17 @@ import time
 import zipfile
 
 
-def timed(cmd, env=None, cwd=None):
+def timed(cmd, env=None, cwd=None, cpu=None):
+    """Wall seconds of cmd; its CPU seconds (user + system) appended to cpu when given."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     dt = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode not in (0, 1):
         sys.exit("%s: exit %d\n%s" % (" ".join(cmd), p.returncode, p.stderr.decode()[-2000:]))
+    if cpu is not None:
+        cpu.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
     return dt
 
 
@@ -114,7 +121,12 @@ print("%.1f %.1f %.1f" % ((t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3))
 
 
 def pip_gate(args, bins, tmp):
-    hooks = os.path.abspath(args.pip)
+    # A copy of the binding and the gate, byte-compiled as an installation is (without
+    # .pyc files, as under PYTHONDONTWRITEBYTECODE, each run compiles them again: 5 ms).
+    hooks = os.path.join(tmp, "hooks")
+    shutil.copytree(os.path.abspath(args.pip), hooks,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    subprocess.run([sys.executable, "-m", "compileall", "-q", hooks], check=True)
     venv = os.path.join(tmp, "venv")
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", venv], check=True)
     py = os.path.join(venv, "bin", "python")
@@ -131,17 +143,24 @@ def pip_gate(args, bins, tmp):
     for cmd, e in variants.values():  # warm the caches (and the page cache)
         timed(cmd, e)
     times = {k: [] for k in variants}
+    cpus = {k: [] for k in variants}
     for _ in range(args.runs):
         for k, (cmd, e) in variants.items():
-            times[k].append(timed(cmd, e))
-    plain = med(times["plain pip"])
+            times[k].append(timed(cmd, e, cpu=cpus[k]))
+    # added: the median of the paired differences (pip's own time varies by tens of ms)
+    added = {k: med([g - p for g, p in zip(times[k], times["plain pip"])]) for k in variants}
+    added_cpu = {k: med([g - p for g, p in zip(cpus[k], cpus["plain pip"])]) for k in variants}
     print("## pip install of a small wheel (%s, %d bytes), warm cache, medians of %d paired runs"
           % (os.path.basename(whl), os.path.getsize(whl), args.runs))
-    print("| | s | added ms |")
-    print("|---|---|---|")
+    print("| | wall s | CPU s | added wall ms | added CPU ms |")
+    print("|---|---|---|---|---|")
     for k in variants:
-        print("| %s | %.3f | %s |" % (k, med(times[k]),
-                                      "" if k == "plain pip" else "%.1f" % ((med(times[k]) - plain) * 1e3)))
+        print("| %s | %.3f | %.3f | %s | %s |" % (
+            k, med(times[k]), med(cpus[k]),
+            "" if k == "plain pip" else "%.1f" % (added[k] * 1e3),
+            "" if k == "plain pip" else "%.1f" % (added_cpu[k] * 1e3)))
+    print("(added: the median of the paired differences to plain pip; CPU: user + system of "
+          "the process tree, steadier than wall on a shared machine)")
     print()
     print("where the gated run's own time goes (in one process, medians): import + load of "
           "libwheelgate | Checker (context, rules, env) | check")
