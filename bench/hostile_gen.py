@@ -26,10 +26,12 @@ import hashlib
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 
 
 def record_row(arc, data):
@@ -258,6 +260,35 @@ def symbols(envdir, n=200000):
         f.write(tab)
 
 
+def cache_entry(path, size, mtime, soname, defs=(), undefs=(), needed=(), verdefs=(),
+                verneeds=(), rpath=None, runpath=None, torch_abi=0):
+    """The bytes of a library-index cache entry (format 3, lib/src/loader/libcache.c): defs and
+    undefs are (name, version or None, flags), verneeds (file, version, weak)."""
+    strs, tab = {}, bytearray()
+
+    def off(s):
+        if s is None:
+            return 0xffffffff
+        b = s.encode() if isinstance(s, str) else s
+        if b not in strs:
+            strs[b] = len(tab)
+            tab.extend(b + b"\0")
+        return strs[b]
+    head = [off(path), off(soname), off(rpath), off(runpath), torch_abi, len(needed),
+            len(verdefs), len(verneeds), len(defs), len(undefs)]
+    words = [off(x) for x in needed] + [off(x) for x in verdefs]
+    for f, v, w in verneeds:
+        words += [off(f), off(v), int(w)]
+    for name, ver, flags in list(defs) + list(undefs):
+        words += [off(name), off(ver), flags]
+    if not tab:
+        off("")
+    payload = (struct.pack("=QQ11I", size, mtime, *head, len(tab)) +
+               struct.pack("=%dI" % len(words), *words) + bytes(tab))
+    return (b"WGLIBIDX" + struct.pack("=IIQ", 3, zlib.crc32(payload), len(payload)) +
+            payload)
+
+
 def cache(envdir, cachedir, n=1500000):
     """A well-formed cache entry for envdir's libc10.so (path, size and mtime match) with n
     definitions of one name."""
@@ -268,14 +299,10 @@ def cache(envdir, cachedir, n=1500000):
     st = os.stat(real)
     libs = os.path.join(cachedir, "wheelgate", "libs")
     os.makedirs(libs, exist_ok=True)
-    entry = os.path.join(libs, hashlib.sha256(real.encode()).hexdigest() + ".json")
-    head = {"format": "wheelgate.libindex/2", "path": real, "size": st.st_size,
-            "mtime": int(st.st_mtime), "soname": "libc10.so", "rpath": None, "runpath": None,
-            "torch_abi": 0, "needed": [], "verdefs": [], "verneeds": [], "undefs": []}
-    with open(entry, "w") as f:
-        f.write(json.dumps(head)[:-1] + ', "defs": [')
-        f.write(",".join(['["c10_same_name", null, 0]'] * n))
-        f.write("]}")
+    entry = os.path.join(libs, hashlib.sha256(real.encode()).hexdigest() + ".wgl")
+    with open(entry, "wb") as f:
+        f.write(cache_entry(real, st.st_size, int(st.st_mtime), "libc10.so",
+                            defs=[("c10_same_name", None, 0)] * n))
     return entry
 
 

@@ -42,7 +42,7 @@ if [ -n "$wg" ] && [ -d "$fix/envs/torch211" ]; then
   tmp=$(mktemp -d)
   XDG_CACHE_HOME=$tmp "$wg" check --env "$fix/envs/torch211" \
     "$fix"/wheels/flash_attn-*cxx11abiTRUE*.whl >/dev/null 2>&1 || true
-  find "$tmp/wheelgate/libs" -name '*.json' -size -65536c -exec cp {} "$out/cache/" \; 2>/dev/null || true
+  find "$tmp/wheelgate/libs" -name '*.wgl' -size -65536c -exec cp {} "$out/cache/" \; 2>/dev/null || true
   rm -rf "$tmp"
 fi
 cp "$src"/seeds/cache/* "$out/cache/"

@@ -8,10 +8,12 @@ Usage: test_env.py WHEELGATE FIXTURES CORPUS
 import glob
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 from harness import Missing, Skip, main, test  # noqa: E402
 
@@ -157,6 +159,16 @@ def a_debian_dist_packages_without_a_minor_version():
             assert ".cpython-%s-" % want.replace(".", "") in p.stdout, p.stdout
 
 
+def entry_ok(path):
+    """Whether the cache entry at path is whole: magic, format 3, payload length and CRC-32."""
+    with open(path, "rb") as f:
+        d = f.read()
+    if len(d) < 24 or d[:8] != b"WGLIBIDX":
+        return False
+    version, crc, n = struct.unpack_from("=IIQ", d, 8)
+    return version == 3 and n == len(d) - 24 and zlib.crc32(d[24:]) == crc
+
+
 @test
 def the_index_cache():
     need_env()
@@ -164,21 +176,22 @@ def the_index_cache():
         t0 = time.time()
         cold, cold_doc = check_env(cache)
         t1 = time.time()
-        files = glob.glob(os.path.join(cache, "wheelgate", "libs", "*.json"))
+        files = glob.glob(os.path.join(cache, "wheelgate", "libs", "*.wgl"))
         assert len(files) >= 10, files  # torch's 12 libraries, libcudart, the system's
         warm, warm_doc = check_env(cache)
         t2 = time.time()
         assert warm == cold and warm_doc == cold_doc  # the whole document, not only findings
         print("  cold %.2f s, warm %.2f s, %d entries" % (t1 - t0, t2 - t1, len(files)))
         # Corrupt entries are ignored and rewritten; the verdicts do not change.
+        whole = {f: open(f, "rb").read() for f in files}
         for i, f in enumerate(files):
-            with open(f, "w") as fh:
-                fh.write(["{not json", "", '{"format": "wheelgate.libindex/2", "path": 1}'][i % 3])
+            with open(f, "wb") as fh:
+                fh.write([b"{not json", b"", whole[f][:len(whole[f]) // 2],
+                          whole[f][:-1] + b"x"][i % 4])
         again, _ = check_env(cache)
         assert again == cold
         for f in files:
-            with open(f) as fh:
-                assert json.load(fh)["format"] == "wheelgate.libindex/2"
+            assert entry_ok(f) and open(f, "rb").read() == whole[f], f
         # A FIFO (or anything not a regular file) in place of an entry is never waited on:
         # it is rebuilt from the library and replaced.
         for f in files:
@@ -188,8 +201,7 @@ def the_index_cache():
         again, _ = check_env(cache)
         assert again == cold and time.time() - t3 < 120, time.time() - t3
         for f in files:
-            with open(f) as fh:
-                assert json.load(fh)["format"] == "wheelgate.libindex/2"
+            assert entry_ok(f), f
         # Two runs at once on an empty cache: both right, the cache whole.
         for f in files:
             os.unlink(f)
@@ -202,9 +214,8 @@ def the_index_cache():
             doc = json.loads(out)
             assert {os.path.basename(i["path"]): i["findings"] for i in doc["inputs"]} == cold
         for f in glob.glob(os.path.join(cache, "wheelgate", "libs", "*")):
-            assert f.endswith(".json"), f  # no temporary file left behind
-            with open(f) as fh:
-                json.load(fh)
+            assert f.endswith(".wgl"), f  # no temporary file left behind
+            assert entry_ok(f), f
 
 
 def patch_name(path, old, new):
@@ -244,10 +255,9 @@ def the_cache_keeps_names_that_are_not_utf8():
             docs.append(json.loads(out))
         assert docs[0]["inputs"][0]["findings"] == [], docs[0]
         assert docs[1] == docs[0] and docs[2] == docs[0], (docs[0]["summary"], docs[1]["summary"])
-        # The entry of libwgbad.so holds the name, as hex.
-        hexname = b"wgbadsym\xff\xfe\x1b[".hex()
-        assert any(hexname in open(f).read()
-                   for f in glob.glob(os.path.join(cache, "wheelgate", "libs", "*.json")))
+        # The entry of libwgbad.so holds the name, byte for byte.
+        assert any(b"wgbadsym\xff\xfe\x1b[\0" in open(f, "rb").read()
+                   for f in glob.glob(os.path.join(cache, "wheelgate", "libs", "*.wgl")))
 
 
 @test

@@ -6,9 +6,13 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -193,6 +197,225 @@ START_TEST(test_old_abi_env_facts)
 }
 END_TEST
 
+/* ---- the library index cache (libcache.c): round trip and hostile entries ---- */
+
+static bool str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static void assert_same_lib(const wg_lib *a, const wg_lib *b)
+{
+	ck_assert_str_eq(a->path, b->path);
+	ck_assert(str_same(a->soname, b->soname) && str_same(a->rpath, b->rpath) &&
+		  str_same(a->runpath, b->runpath));
+	ck_assert(a->size == b->size && a->mtime == b->mtime && a->torch_abi == b->torch_abi);
+	ck_assert(a->needed.n == b->needed.n && a->verdefs.n == b->verdefs.n &&
+		  a->verneeds.len == b->verneeds.len);
+	for (size_t i = 0; i < a->needed.n; i++)
+		ck_assert_str_eq(a->needed.v[i], b->needed.v[i]);
+	for (size_t i = 0; i < a->verdefs.n; i++)
+		ck_assert_str_eq(a->verdefs.v[i], b->verdefs.v[i]);
+	for (size_t i = 0; i < a->verneeds.len; i++) {
+		const wg_verneed *x = wg_vec_at(&a->verneeds, i), *y = wg_vec_at(&b->verneeds, i);
+		ck_assert(str_same(x->file, y->file) && str_same(x->version, y->version) &&
+			  x->weak == y->weak);
+	}
+	ck_assert_uint_eq(a->ndefs, b->ndefs);
+	ck_assert_uint_eq(a->nundefs, b->nundefs);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0, n = pass ? a->nundefs : a->ndefs; i < n; i++) {
+			const wg_libsym *x = pass ? &a->undefs[i] : &a->defs[i];
+			const wg_libsym *y = pass ? &b->undefs[i] : &b->defs[i];
+			ck_assert_str_eq(x->name, y->name);
+			ck_assert(str_same(x->version, y->version));
+			ck_assert(x->weak == y->weak && x->hidden == y->hidden &&
+				  x->torch == y->torch && x->string_abi == y->string_abi);
+		}
+	/* and the index over the definitions answers the same */
+	for (size_t i = 0; i < a->ndefs; i++)
+		ck_assert_ptr_eq(wg_lib_lookup(b, a->defs[i].name, a->defs[i].version) - b->defs +
+					 a->defs,
+				 wg_lib_lookup(a, a->defs[i].name, a->defs[i].version));
+}
+
+#define C10 ENVS "/newabi" SITE "/torch/lib/libc10.so"
+
+static char cache_tmp[64];
+
+static void read_file(const char *path, uint8_t **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	*data = malloc(*len + 1);
+	ck_assert_uint_eq(fread(*data, 1, *len, f), *len);
+	fclose(f);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Opens the environment with the cache in cache_tmp: libc10.so is loaded (its C++ ABI). */
+static wg_env *open_cached(void)
+{
+	wg_env *e = NULL;
+	wg_env_options eo = WG_ENV_OPTIONS_INIT;
+	eo.cache_dir = cache_tmp;
+	ck_assert_int_eq(wg_env_open(&e, t_sc, ENVS "/newabi", &eo), WG_OK);
+	ck_assert_ptr_nonnull(e->cache_dir);
+	return e;
+}
+
+/* The payload's fields (libcache.c's layout): offsets in the entry. */
+enum { F_PATH = 40, F_RPATH = 48, F_ABI = 56, F_NNEEDED = 60, F_NDEFS = 72, F_NS = 80,
+       F_WORDS = 84 };
+
+static void set_u32(uint8_t *d, size_t off, uint32_t v)
+{
+	memcpy(d + off, &v, 4);
+}
+
+static void fix_crc(uint8_t *d, size_t len)
+{
+	uint32_t crc = libdeflate_crc32(0, d + 24, len - 24);
+	memcpy(d + 12, &crc, 4);
+}
+
+START_TEST(test_cache_round_trip_and_hostile_entries)
+{
+	char real[PATH_MAX], entry[4200];
+	ck_assert_ptr_nonnull(realpath(C10, real));
+	snprintf(cache_tmp, sizeof(cache_tmp), "/tmp/wg-check-cache-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(cache_tmp));
+	struct stat st;
+	ck_assert_int_eq(stat(real, &st), 0);
+
+	/* The library read from its file: what every read of the entry must give back. */
+	wg_ld_note note;
+	int fd = wg_lib_open(real, UINT64_MAX, &st, &note);
+	ck_assert_int_ge(fd, 0);
+	wg_lib *ref = wg_read_library(fd, real, (uint64_t)st.st_size, t_sc->matcher,
+				      t_ctx->opts.max_symbols);
+	close(fd);
+	ck_assert_ptr_nonnull(ref);
+	ref->size = (uint64_t)st.st_size;
+	ref->mtime = (uint64_t)st.st_mtime;
+	ck_assert_uint_gt(ref->ndefs, 4);
+	ck_assert_uint_gt(ref->nundefs, 4);
+	ck_assert_uint_gt(ref->verneeds.len, 0);
+
+	/* Cold: written; warm: read back, every fact equal. */
+	wg_env *e = open_cached();
+	ck_assert_uint_eq(e->cache_hits, 0);
+	wg_cache_entry_path(entry, sizeof(entry), e, real);
+	uint8_t *good;
+	size_t len;
+	read_file(entry, &good, &len);
+	ck_assert_uint_gt(len, 84);
+	ck_assert(!memcmp(good, "WGLIBIDX", 8));
+	wg_lib *l = wg_cache_get(e, real, ref->size, ref->mtime);
+	ck_assert_ptr_nonnull(l);
+	assert_same_lib(ref, l);
+	wg_lib_free(l);
+	/* another size or mtime: stale */
+	ck_assert_ptr_null(wg_cache_get(e, real, ref->size + 1, ref->mtime));
+	ck_assert_ptr_null(wg_cache_get(e, real, ref->size, ref->mtime + 1));
+	wg_env_free(e);
+	e = open_cached();
+	ck_assert_uint_eq(e->cache_hits, 1);
+	wg_env_free(e);
+
+	/* Hostile entries: each one is ignored (not read back) and rebuilt as it was. */
+	enum { N_TRUNC = 16, N_OTHER = 12 };
+	uint8_t *bad = malloc(len + 4096);
+	for (int k = 0; k < N_TRUNC + N_OTHER; k++) {
+		memcpy(bad, good, len);
+		size_t blen = len;
+		uint32_t ns;
+		memcpy(&ns, good + F_NS, 4);
+		switch (k - N_TRUNC) {
+		case 0: /* a flipped byte: the checksum */
+			bad[len / 2] ^= 0x20;
+			break;
+		case 1: /* wrong magic */
+			bad[0] = 'X';
+			break;
+		case 2: /* wrong version */
+			bad[8]++;
+			break;
+		case 3: /* the header's payload length past the end */
+			bad[16]++;
+			break;
+		case 4: /* a string offset past the table, checksum right */
+			set_u32(bad, F_RPATH, ns);
+			fix_crc(bad, blen);
+			break;
+		case 5: /* the table longer than the file, checksum right */
+			set_u32(bad, F_NS, ns + 1000);
+			fix_crc(bad, blen);
+			break;
+		case 6: /* a huge count, checksum right */
+			set_u32(bad, F_NDEFS, 0xffffffffu);
+			fix_crc(bad, blen);
+			break;
+		case 7: /* a count whose records would lie past the end, checksum right */
+			set_u32(bad, F_NNEEDED, 0x40000000u);
+			fix_crc(bad, blen);
+			break;
+		case 8: /* the table not ending with NUL, checksum right */
+			bad[len - 1] = 'x';
+			fix_crc(bad, blen);
+			break;
+		case 9: /* a C++ ABI out of range, checksum right */
+			set_u32(bad, F_ABI, 7);
+			fix_crc(bad, blen);
+			break;
+		case 10: /* a symbol's name offset past the table (the last undefined's) */
+			set_u32(bad, len - ns - 12, ns + 5);
+			fix_crc(bad, blen);
+			break;
+		case 11: /* bytes appended, the lengths unchanged */
+			memset(bad + len, 0, 4096);
+			blen = len + 4096;
+			break;
+		default: /* truncated at k/16 of its length */
+			blen = len * (size_t)k / N_TRUNC;
+		}
+		/* the symbol's record is where case 10 says (the last of the records) */
+		ck_assert(k - N_TRUNC != 10 || F_WORDS <= len - ns - 12);
+		e = open_cached();
+		write_file(entry, bad, blen);
+		wg_lib *got = wg_cache_get(e, real, ref->size, ref->mtime);
+		ck_assert_msg(!got, "hostile entry %d was read back", k);
+		wg_env_free(e);
+		/* ignored above (the library was read from its file) and written again whole */
+		write_file(entry, bad, blen);
+		e = open_cached();
+		ck_assert_msg(e->cache_hits == 0, "hostile entry %d was used", k);
+		wg_env_free(e);
+		uint8_t *again;
+		size_t alen;
+		read_file(entry, &again, &alen);
+		ck_assert_msg(alen == len && !memcmp(again, good, len), "entry %d not rebuilt", k);
+		free(again);
+	}
+	free(bad);
+	free(good);
+	wg_lib_free(ref);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache_tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *suite_env(void)
 {
 	Suite *s = suite_create("env");
@@ -202,6 +425,7 @@ Suite *suite_env(void)
 	tcase_add_loop_test(tc, test_loader_agrees_with_dlopen, 0, N_EXTS * 2);
 	tcase_add_test(tc, test_reader_on_faithful_torch);
 	tcase_add_test(tc, test_old_abi_env_facts);
+	tcase_add_test(tc, test_cache_round_trip_and_hostile_entries);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -207,19 +207,36 @@ static void free_list(char **v)
 	free(v);
 }
 
+/* Whether dir holds a file whose name has ".so" in it, depth directories down at most. The
+ * entry types come from readdir: only a link (or a file system that gives no type) is
+ * stat'ed, so that a pure-Python package's tree costs no stat per file (issue 14). */
 static bool has_so(const char *dir, int depth)
 {
-	char **v = list_dir(dir);
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
 	bool found = false;
-	for (size_t i = 0; v && v[i] && !found; i++) {
+	struct dirent *de;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		bool so = strstr(de->d_name, ".so") != NULL;
+		if (!so && (depth <= 0 || de->d_type == DT_REG))
+			continue;
 		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/%s", dir, v[i]);
-		if (strstr(v[i], ".so") && is_file(path))
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unsigned char t = de->d_type;
+		if (t == DT_LNK || t == DT_UNKNOWN) {
+			struct stat st;
+			t = stat(path, &st) != 0 ? DT_UNKNOWN
+			    : S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : DT_UNKNOWN;
+		}
+		if (so && t == DT_REG)
 			found = true;
-		else if (depth > 0 && is_dir(path))
+		else if (depth > 0 && t == DT_DIR)
 			found = has_so(path, depth - 1);
 	}
-	free_list(v);
+	closedir(d);
 	return found;
 }
 

@@ -1,25 +1,41 @@
 /*
  * The on-disk cache of the library index ($XDG_CACHE_HOME/wheelgate/libs/<sha256 of the
- * path>.json, jansson): a library's facts are reused while its path, size and mtime are the
- * same. Files are written to a temporary name and renamed into place, so concurrent runs see
- * a whole entry or none; an unreadable or inconsistent entry is ignored and rewritten.
+ * path>.wgl): a library's facts are reused while its path, size and mtime are the same. An
+ * entry is one binary file, mapped and checked whole (magic, format version, CRC-32 of the
+ * payload, every count, length and string offset) before any fact is used; its strings are
+ * used in place, from the mapping the library keeps. Files are written to a temporary name
+ * and renamed into place, so concurrent runs see a whole entry or none; an unreadable or
+ * inconsistent entry is ignored and rewritten.
+ *
+ * An entry (native byte order and alignment: the cache is this machine's):
+ *   header   "WGLIBIDX", u32 version, u32 crc32 of the payload, u64 payload length
+ *   payload  u64 size, u64 mtime; u32 path, soname, rpath, runpath (string offsets);
+ *            u32 torch_abi, nneeded, nverdefs, nverneeds, ndefs, nundefs, strtab length;
+ *            u32 needed[nneeded], verdefs[nverdefs]; {u32 file, version, weak}[nverneeds];
+ *            {u32 name, version, flags}[ndefs + nundefs]; strtab (NUL-terminated strings,
+ *            shared; its last byte is NUL)
+ * A string offset is below the strtab length, or NO_STR for none (where none is allowed).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
+#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "loader/loader.h"
 
-
-/* 2: ELF facts read through PT_LOAD (issue 10): entries of the section-range reader are stale;
- * names that are not UTF-8 kept as hex. */
-#define CACHE_FORMAT "wheelgate.libindex/2"
+/* 3: binary entries, mapped (issue 14); 2 and before were JSON (<hash>.json: removed when
+ * the entry is rewritten). */
+#define CACHE_MAGIC "WGLIBIDX"
+#define CACHE_VERSION 3u
+#define CACHE_HEADER 24u
+#define CACHE_FIXED 60u /* the payload's fixed part: 2 u64, 11 u32 */
+#define NO_STR 0xffffffffu
 
 static int mkdirs(const char *path)
 {
@@ -63,7 +79,7 @@ void wg_env_cache_close(wg_env *e)
 	e->cache_dir = NULL;
 }
 
-void wg_cache_entry_path(char *out, size_t n, const wg_env *e, const char *lib)
+static void entry_path(char *out, size_t n, const wg_env *e, const char *lib, const char *ext)
 {
 	uint8_t d[32];
 	char hex[65];
@@ -77,160 +93,326 @@ void wg_cache_entry_path(char *out, size_t n, const wg_env *e, const char *lib)
 	wg_sha256_free(h);
 	for (int i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", d[i]);
-	snprintf(out, n, "%s/%s.json", e->cache_dir, hex);
+	snprintf(out, n, "%s/%s.%s", e->cache_dir, hex, ext);
 }
 
-/*
- * Names in an object are bytes, not necessarily UTF-8, and JSON strings must be UTF-8: such a
- * name is kept as {"hex": "..."}, so that a warm run reads back exactly what a cold one read.
- * (jansson refuses the bytes as a string; dropping them made warm and cold runs disagree.)
- */
-static json_t *bytes_json(const char *s)
+void wg_cache_entry_path(char *out, size_t n, const wg_env *e, const char *lib)
 {
-	if (!s)
-		return json_null();
-	if (wg_utf8_valid(s))
-		return json_string(s);
-	static const char hex[] = "0123456789abcdef";
-	size_t n = strlen(s);
-	char *h = malloc(2 * n + 1);
+	entry_path(out, n, e, lib, "wgl");
+}
+
+/* ---- writing ---- */
+
+/* The entry being built: the records (u32 words) and the string table, each strings stored
+ * once (a hash of offsets over the table). A failed allocation marks it failed: an entry is
+ * written whole or not at all. */
+typedef struct {
+	uint32_t *w;
+	size_t nw, capw;
+	char *s;
+	size_t ns, caps;
+	uint32_t *h; /* offset + 1, 0 empty */
+	size_t hcap, hn;
+	bool failed;
+} builder;
+
+static bool grow(void **p, size_t *cap, size_t need, size_t item)
+{
+	if (need <= *cap)
+		return true;
+	size_t c = *cap ? *cap : 256;
+	while (c < need)
+		c *= 2;
+	void *q = c < SIZE_MAX / item ? realloc(*p, c * item) : NULL;
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+static void put_word(builder *b, uint32_t v)
+{
+	if (b->failed || !grow((void **)&b->w, &b->capw, b->nw + 1, sizeof(*b->w))) {
+		b->failed = true;
+		return;
+	}
+	b->w[b->nw++] = v;
+}
+
+static uint32_t str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static bool rehash(builder *b)
+{
+	size_t cap = b->hcap ? b->hcap * 2 : 1024;
+	uint32_t *h = calloc(cap, sizeof(*h));
 	if (!h)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		h[2 * i] = hex[(unsigned char)s[i] >> 4];
-		h[2 * i + 1] = hex[(unsigned char)s[i] & 15];
+		return false;
+	for (size_t i = 0; i < b->hcap; i++)
+		if (b->h[i]) {
+			size_t k = str_hash(b->s + b->h[i] - 1) & (cap - 1);
+			while (h[k])
+				k = (k + 1) & (cap - 1);
+			h[k] = b->h[i];
+		}
+	free(b->h);
+	b->h = h;
+	b->hcap = cap;
+	return true;
+}
+
+/* The offset of s in the string table (added when new), NO_STR for NULL. */
+static uint32_t str_off(builder *b, const char *s)
+{
+	if (!s || b->failed)
+		return NO_STR;
+	if ((b->hn + 1) * 2 > b->hcap && !rehash(b)) {
+		b->failed = true;
+		return NO_STR;
 	}
-	h[2 * n] = '\0';
-	json_t *j = json_pack("{s:s}", "hex", h);
-	free(h);
-	return j;
-}
-
-/* The bytes of a bytes_json value in l's arena, or NULL (not a string, or malformed). */
-static const char *bytes_value(wg_lib *l, json_t *j)
-{
-	if (json_is_string(j))
-		return wg_arena_strdup(&l->arena, json_string_value(j));
-	const char *h = json_string_value(json_object_get(j, "hex"));
-	size_t n = h ? strlen(h) : 1;
-	char *s = n % 2 == 0 ? wg_arena_alloc(&l->arena, n / 2 + 1) : NULL;
-	for (size_t i = 0; s && i < n / 2; i++) {
-		unsigned v;
-		if (sscanf(h + 2 * i, "%2x", &v) != 1 || !v)
-			return NULL;
-		s[i] = (char)v;
+	size_t k = str_hash(s) & (b->hcap - 1);
+	for (; b->h[k]; k = (k + 1) & (b->hcap - 1))
+		if (!strcmp(b->s + b->h[k] - 1, s))
+			return b->h[k] - 1;
+	size_t n = strlen(s) + 1;
+	if (b->ns + n >= NO_STR - 1 || !grow((void **)&b->s, &b->caps, b->ns + n, 1)) {
+		b->failed = true;
+		return NO_STR;
 	}
-	if (s)
-		s[n / 2] = '\0';
-	return s;
+	memcpy(b->s + b->ns, s, n);
+	uint32_t off = (uint32_t)b->ns;
+	b->ns += n;
+	b->h[k] = off + 1;
+	b->hn++;
+	return off;
 }
 
-/* Appends v to a, or marks the whole array failed: an entry is written whole or not at all. */
-static bool append(json_t *a, json_t *v)
+static uint32_t sym_flags(const wg_libsym *s)
 {
-	return v && json_array_append_new(a, v) == 0;
+	return (uint32_t)((s->weak & 1) | (s->hidden & 1) << 1 | (s->torch & 1) << 2 |
+			  (s->string_abi & 3) << 3);
 }
 
-static json_t *syms_json(const wg_libsym *s, size_t n)
+static bool write_all(int fd, const void *p, size_t n)
 {
-	json_t *a = json_array();
-	for (size_t i = 0; a && i < n; i++) {
-		int flags = s[i].weak | s[i].hidden << 1 | s[i].torch << 2 | s[i].string_abi << 3;
-		if (!append(a, json_pack("[o, o, i]", bytes_json(s[i].name), bytes_json(s[i].version),
-					 flags))) {
-			json_decref(a);
-			return NULL;
+	const char *c = p;
+	while (n) {
+		ssize_t k = write(fd, c, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		c += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* Packs l into one buffer (header and payload), or NULL; *len its length. */
+static uint8_t *pack(const wg_lib *l, size_t *len)
+{
+	builder b = {0};
+	uint32_t ints[11] = {
+		str_off(&b, l->path), str_off(&b, l->soname), str_off(&b, l->rpath),
+		str_off(&b, l->runpath), (uint32_t)l->torch_abi, (uint32_t)l->needed.n,
+		(uint32_t)l->verdefs.n, (uint32_t)l->verneeds.len, (uint32_t)l->ndefs,
+		(uint32_t)l->nundefs, 0};
+	if (l->needed.n > UINT32_MAX || l->verdefs.n > UINT32_MAX ||
+	    l->verneeds.len > UINT32_MAX || l->ndefs > UINT32_MAX || l->nundefs > UINT32_MAX)
+		b.failed = true;
+	for (size_t i = 0; i < l->needed.n; i++)
+		put_word(&b, str_off(&b, l->needed.v[i]));
+	for (size_t i = 0; i < l->verdefs.n; i++)
+		put_word(&b, str_off(&b, l->verdefs.v[i]));
+	for (size_t i = 0; i < l->verneeds.len; i++) {
+		const wg_verneed *v = wg_vec_at(&l->verneeds, i);
+		put_word(&b, str_off(&b, v->file));
+		put_word(&b, str_off(&b, v->version));
+		put_word(&b, v->weak ? 1 : 0);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		const wg_libsym *s = pass ? l->undefs : l->defs;
+		for (size_t i = 0, n = pass ? l->nundefs : l->ndefs; i < n; i++) {
+			put_word(&b, str_off(&b, s[i].name));
+			put_word(&b, str_off(&b, s[i].version));
+			put_word(&b, sym_flags(&s[i]));
 		}
 	}
-	return a;
-}
-
-static json_t *strs_json(const wg_strlist *l)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; a && i < l->n; i++)
-		if (!append(a, bytes_json(l->v[i]))) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
+	if (!b.ns) /* an empty table: one NUL, so that its last byte is NUL */
+		str_off(&b, "");
+	ints[10] = (uint32_t)b.ns;
+	size_t payload = CACHE_FIXED + b.nw * 4 + b.ns;
+	uint8_t *out = b.failed ? NULL : malloc(CACHE_HEADER + payload);
+	if (out) {
+		uint8_t *p = out + CACHE_HEADER;
+		uint64_t sm[2] = {l->size, l->mtime};
+		memcpy(p, sm, 16);
+		memcpy(p + 16, ints, sizeof(ints));
+		memcpy(p + CACHE_FIXED, b.w, b.nw * 4);
+		memcpy(p + CACHE_FIXED + b.nw * 4, b.s, b.ns);
+		uint32_t ver = CACHE_VERSION, crc = libdeflate_crc32(0, p, payload);
+		uint64_t plen = payload;
+		memcpy(out, CACHE_MAGIC, 8);
+		memcpy(out + 8, &ver, 4);
+		memcpy(out + 12, &crc, 4);
+		memcpy(out + 16, &plen, 8);
+		*len = CACHE_HEADER + payload;
+	}
+	free(b.w);
+	free(b.s);
+	free(b.h);
+	return out;
 }
 
 void wg_cache_put(wg_env *e, const wg_lib *l)
 {
 	if (!e->cache_dir)
 		return;
-	json_t *vn = json_array();
-	for (size_t i = 0; vn && i < l->verneeds.len; i++) {
-		const wg_verneed *v = wg_vec_at(&l->verneeds, i);
-		if (!append(vn, json_pack("[o, o, b]", bytes_json(v->file), bytes_json(v->version),
-					  v->weak))) {
-			json_decref(vn);
-			return;
-		}
-	}
-	json_t *j = json_pack("{s:s, s:o, s:I, s:I, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o, s:o}",
-		"format", CACHE_FORMAT, "path", bytes_json(l->path), "size", (json_int_t)l->size,
-		"mtime", (json_int_t)l->mtime, "soname", bytes_json(l->soname),
-		"rpath", bytes_json(l->rpath), "runpath", bytes_json(l->runpath),
-		"torch_abi", (int)l->torch_abi, "needed", strs_json(&l->needed),
-		"verdefs", strs_json(&l->verdefs), "verneeds", vn,
-		"defs", syms_json(l->defs, l->ndefs), "undefs", syms_json(l->undefs, l->nundefs));
-	if (!j)
+	size_t len = 0;
+	uint8_t *buf = pack(l, &len);
+	if (!buf)
 		return;
 	char final[4200], tmp[4300];
 	wg_cache_entry_path(final, sizeof(final), e, l->path);
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", final);
 	int fd = mkstemp(tmp);
 	if (fd >= 0) {
-		FILE *f = fdopen(fd, "w");
-		bool ok = f && json_dumpf(j, f, JSON_COMPACT) == 0;
-		if (f)
-			ok = (fclose(f) == 0) && ok;
-		else
-			close(fd);
+		bool ok = write_all(fd, buf, len);
+		ok = (close(fd) == 0) && ok;
 		if (!ok || rename(tmp, final) != 0)
 			unlink(tmp);
+		else {
+			/* the JSON entry of format 2, if any, is stale for good */
+			entry_path(final, sizeof(final), e, l->path, "json");
+			unlink(final);
+		}
 	}
-	json_decref(j);
+	free(buf);
 }
 
-static bool load_syms(wg_lib *l, json_t *a, wg_libsym **out, size_t *n, uint32_t max)
+/* ---- reading ---- */
+
+/* The string at offset o of the table (validated: o < ns, the table ends with NUL). */
+static bool str_at(const char *tab, uint32_t ns, uint32_t o, bool may_be_none, const char **out)
 {
-	size_t len = json_array_size(a);
-	if (len > max)
-		return false; /* more than an object may have (max_symbols): rebuilt */
-	*out = wg_arena_alloc(&l->arena, (len + 1) * sizeof(wg_libsym));
-	if (!*out || !json_is_array(a))
+	if (o == NO_STR) {
+		*out = NULL;
+		return may_be_none;
+	}
+	if (o >= ns)
 		return false;
-	for (size_t i = 0; i < len; i++) {
-		json_t *it = json_array_get(a, i);
-		json_t *ver = json_array_get(it, 1);
-		json_int_t flags = json_integer_value(json_array_get(it, 2));
+	*out = tab + o;
+	return true;
+}
+
+static bool load_syms(wg_lib *l, const uint32_t *w, uint32_t n, const char *tab, uint32_t ns,
+		      wg_libsym **out, size_t *count)
+{
+	*out = wg_arena_alloc(&l->arena, ((size_t)n + 1) * sizeof(wg_libsym));
+	if (!*out)
+		return false;
+	for (uint32_t i = 0; i < n; i++, w += 3) {
 		wg_libsym *s = &(*out)[i];
-		s->name = bytes_value(l, json_array_get(it, 0));
-		s->version = json_is_null(ver) ? NULL : bytes_value(l, ver);
-		if (!s->name || (!s->version && !json_is_null(ver)))
+		if (!str_at(tab, ns, w[0], false, &s->name) ||
+		    !str_at(tab, ns, w[1], true, &s->version) || w[2] > 31)
 			return false;
-		s->weak = flags & 1;
-		s->hidden = (flags >> 1) & 1;
-		s->torch = (flags >> 2) & 1;
-		s->string_abi = (uint8_t)((flags >> 3) & 3);
+		s->weak = w[2] & 1;
+		s->hidden = (w[2] >> 1) & 1;
+		s->torch = (w[2] >> 2) & 1;
+		s->string_abi = (uint8_t)((w[2] >> 3) & 3);
 	}
-	*n = len;
+	*count = n;
 	return true;
 }
 
-static bool load_strs(wg_lib *l, json_t *a, wg_strlist *out)
+static bool load_strs(const uint32_t *w, uint32_t n, const char *tab, uint32_t ns,
+		      wg_strlist *out)
 {
-	if (!json_is_array(a))
+	if (!n)
+		return true;
+	out->v = malloc((size_t)n * sizeof(*out->v));
+	if (!out->v)
 		return false;
-	for (size_t i = 0; i < json_array_size(a); i++) {
-		const char *s = bytes_value(l, json_array_get(a, i));
-		if (!s || wg_strlist_add(out, &l->arena, s) < 0)
+	out->cap = n;
+	for (uint32_t i = 0; i < n; i++)
+		if (!str_at(tab, ns, w[i], false, &out->v[out->n++]))
 			return false;
-	}
 	return true;
+}
+
+/*
+ * The library an entry of len bytes at map describes, when it is whole, of this format and
+ * of the library at path with this size and mtime; else NULL. The strings point into map,
+ * which the caller keeps (l->map) as long as the library.
+ */
+static wg_lib *parse(const uint8_t *map, size_t len, const char *path, uint64_t size,
+		     uint64_t mtime, uint32_t max_symbols)
+{
+	uint32_t ver, crc;
+	uint64_t plen;
+	if (len < CACHE_HEADER + CACHE_FIXED || memcmp(map, CACHE_MAGIC, 8))
+		return NULL;
+	memcpy(&ver, map + 8, 4);
+	memcpy(&crc, map + 12, 4);
+	memcpy(&plen, map + 16, 8);
+	if (ver != CACHE_VERSION || plen != len - CACHE_HEADER)
+		return NULL;
+	const uint8_t *p = map + CACHE_HEADER;
+	uint64_t sm[2];
+	uint32_t f[11];
+	memcpy(sm, p, 16);
+	memcpy(f, p + 16, sizeof(f));
+	if (sm[0] != size || sm[1] != mtime)
+		return NULL; /* stale: checked before the checksum, which reads it all */
+	uint32_t nneeded = f[5], nverdefs = f[6], nvn = f[7], ndefs = f[8], nundefs = f[9];
+	uint32_t ns = f[10];
+	if (ndefs > max_symbols || nundefs > max_symbols || f[4] > WG_ABI_MIXED)
+		return NULL; /* more than an object may have (max_symbols): rebuilt */
+	/* u64 arithmetic from u32 counts: no overflow */
+	uint64_t words = (uint64_t)nneeded + nverdefs + 3ull * nvn + 3ull * ndefs + 3ull * nundefs;
+	if (CACHE_FIXED + words * 4 + ns != plen || !ns)
+		return NULL;
+	const uint32_t *w = (const uint32_t *)(p + CACHE_FIXED); /* the header is 24, 8-aligned */
+	const char *tab = (const char *)(p + CACHE_FIXED + words * 4);
+	if (tab[ns - 1] != '\0' || libdeflate_crc32(0, p, (size_t)plen) != crc)
+		return NULL;
+	const char *ep, *so;
+	if (!str_at(tab, ns, f[0], false, &ep) || strcmp(ep, path) ||
+	    !str_at(tab, ns, f[1], false, &so))
+		return NULL;
+	wg_lib *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	wg_vec_init(&l->verneeds, sizeof(wg_verneed));
+	l->path = ep;
+	l->soname = so;
+	l->size = size;
+	l->mtime = mtime;
+	l->torch_abi = (wg_string_abi)f[4];
+	bool ok = str_at(tab, ns, f[2], true, &l->rpath) && str_at(tab, ns, f[3], true, &l->runpath) &&
+		  load_strs(w, nneeded, tab, ns, &l->needed) &&
+		  load_strs(w + nneeded, nverdefs, tab, ns, &l->verdefs);
+	w += (size_t)nneeded + nverdefs;
+	for (uint32_t i = 0; ok && i < nvn; i++, w += 3) {
+		wg_verneed *x = wg_vec_push(&l->verneeds);
+		ok = x && str_at(tab, ns, w[0], false, &x->file) &&
+		     str_at(tab, ns, w[1], false, &x->version) && w[2] <= 1;
+		if (ok)
+			x->weak = w[2];
+	}
+	ok = ok && load_syms(l, w, ndefs, tab, ns, &l->defs, &l->ndefs) &&
+	     load_syms(l, w + 3ull * ndefs, nundefs, tab, ns, &l->undefs, &l->nundefs);
+	if (!ok) {
+		wg_lib_free(l);
+		return NULL;
+	}
+	return l;
 }
 
 wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime)
@@ -245,73 +427,26 @@ wg_lib *wg_cache_get(wg_env *e, const char *path, uint64_t size, uint64_t mtime)
 	if (fd < 0)
 		return NULL;
 	struct stat st;
-	/* An entry over max_cache_entry (libtorch_cpu.so's 78k symbols take about 12 MiB) is
-	 * not read but rebuilt from the library. */
+	/* An entry over max_cache_entry is not read but rebuilt from the library. */
 	const wg_options *o = &e->sc->ctx->opts;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > o->max_cache_entry) {
+	    (uint64_t)st.st_size > o->max_cache_entry ||
+	    (uint64_t)st.st_size < CACHE_HEADER + CACHE_FIXED) {
 		close(fd);
 		return NULL; /* rebuilt from the library and written over */
 	}
-	/* Read whole, then parsed: json_loadfd reads a byte per system call (a 40 MB entry took
-	 * 70 s). The size is the one fstat gave, within max_cache_entry. */
-	size_t want = (size_t)st.st_size, got = 0;
-	char *text = malloc(want ? want : 1);
-	while (text && got < want) {
-		ssize_t n = read(fd, text + got, want - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	size_t len = (size_t)st.st_size;
+	void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	json_error_t je;
-	json_t *j = text && got == want ? json_loadb(text, want, 0, &je) : NULL;
-	free(text);
-	if (!j)
+	if (map == MAP_FAILED)
 		return NULL;
-	wg_lib *l = calloc(1, sizeof(*l));
-	bool ok = l != NULL;
-	const char *fmt = json_string_value(json_object_get(j, "format"));
-	const char *p = ok ? bytes_value(l, json_object_get(j, "path")) : NULL;
-	ok = ok && fmt && !strcmp(fmt, CACHE_FORMAT) && p && !strcmp(p, path) &&
-	     (uint64_t)json_integer_value(json_object_get(j, "size")) == size &&
-	     (uint64_t)json_integer_value(json_object_get(j, "mtime")) == mtime;
-	if (ok) {
-		wg_vec_init(&l->verneeds, sizeof(wg_verneed));
-		const char *so = bytes_value(l, json_object_get(j, "soname"));
-		l->path = wg_arena_strdup(&l->arena, path);
-		l->soname = so;
-		l->rpath = bytes_value(l, json_object_get(j, "rpath"));
-		l->runpath = bytes_value(l, json_object_get(j, "runpath"));
-		l->size = size;
-		l->mtime = mtime;
-		l->torch_abi = (wg_string_abi)json_integer_value(json_object_get(j, "torch_abi"));
-		json_t *vn = json_object_get(j, "verneeds");
-		ok = so && load_strs(l, json_object_get(j, "needed"), &l->needed) &&
-		     load_strs(l, json_object_get(j, "verdefs"), &l->verdefs) && json_is_array(vn) &&
-		     load_syms(l, json_object_get(j, "defs"), &l->defs, &l->ndefs, o->max_symbols) &&
-		     load_syms(l, json_object_get(j, "undefs"), &l->undefs, &l->nundefs,
-			       o->max_symbols);
-		for (size_t i = 0; ok && i < json_array_size(vn); i++) {
-			json_t *it = json_array_get(vn, i);
-			const char *f = bytes_value(l, json_array_get(it, 0));
-			const char *v = bytes_value(l, json_array_get(it, 1));
-			wg_verneed *x = f && v ? wg_vec_push(&l->verneeds) : NULL;
-			ok = x != NULL;
-			if (ok) {
-				x->file = f;
-				x->version = v;
-				x->weak = json_is_true(json_array_get(it, 2));
-			}
-		}
-	}
-	json_decref(j);
-	if (!ok) {
-		wg_lib_free(l); /* corrupt or stale: read the library again (and rewrite it) */
+	wg_lib *l = parse(map, len, path, size, mtime, o->max_symbols);
+	if (!l) {
+		munmap(map, len); /* corrupt or stale: read the library again (and rewrite it) */
 		return NULL;
 	}
+	l->map = map;
+	l->map_len = len;
 	wg_lib_index(l);
 	return l;
 }

@@ -29,6 +29,8 @@ typedef struct wg_lib {
 	size_t hcap;
 	wg_string_abi torch_abi;
 	bool global;      /* in the global scope (the interpreter, RTLD_GLOBAL loads) */
+	void *map;        /* the cache entry its strings point into (libcache.c), or NULL */
+	size_t map_len;
 } wg_lib;
 
 struct wg_env {
