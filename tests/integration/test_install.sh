@@ -22,11 +22,16 @@ printf '[tool.wheelgate]\nformat = "json"\n' > "$tmp/proj/pyproject.toml"
 out=$(cd "$tmp/proj" && "$pfx/bin/wheelgate" check "$wheel" 2>/dev/null || true)
 python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); assert d, d' <<<"$out" ||
   { echo "installed check did not apply pyproject.toml's format = \"json\": $out"; exit 1; }
-"$pfx/bin/wheelgate" serve --listen 127.0.0.1:0 2>"$tmp/serve.err" &
+# The log exists before the server starts (the background job opens it in its own time), its
+# stdout is not this script's (an orphan would hold ctest's pipe open), and it is killed
+# whatever way this script ends.
+: > "$tmp/serve.err"
+"$pfx/bin/wheelgate" serve --listen 127.0.0.1:0 >/dev/null 2>"$tmp/serve.err" &
 srv=$!
+trap 'kill -KILL "$srv" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 port=
 for _ in $(seq 1 300); do
-  port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$tmp/serve.err")
+  port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$tmp/serve.err" || true)
   [ -n "$port" ] && break
   kill -0 "$srv" 2>/dev/null || break
   sleep 0.1
