@@ -1,10 +1,14 @@
 /*
  * wheelgate.yaml: a mapping of the check options (rules, disable, enable, gpu, target,
- * fail-on, format), each a string or a list of strings, read with libyaml.
+ * fail-on, format), each a string or a list of strings, read with libyaml; pyproject.toml's
+ * [tool.wheelgate] read by the TOML module (config_toml.cpp), loaded only then.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +17,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "helper.h"
 
 static int push(char **list, size_t *n, const char *v)
 {
@@ -148,5 +153,80 @@ int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size
 	fclose(f);
 	if (!rc)
 		cfg->source = strdup(path);
+	return rc;
+}
+
+/* A pyproject.toml larger than this is refused before it is read. */
+#define PYPROJECT_MAX (4u << 20)
+
+typedef int (*toml_reader)(cli_config *cfg, const char *path, const char *text, size_t len,
+			   int *found, char *err, size_t errlen,
+			   int (*add)(cli_config *, const char *, const char *));
+
+/* The TOML module's reader, loaded once (it stays loaded: the process is short-lived). */
+static toml_reader load_toml(const char *path, char *err, size_t errlen)
+{
+	static toml_reader reader;
+	char mod[PATH_MAX], tried[2 * PATH_MAX + 256];
+	if (reader)
+		return reader;
+	if (helper_path(HELPER_TOML, mod, sizeof(mod), tried, sizeof(tried)) < 0) {
+		snprintf(err, errlen, "%s: reading it needs wheelgate's TOML module, which is "
+			 "missing: looked for %s", path, tried);
+		return NULL;
+	}
+	void *h = dlopen(mod, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, errlen, "%s: cannot load wheelgate's TOML module: %s", path, dlerror());
+		return NULL;
+	}
+	reader = (toml_reader)dlsym(h, "wg_toml_read_pyproject_v1");
+	if (!reader)
+		snprintf(err, errlen, "%s: %s is not this wheelgate's TOML module (no "
+			 "wg_toml_read_pyproject_v1)", path, mod);
+	return reader;
+}
+
+int cfg_read_pyproject(cli_config *cfg, const char *path, int *found, char *err, size_t errlen)
+{
+	*found = 0;
+	int why;
+	FILE *f = fopen_regular(path, &why);
+	if (!f) {
+		if (why == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path,
+			 why == EINVAL ? "not a regular file" : strerror(why));
+		return -1;
+	}
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = -1;
+	if (fstat(fileno(f), &st) != 0 || st.st_size < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	} else if ((uint64_t)st.st_size > PYPROJECT_MAX) {
+		snprintf(err, errlen, "%s: %lld bytes, more than the %u a pyproject.toml may have",
+			 path, (long long)st.st_size, PYPROJECT_MAX);
+	} else if (!(text = malloc((size_t)st.st_size + 1))) {
+		snprintf(err, errlen, "%s: out of memory", path);
+	} else {
+		/* Read to the end, but never past the bound (the file may grow meanwhile). */
+		len = fread(text, 1, (size_t)st.st_size + 1, f);
+		if (ferror(f))
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		else if (len > (size_t)st.st_size)
+			snprintf(err, errlen, "%s: changed while it was read", path);
+		else
+			rc = 0;
+	}
+	fclose(f);
+	toml_reader reader = rc == 0 ? load_toml(path, err, errlen) : NULL;
+	rc = reader ? reader(cfg, path, text ? text : "", len, found, err, errlen, cfg_add) : -1;
+	free(text);
+	if (rc == 0 && *found && !(cfg->source = strdup(path))) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		rc = -1;
+	}
 	return rc;
 }

@@ -11,6 +11,50 @@ trap 'rm -rf "$tmp"' EXIT
 pfx="$tmp/prefix"
 cmake --install "$build" --prefix "$pfx" >/dev/null
 "$pfx/bin/wheelgate" inspect --symbols=none "$wheel" | grep -q "string ABI  new"
+# The CLI's helpers (docs/startup.md) are installed where it finds them: `check` reads
+# [tool.wheelgate] from ./pyproject.toml through the TOML module, and `serve` runs the
+# service's executable, which answers a check over HTTP and stops cleanly on SIGTERM.
+for h in wheelgate-serve wheelgate-toml.so; do
+  [ -f "$pfx/libexec/wheelgate/$h" ] || { echo "not installed: libexec/wheelgate/$h"; exit 1; }
+done
+mkdir "$tmp/proj"
+printf '[tool.wheelgate]\nformat = "json"\n' > "$tmp/proj/pyproject.toml"
+out=$(cd "$tmp/proj" && "$pfx/bin/wheelgate" check "$wheel" 2>/dev/null || true)
+python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); assert d, d' <<<"$out" ||
+  { echo "installed check did not apply pyproject.toml's format = \"json\": $out"; exit 1; }
+# The log exists before the server starts (the background job opens it in its own time), its
+# stdout is not this script's (an orphan would hold ctest's pipe open), and it is killed
+# whatever way this script ends.
+: > "$tmp/serve.err"
+"$pfx/bin/wheelgate" serve --listen 127.0.0.1:0 >/dev/null 2>"$tmp/serve.err" &
+srv=$!
+trap 'kill -KILL "$srv" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+port=
+for _ in $(seq 1 300); do
+  port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$tmp/serve.err" || true)
+  [ -n "$port" ] && break
+  kill -0 "$srv" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$port" ] || { kill "$srv" 2>/dev/null; echo "installed serve did not start: $(cat "$tmp/serve.err")"; exit 1; }
+code=$(python3 - "$port" "$wheel" "$tmp/served.json" <<'PY'
+import os, sys, urllib.error, urllib.parse, urllib.request
+port, wheel, out = sys.argv[1:]
+url = "http://127.0.0.1:%s/v1/check?filename=%s" % (port, urllib.parse.quote(os.path.basename(wheel)))
+try:
+    with urllib.request.urlopen(urllib.request.Request(url, data=open(wheel, "rb").read()), timeout=60) as r:
+        code, body = r.status, r.read()
+except urllib.error.HTTPError as e:
+    code, body = e.code, e.read()
+open(out, "wb").write(body)
+print(code)
+PY
+) || code=request-failed
+kill -TERM "$srv"
+rc=0; wait "$srv" || rc=$?
+[ "$code" = 200 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["inputs"], d' "$tmp/served.json" ||
+  { echo "installed serve: HTTP $code: $(head -c 1000 "$tmp/served.json")"; cat "$tmp/serve.err"; exit 1; }
+[ "$rc" = 0 ] || { echo "installed serve exited $rc after SIGTERM"; cat "$tmp/serve.err"; exit 1; }
 cat > "$tmp/consumer.c" <<'C'
 #include <stdio.h>
 #include <wheelgate.h>
@@ -60,4 +104,4 @@ site=$(find "$pfx" -type d -name wheelgate -path "*packages/wheelgate" | head -n
 libpath=$(env -u WHEELGATE_LIB PYTHONPATH="$(dirname "$site")" python3 -c \
   'import wheelgate; print(wheelgate.library_path())')
 [ "$libpath" = "$pfx/lib/libwheelgate.so.0" ] || { echo "binding found: $libpath"; exit 1; }
-echo "install: CLI, pkg-config and find_package consumers, and the Python binding work"
+echo "install: CLI (check with pyproject.toml, serve), pkg-config and find_package consumers, and the Python binding work"
