@@ -45,6 +45,13 @@ typedef struct wg_zbuf {
 	struct libdeflate_decompressor *dec;
 } wg_zbuf;
 void wg_zbuf_free(wg_zbuf *b);
+/** b holds at least n bytes (mapped, not touched yet: faulted in as it is written). */
+bool wg_zbuf_reserve(wg_zbuf *b, uint64_t n);
+/** Faults in [p, p + len) of a buffer another thread may be writing, without changing a byte:
+ * the kernel's cost of fresh pages (a quarter of a 541 MB inflate here) moved to an idle core. */
+void wg_zbuf_prefault(const uint8_t *p, size_t len);
+/** Whether wg_zip_view inflates member i whole into a wg_zbuf of `declared` bytes. */
+bool wg_zip_inflates_whole(wg_zip *z, uint64_t i, uint64_t declared);
 /**
  * Member i whole, in one pass: hands it to cb in blocks (after each block's CRC-32) and checks
  * the CRC against the directory; then *data points at its declared bytes: in place in the
@@ -72,6 +79,8 @@ typedef struct wg_members {
 	int (*view)(void *self, uint64_t i, uint64_t declared, wg_zbuf *b, wg_chunk_cb cb,
 		    void *payload, const uint8_t **data, wg_err *err);
 	void (*release)(void *self, uint64_t i); /* done with a view (may be NULL) */
+	/* wg_zip_inflates_whole's contract (NULL: never) */
+	bool (*inflates_whole)(void *self, uint64_t i, uint64_t declared);
 	bool installed; /* an installed distribution: no filename, no zip limits to apply */
 } wg_members;
 void wg_members_zip(wg_members *m, wg_zip *z);

@@ -45,6 +45,11 @@ static int zip_view(void *self, uint64_t i, uint64_t declared, wg_zbuf *b, wg_ch
 	return wg_zip_view(self, i, declared, b, cb, payload, data, err);
 }
 
+static bool zip_inflates_whole(void *self, uint64_t i, uint64_t declared)
+{
+	return wg_zip_inflates_whole(self, i, declared);
+}
+
 static void zip_release(void *self, uint64_t i)
 {
 	wg_zip_release(self, i);
@@ -58,6 +63,7 @@ void wg_members_zip(wg_members *m, wg_zip *z)
 	m->read = zip_read;
 	m->view = zip_view;
 	m->release = zip_release;
+	m->inflates_whole = zip_inflates_whole;
 	m->installed = false;
 }
 
@@ -326,6 +332,7 @@ void wg_members_installed(wg_members *m, wg_installed *d)
 	m->read = inst_read;
 	m->view = NULL;
 	m->release = NULL;
+	m->inflates_whole = NULL;
 	m->installed = true;
 }
 

@@ -37,6 +37,7 @@ typedef struct {
 	uint32_t crc;
 	int32_t method;
 	bool viewable; /* stored or deflated, not encrypted, data located and checked */
+	int8_t elf;    /* a deflated member over WHOLE_MAX: -1 not known yet, else starts as ELF */
 } zmember;
 
 #define NO_OFF UINT64_MAX
@@ -473,6 +474,7 @@ int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err)
 	if (i < z->ninfo) {
 		zmember *zm = &z->info[i];
 		zm->name = st.name;
+		zm->elf = -1;
 		zm->off = NO_OFF;
 		zm->csize = st.comp_size;
 		zm->method = st.comp_method;
@@ -546,6 +548,46 @@ static bool starts_as_elf(wg_zip *z, uint64_t i)
 	return n == 4 && !memcmp(head, "\x7f" "ELF", 4);
 }
 
+bool wg_zip_inflates_whole(wg_zip *z, uint64_t i, uint64_t declared)
+{
+	if (i >= z->ninfo || !z->info[i].viewable || z->info[i].method != ZIP_CM_DEFLATE ||
+	    !z->info[i].csize)
+		return false;
+	if (declared <= WHOLE_MAX)
+		return true;
+	/* Asked once per member (wg_zip_stat's thread, or the view's): the answer is kept. */
+	zmember *zm = &z->info[i];
+	int8_t elf = __atomic_load_n(&zm->elf, __ATOMIC_ACQUIRE);
+	if (elf < 0) {
+		elf = starts_as_elf(z, i) ? 1 : 0;
+		__atomic_store_n(&zm->elf, elf, __ATOMIC_RELEASE);
+	}
+	return elf == 1;
+}
+
+void wg_zbuf_prefault(const uint8_t *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t page = pg > 0 ? (uintptr_t)pg : 4096;
+	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t to = ((uintptr_t)p + len) & ~(page - 1);
+	/* Faults the pages in as if written, without writing them: safe beside the thread that
+	 * is filling the buffer (a page it wrote is left as it is). Before Linux 5.14: EINVAL,
+	 * and nothing is done. */
+	if (to > from)
+		madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)len;
+#endif
+}
+
+bool wg_zbuf_reserve(wg_zbuf *b, uint64_t n)
+{
+	return zbuf_grow(b, n);
+}
+
 int wg_zip_view(wg_zip *z, uint64_t i, uint64_t declared, wg_zbuf *b, wg_chunk_cb cb,
 		void *payload, const uint8_t **data, wg_err *err)
 {
@@ -569,7 +611,7 @@ int wg_zip_view(wg_zip *z, uint64_t i, uint64_t declared, wg_zbuf *b, wg_chunk_c
 		 * to the streaming path (and libzip's checks) to refuse. */
 		if (zm->csize == 0 || zm->csize > declared + declared / 1024 + 1024)
 			return 1;
-		if (declared > WHOLE_MAX && !starts_as_elf(z, i))
+		if (declared > WHOLE_MAX && !wg_zip_inflates_whole(z, i, declared))
 			return 1;
 		if (!zbuf_grow(b, declared ? declared : 1) ||
 		    (!b->dec && !(b->dec = libdeflate_alloc_decompressor())))
