@@ -224,7 +224,9 @@ static bool has_so(const char *dir, int depth)
 		if (!so && (depth <= 0 || de->d_type == DT_REG))
 			continue;
 		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		int n = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			continue; /* longer than a path can be: nothing to open there */
 		unsigned char t = de->d_type;
 		if (t == DT_LNK || t == DT_UNKNOWN) {
 			struct stat st;
