@@ -238,8 +238,9 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "o:qhj:", longopts, NULL)) != -1) {
 		int bad = 0;
 		if (mode && (c == O_ENV || c == O_STDIN_NAME || c == O_MAX_STDIN)) {
-			fail("%s: the environment audited is the ENV argument; its distributions "
-			     "are the inputs\n", argv[optind - 1]);
+			fail("--%s: the environment audited is the ENV argument; its distributions "
+			     "are the inputs\n", c == O_ENV ? "env" : c == O_STDIN_NAME ? "stdin-filename"
+			     : "max-stdin");
 			return EXIT_USAGE;
 		}
 		if (!mode && c == O_ONLY) {
@@ -565,6 +566,13 @@ static int check_batch(checker *k, char **paths, size_t n)
 		order[i] = i;
 		sizes[i] = strcmp(paths[i], "-") && stat(paths[i], &st) == 0 && S_ISREG(st.st_mode)
 				   ? st.st_size : 0;
+		/* An installed distribution (audit): its RECORD's length, as many rows as files,
+		 * puts torch's first. */
+		if (!sizes[i] && strcmp(paths[i], "-") && wg_has_suffix_cli(paths[i], ".dist-info")) {
+			char rec[4096];
+			snprintf(rec, sizeof(rec), "%s/RECORD", paths[i]);
+			sizes[i] = stat(rec, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : 0;
+		}
 	}
 	qsort_r(order, n, sizeof(*order), by_size, sizes);
 	batch b = {k, o, order, n};

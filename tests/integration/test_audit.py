@@ -223,6 +223,19 @@ def a_record_with_hexadecimal_digests_is_verified():
     assert rc == 1 and [f["member"] for f in bad] == [r[0]], (rc, doc["inputs"][0]["findings"])
 
 
+@test
+def an_empty_installed_file_is_read():
+    """An empty Python file listed in RECORD (jeepney/tests/__init__.py) maps to no data:
+    read as empty (under --sanitize a memcpy from NULL was UBSan's error here)."""
+    env, site = make_env("empty")
+    os.makedirs(os.path.join(site, "purepkg", "tests"))
+    open(os.path.join(site, "purepkg", "tests", "__init__.py"), "w").close()
+    with open(os.path.join(site, "purepkg-0.1.dist-info", "RECORD"), "a") as f:
+        f.write("purepkg/tests/__init__.py,sha256=%s,0\n" % b64(b""))
+    rc, doc, err = audit_json(*SYSTEM, "--only", "purepkg", env)
+    assert rc == 0 and doc["inputs"][0]["verdict"] == "pass", (rc, err, doc["inputs"][0]["findings"])
+
+
 def dpkg_explains(f, member, site_dirs):
     """Why a finding on a Debian package's file is Debian's doing, or None: the file is as
     Debian's package shipped it (dpkg's md5sums) though it differs from RECORD (dh_strip ran
