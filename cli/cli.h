@@ -21,6 +21,24 @@ int cmd_gpus(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+
+/** A command built on check's machinery (cmd_check.c: options, configuration, target,
+ * threads, report formats, exit status) with inputs of its own: `wheelgate audit`. */
+typedef struct check_command {
+	const char *name; /* "wheelgate audit", in messages */
+	void (*help)(FILE *f);
+	/** The inputs (*paths and each of them malloc'd) from the environment opened once;
+	 * only: --only's names. -1 to go on, else the exit status (the message printed). */
+	int (*inputs)(char ***paths, size_t *n, const wg_env *env, const char *const *only,
+		      size_t nonly, bool quiet);
+	/** The name an input's report goes by (malloc'd), from its scan (NULL when it could not
+	 * be read) or its path; NULL: its path. Called on any thread. */
+	char *(*label)(const wg_scan *scan, const char *path);
+} check_command;
+int check_main(int argc, char **argv, const check_command *cmd);
+/** The options check and the commands built on it share, for their --help. */
+void check_help_options(FILE *f, bool audit);
 const char *default_env(char *buf, size_t n);
 
 /* output.c */

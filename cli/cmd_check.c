@@ -2,9 +2,12 @@
  * `wheelgate check`: the rules applied to wheels, objects and directories for a target, as
  * text, JSON ("wheelgate.check/1") or SARIF 2.1.0. Exit 0 when nothing blocks, 1 when a
  * finding at or above --fail-on exists, 2 for usage errors and unreadable inputs.
+ * `wheelgate audit` (cmd_audit.c) is the same machinery with an environment's installed
+ * distributions as the inputs (check_main with a check_command).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -17,6 +20,20 @@
 
 #define MAX_INPUTS 4096
 
+/* The command running: check (NULL) or one built on it (audit), and its name in messages. */
+static const check_command *mode;
+static const char *prog = "wheelgate check";
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
 static void help(FILE *f)
 {
 	fprintf(f,
@@ -27,7 +44,20 @@ static void help(FILE *f)
 		"environment they are to be installed in, and says what would break: C++ ABI\n"
 		"mismatches with torch, hollow wheels, GPU code that cannot run on the target GPU,\n"
 		"CUDA runtime majors, local version labels, wheel tags and RECORD integrity.\n"
+		"\n");
+	check_help_options(f, false);
+	fprintf(f,
 		"\n"
+		"Every report lists the rules not applied for lack of a fact (a GPU, an environment...).\n"
+		"\n"
+		"exit status: 0 when nothing blocks, 1 when a finding at or above --fail-on exists,\n"
+		"2 for usage errors, broken rule files, inputs that cannot be read and directories\n"
+		"with no wheel or ELF object.\n");
+}
+
+void check_help_options(FILE *f, bool audit)
+{
+	fprintf(f,
 		"target:\n"
 		"  --target SPEC      facts of the environment, e.g.\n"
 		"                     python=3.12,torch=2.9.1+cu128,cxx11abi=0,cuda=12.8\n"
@@ -38,10 +68,7 @@ static void help(FILE *f)
 		"  --gpu GPU          a target GPU: sm_89, 8.9 or a name (L4, H100...; see\n"
 		"                     'wheelgate gpus'); repeatable; 'auto' asks NVML for the\n"
 		"                     local GPUs (none: no GPU rule applies)\n"
-		"  --env PATH         a Python environment (venv, prefix, site-packages or python\n"
-		"                     executable): its python, torch, CUDA and C++ ABI become the\n"
-		"                     target, and every object is resolved as the loader would\n"
-		"                     after `import torch` there (see 'wheelgate env')\n"
+		"%s"
 		"  --profile P        the question asked: 'install' (will it work here? the\n"
 		"                     environment, system and GPUs; the default with --env or\n"
 		"                     any target fact) or 'publish' (is the wheel what it\n"
@@ -62,22 +89,24 @@ static void help(FILE *f)
 		"output:\n"
 		"  --format FORMAT    text (default), json or sarif\n"
 		"  -o, --output FILE  write the report (any format) to FILE instead of stdout\n"
-		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
-		"                     and tags come from it; without it those rules are not applied)\n"
-		"  --max-stdin SIZE   the most '-' reads (default 2G): more is refused, never held\n"
+		"%s"
 		"  --fail-on LEVEL    error (default), warning or info: the lowest severity that\n"
 		"                     fails an input\n"
 		"  -q, --quiet        text: print only failing inputs and the summary\n"
 		"  -j, --jobs N       threads reading members and inputs at once (default: one\n"
 		"                     per CPU this process may use; 1: no threads); reports are\n"
 		"                     the same, in the same order, for any N\n"
-		"  -h, --help         show this help\n"
-		"\n"
-		"Every report lists the rules not applied for lack of a fact (a GPU, an environment...).\n"
-		"\n"
-		"exit status: 0 when nothing blocks, 1 when a finding at or above --fail-on exists,\n"
-		"2 for usage errors, broken rule files, inputs that cannot be read and directories\n"
-		"with no wheel or ELF object.\n");
+		"  -h, --help         show this help\n",
+		audit ? "" :
+		"  --env PATH         a Python environment (venv, prefix, site-packages or python\n"
+		"                     executable): its python, torch, CUDA and C++ ABI become the\n"
+		"                     target, and every object is resolved as the loader would\n"
+		"                     after `import torch` there (see 'wheelgate env')\n",
+		audit ? "  --only NAME        audit only the distribution NAME (repeatable, or NAME,NAME;\n"
+			"                     compared as pip does: case, '-', '_' and '.' alike)\n" :
+		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
+		"                     and tags come from it; without it those rules are not applied)\n"
+		"  --max-stdin SIZE   the most '-' reads (default 2G): more is refused, never held\n");
 }
 
 static int add_csv(cli_config *cfg, const char *key, const char *arg)
@@ -177,6 +206,8 @@ typedef struct {
 	cli_config cfg;
 	const char *config, *output, *env_path, *stdin_name, *format;
 	uint64_t max_stdin; /* 0: the library's default */
+	const char **only;  /* audit: --only NAME..., nonly of them */
+	size_t nonly;
 	uint32_t jobs;      /* -j: 0 for one thread per CPU */
 	bool no_config, list, self_test, quiet;
 	int profile;
@@ -188,7 +219,7 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
 	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME,
-	       O_MAX_STDIN };
+	       O_MAX_STDIN, O_ONLY };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -200,11 +231,22 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		{"env", required_argument, NULL, O_ENV}, {"profile", required_argument, NULL, O_PROFILE},
 		{"stdin-filename", required_argument, NULL, O_STDIN_NAME},
 		{"max-stdin", required_argument, NULL, O_MAX_STDIN},
-		{"jobs", required_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
+		{"jobs", required_argument, NULL, 'j'}, {"only", required_argument, NULL, O_ONLY},
+		{NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qhj:", longopts, NULL)) != -1) {
 		int bad = 0;
+		if (mode && (c == O_ENV || c == O_STDIN_NAME || c == O_MAX_STDIN)) {
+			fail("--%s: the environment audited is the ENV argument; its distributions "
+			     "are the inputs\n", c == O_ENV ? "env" : c == O_STDIN_NAME ? "stdin-filename"
+			     : "max-stdin");
+			return EXIT_USAGE;
+		}
+		if (!mode && c == O_ONLY) {
+			fail("--only is an option of 'wheelgate audit'\n");
+			return EXIT_USAGE;
+		}
 		switch (c) {
 		case O_TARGET: bad = cfg_add(cli, "target", optarg); break;
 		case O_GPU: bad = add_csv(cli, "gpu", optarg); break;
@@ -223,23 +265,41 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		case O_STDIN_NAME: a->stdin_name = optarg; break;
 		case O_MAX_STDIN:
 			if (!parse_size(optarg, &a->max_stdin)) {
-				fprintf(stderr, "wheelgate check: --max-stdin takes a size (bytes, or "
+				fail("--max-stdin takes a size (bytes, or "
 					"with K, M or G), not '%s'\n", esc(optarg));
 				return EXIT_USAGE;
 			}
 			break;
+		case O_ONLY: {
+			char *save = NULL;
+			for (char *t = strtok_r(optarg, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				const char **p = realloc(a->only, (a->nonly + 1) * sizeof(*p));
+				if (!p) {
+					fail("out of memory\n");
+					return EXIT_USAGE;
+				}
+				a->only = p;
+				a->only[a->nonly++] = t;
+			}
+			break;
+		}
 		case 'q': a->quiet = true; break;
 		case 'j':
-			if (parse_jobs("check", optarg, &a->jobs) < 0)
+			if (parse_jobs(prog + 10, optarg, &a->jobs) < 0)
 				return EXIT_USAGE;
 			break;
-		case 'h': help(stdout); return EXIT_CLEAN;
+		case 'h':
+			if (mode)
+				mode->help(stdout);
+			else
+				help(stdout);
+			return EXIT_CLEAN;
 		default:
-			fprintf(stderr, "Try 'wheelgate check --help'.\n");
+			fprintf(stderr, "Try '%s --help'.\n", prog);
 			return EXIT_USAGE;
 		}
 		if (bad) {
-			fprintf(stderr, "wheelgate check: too many values for --%s\n", longopts[c - O_TARGET].name);
+			fail("too many values for --%s\n", longopts[c - O_TARGET].name);
 			return EXIT_USAGE;
 		}
 	}
@@ -267,7 +327,7 @@ static int configure(check_args *a, const cli_config *cli)
 			rc = -1;
 		}
 		if (rc < 0) {
-			fprintf(stderr, "wheelgate check: %s\n", esc(err));
+			fail("%s\n", esc(err));
 			return EXIT_USAGE;
 		}
 	}
@@ -283,17 +343,17 @@ static int configure(check_args *a, const cli_config *cli)
 	a->format = cfg->format ? cfg->format : "text";
 	int fail_on = severity_of(cfg->fail_on ? cfg->fail_on : "error");
 	if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "sarif")) {
-		fprintf(stderr, "wheelgate check: --format takes text, json or sarif, not '%s'\n", esc(a->format));
+		fail("--format takes text, json or sarif, not '%s'\n", esc(a->format));
 		return EXIT_USAGE;
 	}
 	a->profile = wg_profile_parse(cfg->profile ? cfg->profile : "auto");
 	if (a->profile < 0) {
-		fprintf(stderr, "wheelgate check: --profile takes install, publish or auto, not '%s'\n",
+		fail("--profile takes install, publish or auto, not '%s'\n",
 			esc(cfg->profile));
 		return EXIT_USAGE;
 	}
 	if (fail_on < 0) {
-		fprintf(stderr, "wheelgate check: --fail-on takes error, warning or info, not '%s'\n",
+		fail("--fail-on takes error, warning or info, not '%s'\n",
 			esc(cfg->fail_on));
 		return EXIT_USAGE;
 	}
@@ -308,29 +368,29 @@ static int make_target(wg_target **t, wg_env **env, const check_args *a, wg_cont
 {
 	if (wg_target_new(t) < 0 ||
 	    wg_target_set(*t, "profile", wg_profile_name((wg_profile)a->profile)) < 0) {
-		fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
+		fail("%s\n", esc(wg_error_last()));
 		return EXIT_USAGE;
 	}
 	if (a->env_path) {
 		wg_env_options eo = WG_ENV_OPTIONS_INIT;
 		if (wg_env_open(env, sc, a->env_path, &eo) < 0) {
-			fprintf(stderr, "wheelgate check: --env: %s\n", esc(wg_scanner_error(sc)));
+			fail("--env: %s\n", esc(wg_scanner_error(sc)));
 			return EXIT_USAGE;
 		}
 		wg_target_set_env(*t, *env);
 	}
 	for (size_t i = 0; i < a->cfg.ntargets; i++)
 		if (wg_target_parse(*t, a->cfg.targets[i]) < 0) {
-			fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
+			fail("%s\n", esc(wg_error_last()));
 			return EXIT_USAGE;
 		}
 	for (size_t i = 0; i < a->cfg.ngpus; i++) {
 		if (wg_target_add_gpu(*t, ctx, a->cfg.gpus[i]) < 0) {
-			fprintf(stderr, "wheelgate check: --gpu: %s\n", esc(wg_error_last()));
+			fail("--gpu: %s\n", esc(wg_error_last()));
 			return EXIT_USAGE;
 		}
 		if (!strcmp(a->cfg.gpus[i], "auto") && *wg_error_last())
-			fprintf(stderr, "wheelgate check: --gpu auto: %s: GPU rules do not apply\n",
+			fail("--gpu auto: %s: GPU rules do not apply\n",
 				esc(wg_error_last()));
 	}
 	return -1;
@@ -346,7 +406,7 @@ static int rules_only(const check_args *a, const wg_ruleset *rs)
 	char *report = NULL;
 	int status = EXIT_CLEAN;
 	if (wg_ruleset_self_test(rs, &report) < 0) {
-		fprintf(stderr, "wheelgate check: rule examples that fail:\n%s", report ? report : "");
+		fail("rule examples that fail:\n%s", report ? report : "");
 		status = EXIT_USAGE;
 	} else {
 		printf("%zu rules: every example agrees with its patterns\n", wg_ruleset_count(rs));
@@ -409,6 +469,7 @@ typedef struct {
 	const char *name;
 	wg_report *rep;
 	char *msg;       /* why it could not be read */
+	char *label;     /* the name it goes by, when the command names it (audit) */
 	bool judged;     /* false: a directory of wheels only (they are the inputs) */
 	char **wheels;   /* the wheels a directory holds: inputs of their own, right after it */
 	size_t nwheels;
@@ -450,6 +511,8 @@ static void check_job(void *arg, size_t j, unsigned slot)
 	}
 	wg_scan *scan = NULL;
 	int rc = read_input(k, sc, o->path, &o->name, &scan);
+	if (mode && mode->label && (o->label = mode->label(rc == WG_OK ? scan : NULL, o->path)))
+		o->name = o->label;
 	size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
 	if (nw && (o->wheels = calloc(nw, sizeof(*o->wheels)))) {
 		for (size_t i = 0; i < nw; i++)
@@ -491,7 +554,7 @@ static int check_batch(checker *k, char **paths, size_t n)
 	size_t *order = calloc(n ? n : 1, sizeof(*order));
 	off_t *sizes = calloc(n ? n : 1, sizeof(*sizes));
 	if (!o || !order || !sizes) {
-		fprintf(stderr, "wheelgate check: out of memory\n");
+		fail("out of memory\n");
 		free(o);
 		free(order);
 		free(sizes);
@@ -503,6 +566,13 @@ static int check_batch(checker *k, char **paths, size_t n)
 		order[i] = i;
 		sizes[i] = strcmp(paths[i], "-") && stat(paths[i], &st) == 0 && S_ISREG(st.st_mode)
 				   ? st.st_size : 0;
+		/* An installed distribution (audit): its RECORD's length, as many rows as files,
+		 * puts torch's first. */
+		if (!sizes[i] && strcmp(paths[i], "-") && wg_has_suffix_cli(paths[i], ".dist-info")) {
+			char rec[4096];
+			snprintf(rec, sizeof(rec), "%s/RECORD", paths[i]);
+			sizes[i] = stat(rec, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : 0;
+		}
 	}
 	qsort_r(order, n, sizeof(*order), by_size, sizes);
 	batch b = {k, o, order, n};
@@ -510,7 +580,7 @@ static int check_batch(checker *k, char **paths, size_t n)
 	progress_clear();
 	for (size_t i = 0; i < n; i++) {
 		if (o[i].oom) {
-			fprintf(stderr, "wheelgate check: out of memory\n");
+			fail("out of memory\n");
 			status = EXIT_USAGE;
 		}
 		if (o[i].judged) {
@@ -533,6 +603,7 @@ static int check_batch(checker *k, char **paths, size_t n)
 		}
 		wg_report_free(o[i].rep);
 		free(o[i].msg);
+		free(o[i].label);
 		for (size_t w = 0; w < o[i].nwheels; w++)
 			free(o[i].wheels[w]);
 		free(o[i].wheels);
@@ -549,7 +620,7 @@ static int check_inputs(checker *k, char **inputs, size_t ninputs)
 	k->tty = isatty(STDERR_FILENO);
 	k->nscs = wg_context_slots(k->ctx);
 	if (!(k->scs = calloc(k->nscs, sizeof(*k->scs)))) {
-		fprintf(stderr, "wheelgate check: out of memory\n");
+		fail("out of memory\n");
 		return EXIT_USAGE;
 	}
 	int status = check_batch(k, inputs, ninputs);
@@ -581,7 +652,7 @@ static int finish(checker *k, int status)
 	if (wg_reports_format(&summary, WG_FORMAT_SUMMARY, k->rs, k->target,
 			      (const char *const *)res->paths, (const wg_report *const *)res->reports,
 			      (const char *const *)res->errors, res->n, k->a->fail_on) < 0) {
-		fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
+		fail("%s\n", esc(wg_error_last()));
 		status = EXIT_USAGE;
 	}
 	if (summary && k->text)
@@ -590,7 +661,7 @@ static int finish(checker *k, int status)
 		fputs(summary, stderr);
 	wg_free(summary);
 	if (k->out != stdout && fclose(k->out) != 0) {
-		fprintf(stderr, "wheelgate check: -o: %s: %s\n", k->a->output, strerror(errno));
+		fail("-o: %s: %s\n", k->a->output, strerror(errno));
 		status = EXIT_USAGE;
 	}
 	bool unreadable = false, failed = false;
@@ -605,14 +676,44 @@ static int finish(checker *k, int status)
 
 int cmd_check(int argc, char **argv)
 {
+	return check_main(argc, argv, NULL);
+}
+
+/* audit: ENV (or the default python3), opened once as check's --env; -1 to go on, else the
+ * exit status. */
+static int audit_env(check_args *a, int argc, char **argv, char *buf, size_t n)
+{
+	if (argc - optind > 1) {
+		fail("one ENV at most, not %d\n", argc - optind);
+		return EXIT_USAGE;
+	}
+	a->env_path = argc > optind ? argv[optind] : default_env(buf, n);
+	if (!a->env_path) {
+		fail("no ENV given and no python3 on PATH\n");
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+int check_main(int argc, char **argv, const check_command *cmd)
+{
 	check_args a = {0};
 	cli_config cli = {0};
+	char envbuf[4096];
+	char **inputs = NULL;
+	size_t ninputs = 0;
+	mode = cmd;
+	if (cmd)
+		prog = cmd->name;
 	int status = parse_args(&a, &cli, argc, argv);
+	if (status < 0 && cmd)
+		status = audit_env(&a, argc, argv, envbuf, sizeof(envbuf));
 	if (status < 0)
 		status = configure(&a, &cli);
 	cfg_free(&cli);
 	if (status >= 0) {
 		cfg_free(&a.cfg);
+		free(a.only);
 		return status;
 	}
 	status = EXIT_CLEAN;
@@ -633,14 +734,14 @@ int cmd_check(int argc, char **argv)
 	ro.nenable = a.cfg.nenable;
 	if (wg_context_new(&ctx, &opts) < 0 || wg_ruleset_new(&rs, ctx, &ro) < 0 ||
 	    wg_scanner_new(&sc, ctx) < 0) {
-		fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
+		fail("%s\n", esc(wg_error_last()));
 		status = EXIT_USAGE;
 		goto out;
 	}
 	/* The environment gets a scanner of its own: its lazy loads classify symbols with it
 	 * while the threads read inputs with theirs. */
 	if (a.env_path && wg_scanner_new(&env_sc, ctx) < 0) {
-		fprintf(stderr, "wheelgate check: %s\n", esc(wg_error_last()));
+		fail("%s\n", esc(wg_error_last()));
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -651,15 +752,22 @@ int cmd_check(int argc, char **argv)
 		status = rules_only(&a, rs);
 		goto out;
 	}
-	int ninputs = argc - optind;
-	if (ninputs <= 0) {
-		fprintf(stderr, "wheelgate check: no PATH given\n");
+	if (cmd) {
+		if ((status = cmd->inputs(&inputs, &ninputs, env, a.only, a.nonly, a.quiet)) >= 0)
+			goto out;
+		status = EXIT_CLEAN;
+	} else {
+		ninputs = (size_t)(argc > optind ? argc - optind : 0);
+		inputs = argv + optind;
+	}
+	if (!cmd && ninputs == 0) {
+		fail("no PATH given\n");
 		help(stderr);
 		status = EXIT_USAGE;
 		goto out;
 	}
-	if (ninputs > MAX_INPUTS) {
-		fprintf(stderr, "wheelgate check: at most %d inputs at once\n", MAX_INPUTS);
+	if (!cmd && ninputs > MAX_INPUTS) {
+		fail("at most %d inputs at once\n", MAX_INPUTS);
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -669,12 +777,12 @@ int cmd_check(int argc, char **argv)
 		     !strcmp(a.format, "text"), false, {0}, ctx, NULL, 0, false, env != NULL,
 		     PTHREAD_MUTEX_INITIALIZER};
 	if (a.output && !(k.out = fopen(a.output, "w"))) {
-		fprintf(stderr, "wheelgate check: -o: %s: %s\n", a.output, strerror(errno));
+		fail("-o: %s: %s\n", a.output, strerror(errno));
 		status = EXIT_USAGE;
 		goto out;
 	}
 	k.color = k.text && k.out == stdout && use_color;
-	status = finish(&k, check_inputs(&k, argv + optind, (size_t)ninputs));
+	status = finish(&k, check_inputs(&k, inputs, ninputs));
 	results_free(&k.res);
 out:
 	wg_target_free(target);
@@ -684,5 +792,11 @@ out:
 	wg_ruleset_free(rs);
 	wg_context_free(ctx);
 	cfg_free(&a.cfg);
+	free(a.only);
+	if (cmd) {
+		for (size_t i = 0; i < ninputs; i++)
+			free(inputs[i]);
+		free(inputs);
+	}
 	return status;
 }

@@ -717,7 +717,11 @@ WG_API int wg_env_get_info(wg_env_info *out, const wg_env *env);
 typedef enum {
 	WG_ENV_LIB_DIRS,       /**< directories searched for libraries, in order */
 	WG_ENV_CUDA_LIBS,      /**< CUDA libraries present (nvidia-* wheels, torch/lib, system) */
-	WG_ENV_NATIVE_PACKAGES /**< other top-level packages in site-packages shipping .so files */
+	WG_ENV_NATIVE_PACKAGES, /**< other top-level packages in site-packages shipping .so files */
+	/** the installed distributions: every `*.dist-info` directory (a full path, each a
+	 * source of wg_scan_path) of the environment's site directories (site-packages; for
+	 * Debian's python also /usr/lib/python3/dist-packages), sorted per directory */
+	WG_ENV_DISTRIBUTIONS
 } wg_env_list;
 WG_API size_t wg_env_list_count(const wg_env *env, wg_env_list list);
 /** The i-th item (owned by env), or NULL. */

@@ -18,6 +18,32 @@ void wg_record_mark_none(wg_scan *scan)
 	}
 }
 
+/* Whether hex is the lower-case hexadecimal form of the digest b64 (urlsafe base64, no
+ * padding) says. Distributions installed by a system's packages (Debian's dist-packages)
+ * have RECORDs written with hexadecimal sha256 digests: the same hash, another spelling. */
+static bool hex_digest_is(const char *hex, const char *b64)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint32_t acc = 0;
+	int bits = 0;
+	size_t o = 0;
+	for (const char *p = b64; *p; p++) {
+		int v = *p >= 'A' && *p <= 'Z' ? *p - 'A' : *p >= 'a' && *p <= 'z' ? *p - 'a' + 26
+			: *p >= '0' && *p <= '9' ? *p - '0' + 52 : *p == '-' ? 62 : *p == '_' ? 63 : -1;
+		if (v < 0)
+			return false;
+		acc = (acc << 6) | (uint32_t)v;
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			unsigned byte = (acc >> bits) & 0xff;
+			if (hex[o] != digits[byte >> 4] || !hex[o + 1] || hex[o + 1] != digits[byte & 15])
+				return false;
+			o += 2;
+		}
+	}
+	return o == 64 && hex[o] == '\0';
+}
+
 static int cmp_row(const void *a, const void *b)
 {
 	return strcmp(((const wg_record_row *)a)->path, ((const wg_record_row *)b)->path);
@@ -112,7 +138,8 @@ void wg_record_verify_rows(wg_scan *scan, const char *name, wg_vec *rows_in, int
 					    scan->path, m->name, r->algo);
 			continue;
 		}
-		if (strcmp(r->digest, m->sha256_b64) != 0) {
+		if (strcmp(r->digest, m->sha256_b64) != 0 &&
+		    !(scan->kind == WG_SCAN_INSTALLED && hex_digest_is(r->digest, m->sha256_b64))) {
 			m->record = WG_RECORD_BAD_HASH;
 			wg_scan_add_problem(scan, WG_EINTEGRITY, m->name,
 					    "%s: %s: sha256 is %s but RECORD says %s", scan->path, m->name,

@@ -279,7 +279,8 @@ static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 			o->buf = r.buf;
 			o->len = r.len;
 		} else if ((o->buf = malloc(len + 1))) {
-			memcpy(o->buf, data, len);
+			if (len) /* an empty file (an installed __init__.py) maps to no data */
+				memcpy(o->buf, data, len);
 			o->len = len;
 		} else {
 			fail(o, WG_ENOMEM, "out of memory");

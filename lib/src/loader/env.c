@@ -293,6 +293,43 @@ static void survey(wg_env *e)
 	free_list(top);
 }
 
+/* The installed distributions (`*.dist-info` directories) of every site directory of the
+ * environment: its site-packages and, under a prefix, each directory find_site's patterns
+ * match (Debian's python reads /usr/local/lib/python3.X/dist-packages and
+ * /usr/lib/python3/dist-packages: both are its environment). */
+static void list_dists(wg_env *e, const char *prefix)
+{
+	static const char *const pats[] = {"/lib/python3.*/site-packages",
+					   "/local/lib/python3.*/dist-packages",
+					   "/lib/python3/dist-packages"};
+	wg_arena *a = &e->arena;
+	wg_strlist sites = {0};
+	char real[PATH_MAX];
+	if (realpath(e->site, real))
+		add_dir_once(&sites, a, real);
+	for (size_t i = 0; prefix && i < WG_ARRAY_LEN(pats); i++) {
+		char pat[PATH_MAX];
+		glob_t g;
+		snprintf(pat, sizeof(pat), "%s%s", prefix, pats[i]);
+		if (glob(pat, 0, NULL, &g) != 0)
+			continue;
+		for (size_t j = 0; j < g.gl_pathc; j++)
+			if (realpath(g.gl_pathv[j], real) && is_dir(real))
+				add_dir_once(&sites, a, real);
+		globfree(&g);
+	}
+	for (size_t i = 0; i < sites.n; i++) {
+		char **v = list_dir(sites.v[i]);
+		for (size_t j = 0; v && v[j]; j++) {
+			char *p = wg_has_suffix(v[j], ".dist-info") ? path_join(a, sites.v[i], v[j]) : NULL;
+			if (p && is_dir(p))
+				wg_strlist_add(&e->dists, a, p);
+		}
+		free_list(v);
+	}
+	wg_strlist_free(&sites);
+}
+
 /* site-packages, dist-packages, or a directory with installed distributions in it. */
 static bool looks_like_site(const char *dir)
 {
@@ -467,6 +504,7 @@ WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_
 	}
 	system_dirs(e, o->system_dirs);
 	survey(e);
+	list_dists(e, prefix);
 	loader_roots(e, prefix);
 	int rc = wg_env_cache_open(e, o->cache_dir);
 	if (rc == WG_OK && e->torch_dir) {
@@ -497,6 +535,7 @@ WG_API void wg_env_free(wg_env *e)
 	wg_strlist_free(&e->system_dirs);
 	wg_strlist_free(&e->cuda_libs);
 	wg_strlist_free(&e->native_packages);
+	wg_strlist_free(&e->dists);
 	wg_strlist_free(&e->roots);
 	wg_arena_free(&e->arena);
 	free(e);
@@ -524,7 +563,8 @@ WG_API int wg_env_get_info(wg_env_info *out, const wg_env *e)
 static const wg_strlist *list_of(const wg_env *e, wg_env_list l)
 {
 	return l == WG_ENV_LIB_DIRS ? &e->lib_dirs : l == WG_ENV_CUDA_LIBS ? &e->cuda_libs
-		: l == WG_ENV_NATIVE_PACKAGES ? &e->native_packages : NULL;
+		: l == WG_ENV_NATIVE_PACKAGES ? &e->native_packages
+		: l == WG_ENV_DISTRIBUTIONS ? &e->dists : NULL;
 }
 
 WG_API size_t wg_env_list_count(const wg_env *e, wg_env_list l)

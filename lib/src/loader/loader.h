@@ -40,6 +40,7 @@ struct wg_env {
 	const char *torch_dir, *torch_version, *torch_cuda;
 	int torch_cxx11abi;
 	wg_strlist lib_dirs, system_dirs, cuda_libs, native_packages;
+	wg_strlist dists; /* the *.dist-info directories of its site directories */
 	wg_strlist roots; /* real paths the loader's search may read below (wg_env_allows) */
 	wg_vec libs;      /* wg_lib*, every library indexed, by path */
 	size_t cache_hits;
