@@ -2,6 +2,12 @@
 # Installs hooks/pip/{wheelgate,wheelgate_pip} for WG_PYTHON (CMakeLists.txt sets the WG_*
 # variables before this script runs). Runs at install time: CMAKE_INSTALL_PREFIX is the prefix
 # in force (`cmake --install --prefix` included); file(INSTALL) adds DESTDIR itself.
+# WG_PYTHON in the environment of `cmake --install` overrides the configured one, so that one
+# build installs for several interpreters (a venv: WG_PYTHON=V/bin/python cmake --install
+# build --prefix V).
+if(DEFINED ENV{WG_PYTHON} AND NOT "$ENV{WG_PYTHON}" STREQUAL "")
+  set(WG_PYTHON "$ENV{WG_PYTHON}")
+endif()
 if(WG_PYTHON_SITEDIR)
   if(IS_ABSOLUTE "${WG_PYTHON_SITEDIR}")
     set(site "${WG_PYTHON_SITEDIR}")
