@@ -385,6 +385,28 @@ print(json.dumps([wheelgate.__version__, missing]))
     ver, missing = json.loads(out)
     assert ver == version() and not missing, (ver, version(), missing)
     assert os.path.isfile(os.path.join(SRC, "hooks", "pip", "wheelgate", "py.typed"))
+    # mypy (Debian's python3-mypy, scripts/setup.sh --test): the package passes --strict, and
+    # a user's code type-checked against the wheel installed in a venv (py.typed makes mypy
+    # read its hints) has a wrong use caught.
+    rc, out, err = run([DEBIAN, "-m", "mypy", "--version"])
+    if rc != 0:
+        raise Missing("no mypy for %s (apt-get install python3-mypy)" % DEBIAN)
+    mypy = [DEBIAN, "-m", "mypy", "--no-incremental", "--cache-dir=/dev/null"]
+    rc, out, err = run(mypy + ["--strict", "-p", "wheelgate"], cwd=os.path.join(SRC, "hooks", "pip"))
+    assert rc == 0, (out, err)
+    d, py = venv("venv-typed")
+    rc, out, err = run([py, "-m", "pip", "install", "--no-index", "--no-deps", the_wheel()])
+    assert rc == 0, (rc, out, err)
+    user = os.path.join(TMP, "user.py")
+    with open(user, "w") as f:
+        f.write("import wheelgate\n"
+                "r: wheelgate.Report = wheelgate.check('x.whl', disable='WG-SYS-003')\n"
+                "rs: list = wheelgate.check_all(['a.whl', 'b.whl'], gpus='H100')\n"
+                "n: int = wheelgate.check('x.whl')\n")
+    rc, out, err = run(mypy + ["--python-executable", py, user], cwd=TMP)
+    assert rc == 1 and out.count("error:") == 1, (rc, out, err)
+    assert "user.py:4: error: Incompatible types in assignment (expression has type " \
+        "\"Report\", variable has type \"int\")" in out, out
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ _UNSAFE = {c: ("\\x%02x" % c if c < 0x80 else "\\u%04x" % c)
 _UNSAFE_TEXT = {k: v for k, v in _UNSAFE.items() if k not in (0x09, 0x0A)}
 
 
-def _surrogate(c):
+def _surrogate(c: int) -> str:
     # a byte that was not UTF-8 (surrogateescape) as the library writes it: \\xNN
     return "\\x%02x" % (c - 0xDC00) if 0xDC80 <= c <= 0xDCFF else "\\u%04x" % c
 
@@ -134,7 +134,7 @@ def _installed_record() -> Tuple[Optional[str], Optional[str], str]:
     """(library, cli, where they were recorded) from _installed.py: written by `cmake --install`
     (absolute paths) or into the wheel (paths relative to this package)."""
     try:
-        from . import _installed
+        from . import _installed  # type: ignore[attr-defined]  # written at installation
     except ImportError:
         return None, None, "no installation record"
     lib = getattr(_installed, "LIBRARY", None)
@@ -391,7 +391,7 @@ class Checker:
         self._env = ctypes.c_void_p()
         self._target = ctypes.c_void_p()
         # Arguments are checked before the library is loaded: a TypeError is a TypeError.
-        self.fail_on = {"info": 0, "warning": 1, "error": 2}.get(fail_on)  # type: ignore[arg-type]
+        self.fail_on = {"info": 0, "warning": 1, "error": 2}.get(fail_on)
         if self.fail_on is None:
             raise InvalidArgument("fail_on", "must be error, warning or info, not %r" % (fail_on,))
         if profile not in _PROFILES:
@@ -442,7 +442,7 @@ class Checker:
         of its own) and its loose ELF objects."""
         lib = self._lib
         queue = _names(paths, "paths")
-        done = []  # (path, report handle or None, error or None)
+        done: List[Tuple[bytes, Any, Any]] = []  # (path, report handle or None, error or None)
         try:
             while queue:
                 p = queue.pop(0)
@@ -480,7 +480,7 @@ class Checker:
         name = _bytes_name(data, filename)
         view = _PyBuffer()
         _get_buffer(data, ctypes.byref(view), 0)  # PyBUF_SIMPLE: contiguous bytes, in place
-        done = []
+        done: List[Tuple[bytes, Any, Any]] = []
         try:
             scan = ctypes.c_void_p()
             rep = ctypes.c_void_p()
@@ -512,7 +512,7 @@ class Checker:
             if lib.wg_reports_format(ctypes.byref(out), fmt, self._rs, self._target,
                                      cpaths, reports, errors, n, self.fail_on) < 0:
                 raise WheelgateError("cannot format the report")
-            docs.append(_s(ctypes.string_at(out.value)))
+            docs.append(_s(ctypes.string_at(out.value or 0)))
             lib.wg_free(out)
         return Result(json.loads(docs[0]), docs[1])
 
@@ -535,7 +535,7 @@ class Checker:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
