@@ -32,6 +32,9 @@ if $test; then
          nodejs npm groovy default-jre-headless systemd)
   # wrk: the load benchmark of wheelgate serve (bench/serve.sh)
   pkgs+=(wrk)
+  # python3-mypy: the Python binding's type hints are checked (--strict, and through py.typed
+  # from an installed wheel) by ctest python-package
+  pkgs+=(python3-mypy)
 fi
 if $clang; then
   # libclang-rt-14-dev: the sanitizer and libFuzzer runtimes (tests/fuzz, scripts/test.sh --fuzz)

@@ -270,7 +270,7 @@ def the_binding_on_its_own():
     code = ("import wheelgate, json, sys\n"
             "r = wheelgate.check(sys.argv[1])\n"
             "print(json.dumps([r.verdict, [(f.rule, f.severity, f.file, f.line) for f in r.findings]]))\n"
-            "rs = wheelgate.check([sys.argv[2], sys.argv[1]], gpus=['H100'])\n"
+            "rs = wheelgate.check_all([sys.argv[2], sys.argv[1]], gpus=['H100'])\n"
             "print(json.dumps([x.verdict for x in rs]))\n"
             "print(json.dumps([r.profile, rs[0].profile,"
             " wheelgate.check(sys.argv[1], profile='install').profile]))\n"

@@ -6,15 +6,36 @@
     for f in report.findings:
         print(f.severity, f.rule, f.message)
 
-libwheelgate is found through $WHEELGATE_LIB, then the path recorded at installation, then
-the system's library path. All verdicts come from the library: this module only moves data.
+    reports = wheelgate.check_all(["a.whl", "wheels/"], disable="WG-SYS-003")
+
+libwheelgate is found through $WHEELGATE_LIB, then the library inside the package (the wheel
+built by `cmake --build build --target python-wheel`) or the path recorded by `cmake --install`,
+then the system's library path. All verdicts come from the library: this module only moves
+data. `python -m wheelgate ARGS` runs the `wheelgate` CLI installed with it.
+
+Where a list is meant (paths, gpus, rules, disable, enable, target) a list or tuple of strings
+or a single string (one item) is taken. check() and check_bytes() return a Report, check_all()
+a list of Reports, Checker.check() a Result. Arguments the library refuses raise
+InvalidArgument (a ValueError), files it cannot read WheelgateError with .path, a library that
+cannot be loaded LibraryError (an OSError); all are WheelgateError.
 """
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import json
 import os
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-__all__ = ["check", "check_bytes", "Checker", "Finding", "Report", "WheelgateError", "escape", "library_path"]
+__version__ = "0.1.0"  # the project's version; tests compare it with the library's
+
+__all__ = ["check", "check_all", "check_bytes", "Checker", "Finding", "Report", "Result",
+           "WheelgateError", "InvalidArgument", "LibraryError", "escape", "library_path",
+           "cli_path", "version", "__version__"]
+
+StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+#: a list of names/paths, or one (a str is one item, never its characters)
+Names = Union[StrPath, Iterable[StrPath], None]
 
 # What a terminal obeys or reorders for: C0, DEL, C1, the bidi marks, embeddings, overrides
 # and isolates ("Trojan Source"), and the line/paragraph separators. The library's
@@ -25,12 +46,12 @@ _UNSAFE = {c: ("\\x%02x" % c if c < 0x80 else "\\u%04x" % c)
 _UNSAFE_TEXT = {k: v for k, v in _UNSAFE.items() if k not in (0x09, 0x0A)}
 
 
-def _surrogate(c):
+def _surrogate(c: int) -> str:
     # a byte that was not UTF-8 (surrogateescape) as the library writes it: \\xNN
     return "\\x%02x" % (c - 0xDC00) if 0xDC80 <= c <= 0xDCFF else "\\u%04x" % c
 
 
-def escape(text, keep_newlines=False):
+def escape(text: Union[str, bytes, None], keep_newlines: bool = False) -> str:
     """text (str or bytes) made safe to print to a terminal: control characters, bidi
     controls and bytes that are not UTF-8 written as \\xNN / \\uNNNN, as the library's text
     output writes them; keep_newlines leaves newlines and tabs (text of several lines)."""
@@ -45,35 +66,132 @@ def escape(text, keep_newlines=False):
 
 
 class WheelgateError(Exception):
-    """libwheelgate could not be loaded, or refused an argument (the message says why, with
-    names from inputs escaped)."""
+    """libwheelgate could not be loaded, or refused an argument or a file (the message says
+    why, with names from inputs escaped). .problem is the message; .path the file concerned,
+    when there is one."""
 
-    def __init__(self, message):
+    def __init__(self, message: str, path: Optional[StrPath] = None):
         super().__init__(escape(message))
+        self.problem = escape(message)
+        self.path = os.fsdecode(path) if path is not None else None
 
 
-def library_path():
-    """Where libwheelgate is taken from, or raises WheelgateError saying what was tried."""
+class InvalidArgument(WheelgateError, ValueError):
+    """An argument the library refuses (an unknown rule, GPU, target key or profile);
+    .argument is the keyword's name."""
+
+    def __init__(self, argument: str, message: str):
+        super().__init__("%s: %s" % (argument, message))
+        self.argument = argument
+
+
+class LibraryError(WheelgateError, OSError):
+    """libwheelgate cannot be found or loaded."""
+
+
+# The library's messages name the CLI's flags; the binding's callers gave keywords.
+_FLAGS = {"--disable": "disable", "--enable": "enable", "--target": "target",
+          "--gpu": "gpus", "--rules": "rules", "--profile": "profile", "--env": "env"}
+
+
+def _refused(argument: str, message: str) -> InvalidArgument:
+    for flag, kw in _FLAGS.items():
+        if message.startswith(flag + ":"):
+            message = message[len(flag) + 1:].lstrip()
+            break
+    message = message.replace("'wheelgate gpus' lists them", "`python -m wheelgate gpus` lists them")
+    return InvalidArgument(argument, message)
+
+
+def _names(value: Names, argument: str) -> List[bytes]:
+    """A list where one is meant: None is none, a str/bytes/path one item, else each item."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, os.PathLike)):
+        value = [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError("%s must be a string or a list of strings, not %s"
+                        % (argument, type(value).__name__)) from None
+    out = []
+    for i in items:
+        if not isinstance(i, (str, bytes, os.PathLike)):
+            raise TypeError("%s must be a string or a list of strings; it holds a %s"
+                            % (argument, type(i).__name__))
+        b = _b(os.fspath(i))
+        if b"\0" in b:
+            raise ValueError("%s: %s holds a NUL byte" % (argument, escape(repr(i))))
+        out.append(b)
+    return out
+
+
+def _package_file(rel: str) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), rel)
+
+
+def _installed_record() -> Tuple[Optional[str], Optional[str], str]:
+    """(library, cli, where they were recorded) from _installed.py: written by `cmake --install`
+    (absolute paths) or into the wheel (paths relative to this package)."""
+    try:
+        from . import _installed  # type: ignore[attr-defined]  # written at installation
+    except ImportError:
+        return None, None, "no installation record"
+    lib = getattr(_installed, "LIBRARY", None)
+    cli = getattr(_installed, "CLI", None)
+    if getattr(_installed, "RELATIVE", False):
+        lib = _package_file(lib) if lib else None
+        cli = _package_file(cli) if cli else None
+        return lib, cli, "inside the package"
+    return lib, cli, "recorded at installation"
+
+
+def library_path() -> str:
+    """Where libwheelgate is taken from, or raises LibraryError saying what was tried."""
     tried = []
     env = os.environ.get("WHEELGATE_LIB")
     if env:
         if os.path.exists(env):
             return env
         tried.append("$WHEELGATE_LIB=%s (no such file)" % env)
-    try:
-        from . import _installed  # written by `cmake --install`
-        if os.path.exists(_installed.LIBRARY):
-            return _installed.LIBRARY
-        tried.append("%s (recorded at installation; gone)" % _installed.LIBRARY)
-    except ImportError:
-        tried.append("no installation record")
+    lib, _, where = _installed_record()
+    if lib and os.path.exists(lib):
+        return lib
+    tried.append("%s (%s; gone)" % (lib, where) if lib else where)
     found = ctypes.util.find_library("wheelgate")
     if found:
         return found
     tried.append("no libwheelgate on the system's library path")
-    raise WheelgateError("cannot find libwheelgate: " + "; ".join(tried) +
-                         ". Set WHEELGATE_LIB to the path of libwheelgate.so.0 (in a build "
-                         "tree: build/libwheelgate.so.0) or install wheelgate.")
+    raise LibraryError("cannot find libwheelgate: " + "; ".join(tried) +
+                       ". Set WHEELGATE_LIB to the path of libwheelgate.so.0 (in a build "
+                       "tree: build/libwheelgate.so.0) or install wheelgate.")
+
+
+def cli_path() -> str:
+    """The `wheelgate` executable installed with this package (the wheel's, or the one
+    `cmake --install` recorded), else the one next to $WHEELGATE_LIB (a build tree), else
+    the one on PATH; LibraryError if none."""
+    import shutil
+    _, cli, where = _installed_record()
+    tried = []
+    if cli:
+        if os.access(cli, os.X_OK):
+            return cli
+        tried.append("%s (%s; gone)" % (cli, where))
+    else:
+        tried.append(where)
+    env = os.environ.get("WHEELGATE_LIB")
+    if env:
+        near = os.path.join(os.path.dirname(os.path.abspath(env)), "wheelgate")
+        if os.access(near, os.X_OK) and os.path.isfile(near):
+            return near
+        tried.append("%s (next to $WHEELGATE_LIB; none)" % near)
+    found = shutil.which("wheelgate")
+    if found:
+        return found
+    tried.append("no wheelgate on PATH")
+    raise LibraryError("cannot find the wheelgate CLI: " + "; ".join(tried) +
+                       ". Install wheelgate (the wheel, or cmake --install).")
 
 
 _PROFILES = ("auto", "install", "publish")
@@ -90,7 +208,7 @@ class _RulesetOptions(ctypes.Structure):  # wg_ruleset_options, version 1
 _lib = None
 
 
-def _load():
+def _load() -> Any:
     global _lib
     if _lib is not None:
         return _lib
@@ -98,7 +216,7 @@ def _load():
     try:
         lib = ctypes.CDLL(path)
     except OSError as e:
-        raise WheelgateError("cannot load %s: %s" % (path, e))
+        raise LibraryError("cannot load %s: %s" % (path, e), path)
     P = ctypes.c_void_p
     PP = ctypes.POINTER(ctypes.c_void_p)
     sigs = {
@@ -137,18 +255,17 @@ def _load():
     return lib
 
 
-def _b(s):
+def _b(s: Union[str, bytes]) -> bytes:
     return os.fsencode(s) if isinstance(s, str) else s
 
 
-def _s(b):
+def _s(b: Optional[bytes]) -> str:
     """Text from the library: valid UTF-8 (it escapes a wheel's other bytes), but a message
     is never worth a UnicodeDecodeError."""
     return b.decode("utf-8", "backslashreplace") if b is not None else ""
 
 
-def _strv(items):
-    items = [_b(os.fspath(i)) for i in items]
+def _strv(items: List[bytes]) -> Tuple[Any, int]:
     return (ctypes.c_char_p * max(1, len(items)))(*items), len(items)
 
 
@@ -169,7 +286,7 @@ _release_buffer.argtypes = [ctypes.POINTER(_PyBuffer)]
 _release_buffer.restype = None
 
 
-def _bytes_name(data, filename):
+def _bytes_name(data: Any, filename: Union[str, bytes]) -> bytes:
     """Checks check_bytes()'s arguments: TypeError for data that is not bytes-like (or not
     contiguous), ValueError for a filename the library cannot take as a file's name."""
     try:
@@ -197,32 +314,43 @@ def _bytes_name(data, filename):
 class Finding:
     """One finding: a rule that says something about an input."""
     __slots__ = ("rule", "severity", "title", "message", "fix", "member", "symbol", "file", "line")
+    rule: str
+    severity: str
+    title: Optional[str]
+    message: str
+    fix: Optional[str]
+    member: Optional[str]
+    symbol: Optional[str]
+    file: Optional[str]
+    line: Optional[int]
 
-    def __init__(self, d):
+    def __init__(self, d: Dict[str, Any]):
         for k in self.__slots__:
             setattr(self, k, d.get(k))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Finding(%s %s: %s)" % (escape(self.severity), escape(self.rule),
                                        escape(self.message))
 
 
 class Report:
-    """The verdict on one input: pass, fail, or error (unreadable)."""
+    """The verdict on one input: pass, fail, or error (unreadable: .error names the file
+    and the problem)."""
 
-    def __init__(self, d):
-        self.path = d["path"]
-        self.verdict = d["verdict"]
-        self.error = d["error"]
-        self.findings = [Finding(f) for f in d["findings"]]
+    def __init__(self, d: Dict[str, Any]):
+        self.path: str = d["path"]
+        self.verdict: str = d["verdict"]
+        self.error: Optional[str] = d["error"]
+        self.findings: List[Finding] = [Finding(f) for f in d["findings"]]
         # Rules a missing fact left out: [{"rule", "lacks": [...], "message"}].
-        self.not_applied = d.get("not_applied", [])
+        self.not_applied: List[Dict[str, Any]] = d.get("not_applied", [])
+        self.profile: Optional[str] = None
 
     @property
-    def blocking(self):
+    def blocking(self) -> bool:
         return self.verdict != "pass"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Report(%s: %s, %d findings)" % (escape(self.path), self.verdict,
                                                 len(self.findings))
 
@@ -230,71 +358,91 @@ class Report:
 class Result:
     """Reports of several inputs, with the text `wheelgate check` prints for them."""
 
-    def __init__(self, doc, text):
-        self.document = doc
-        self.reports = [Report(i) for i in doc["inputs"]]
-        self.target = doc["target"]
+    def __init__(self, doc: Dict[str, Any], text: str):
+        self.document: Dict[str, Any] = doc
+        self.reports: List[Report] = [Report(i) for i in doc["inputs"]]
+        self.target: Dict[str, Any] = doc["target"]
         # The question answered: "install" (will it work here?) or "publish" (is the wheel
         # what it claims?).
-        self.profile = doc.get("profile")
+        self.profile: Optional[str] = doc.get("profile")
         for r in self.reports:
             r.profile = self.profile
-        self.text = text
+        self.text: str = text
 
     @property
-    def blocking(self):
+    def blocking(self) -> bool:
         return any(r.blocking for r in self.reports)
 
 
 class Checker:
-    """A loaded rule set and target, for checking any number of inputs (one thread)."""
+    """A loaded rule set and target, for checking any number of inputs (one thread).
 
-    def __init__(self, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
-                 fail_on="error", profile="auto"):
-        self._lib = lib = _load()
+    env: an environment (venv, prefix or site-packages) to judge against; target: KEY=VALUE
+    specs (python, torch, cxx11abi, cuda); gpus: GPU names, sm_XY or compute capabilities;
+    rules: extra rule files; disable / enable: rule ids. Each of target, gpus, rules, disable
+    and enable takes a list or a single string."""
+
+    def __init__(self, env: Optional[StrPath] = None, target: Names = None, gpus: Names = (),
+                 rules: Names = (), disable: Names = (), enable: Names = (),
+                 fail_on: str = "error", profile: str = "auto"):
         self._ctx = ctypes.c_void_p()
         self._rs = ctypes.c_void_p()
         self._sc = ctypes.c_void_p()
         self._env = ctypes.c_void_p()
         self._target = ctypes.c_void_p()
+        # Arguments are checked before the library is loaded: a TypeError is a TypeError.
         self.fail_on = {"info": 0, "warning": 1, "error": 2}.get(fail_on)
         if self.fail_on is None:
-            raise WheelgateError("fail_on must be error, warning or info, not %r" % fail_on)
+            raise InvalidArgument("fail_on", "must be error, warning or info, not %r" % (fail_on,))
+        if profile not in _PROFILES:
+            raise InvalidArgument("profile", "must be install, publish or auto, not %r" % (profile,))
+        lists = {k: _names(v, k) for k, v in (("rules", rules), ("disable", disable),
+                                               ("enable", enable), ("target", target),
+                                               ("gpus", gpus))}
+        self._lib = lib = _load()
         if lib.wg_context_new(ctypes.byref(self._ctx), None) < 0:
             raise WheelgateError(_s(lib.wg_error_last()))
         opts = _RulesetOptions()
         opts.version = 1
-        self._keep = [_strv(rules), _strv(disable), _strv(enable)]
+        self._keep = [_strv(lists["rules"]), _strv(lists["disable"]), _strv(lists["enable"])]
         opts.rule_paths, opts.nrule_paths = self._keep[0]
         opts.disable, opts.ndisable = self._keep[1]
         opts.enable, opts.nenable = self._keep[2]
         if lib.wg_ruleset_new(ctypes.byref(self._rs), self._ctx, ctypes.byref(opts)) < 0:
-            raise WheelgateError(_s(lib.wg_error_last()))
+            msg = _s(lib.wg_error_last())
+            for kw in ("disable", "enable"):
+                if msg.startswith("--%s:" % kw):
+                    raise _refused(kw, msg)
+            # a rule file that cannot be read or parsed: the message starts with its path
+            path = next((r for r in lists["rules"] if msg.startswith(_s(r) + ":")), None)
+            raise WheelgateError("rules: " + msg, path)
         if lib.wg_scanner_new(ctypes.byref(self._sc), self._ctx) < 0:
             raise WheelgateError(_s(lib.wg_error_last()))
         if lib.wg_target_new(ctypes.byref(self._target)) < 0:
             raise WheelgateError(_s(lib.wg_error_last()))
-        if profile not in _PROFILES:
-            raise WheelgateError("profile must be install, publish or auto, not %r" % (profile,))
         if lib.wg_target_set(self._target, b"profile", _b(profile)) < 0:
-            raise WheelgateError(_s(lib.wg_error_last()))
+            raise _refused("profile", _s(lib.wg_error_last()))
         if env is not None:
-            if lib.wg_env_open(ctypes.byref(self._env), self._sc, _b(os.fspath(env)), None) < 0:
-                raise WheelgateError(_s(lib.wg_scanner_error(self._sc)))
+            env_b = _names(env, "env")
+            if len(env_b) != 1:
+                raise TypeError("env must be one path, not %d" % len(env_b))
+            if lib.wg_env_open(ctypes.byref(self._env), self._sc, env_b[0], None) < 0:
+                raise WheelgateError("env: " + _s(lib.wg_scanner_error(self._sc)), env_b[0])
             lib.wg_target_set_env(self._target, self._env)
-        for spec in ([target] if isinstance(target, str) else list(target or [])):
-            if lib.wg_target_parse(self._target, _b(spec)) < 0:
-                raise WheelgateError(_s(lib.wg_error_last()))
-        for g in gpus:
-            if lib.wg_target_add_gpu(self._target, self._ctx, _b(g)) < 0:
-                raise WheelgateError(_s(lib.wg_error_last()))
+        for spec in lists["target"]:
+            if lib.wg_target_parse(self._target, spec) < 0:
+                raise _refused("target", _s(lib.wg_error_last()))
+        for g in lists["gpus"]:
+            if lib.wg_target_add_gpu(self._target, self._ctx, g) < 0:
+                raise _refused("gpus", _s(lib.wg_error_last()))
 
-    def check(self, paths):
-        """Checks every path (wheel, .so, directory); returns a Result. A directory stands
-        for every wheel below it (each an input of its own) and its loose ELF objects."""
+    def check(self, paths: Names) -> Result:
+        """Checks every path (wheel, .so, installed .dist-info, directory; a list, or one
+        path); returns a Result. A directory stands for every wheel below it (each an input
+        of its own) and its loose ELF objects."""
         lib = self._lib
-        queue = [_b(os.fspath(p)) for p in paths]
-        done = []  # (path, report handle or None, error or None)
+        queue = _names(paths, "paths")
+        done: List[Tuple[bytes, Any, Any]] = []  # (path, report handle or None, error or None)
         try:
             while queue:
                 p = queue.pop(0)
@@ -324,7 +472,7 @@ class Checker:
                 if d[1]:
                     lib.wg_report_free(d[1])
 
-    def check_bytes(self, data, filename):
+    def check_bytes(self, data: Any, filename: Union[str, bytes]) -> Result:
         """Checks a wheel (or an ELF object) held in memory: data is bytes-like (bytes,
         bytearray, memoryview; read in place, not copied) and filename the file's name, which
         a wheel's name, version and tags come from. Returns a Result, as check() does."""
@@ -332,7 +480,7 @@ class Checker:
         name = _bytes_name(data, filename)
         view = _PyBuffer()
         _get_buffer(data, ctypes.byref(view), 0)  # PyBUF_SIMPLE: contiguous bytes, in place
-        done = []
+        done: List[Tuple[bytes, Any, Any]] = []
         try:
             scan = ctypes.c_void_p()
             rep = ctypes.c_void_p()
@@ -351,7 +499,7 @@ class Checker:
                 if d[1]:
                     lib.wg_report_free(d[1])
 
-    def _result(self, done):
+    def _result(self, done: List[Tuple[bytes, Any, Any]]) -> Result:
         """done: (path, report handle or None, error or None) for each input; the Result."""
         lib = self._lib
         n = len(done)
@@ -364,12 +512,14 @@ class Checker:
             if lib.wg_reports_format(ctypes.byref(out), fmt, self._rs, self._target,
                                      cpaths, reports, errors, n, self.fail_on) < 0:
                 raise WheelgateError("cannot format the report")
-            docs.append(_s(ctypes.string_at(out.value)))
+            docs.append(_s(ctypes.string_at(out.value or 0)))
             lib.wg_free(out)
         return Result(json.loads(docs[0]), docs[1])
 
-    def close(self):
-        lib = self._lib
+    def close(self) -> None:
+        lib = getattr(self, "_lib", None)
+        if lib is None:
+            return
         # The target borrows the environment: it goes first.
         for name, h in (("wg_target_free", "_target"), ("wg_env_free", "_env"),
                         ("wg_scanner_free", "_sc"), ("wg_ruleset_free", "_rs"),
@@ -379,34 +529,52 @@ class Checker:
                 getattr(lib, name)(handle)
                 setattr(self, h, ctypes.c_void_p())
 
-    def __enter__(self):
+    def __enter__(self) -> "Checker":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
 
-def check(path, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
-          fail_on="error", profile="auto"):
-    """Checks one path (a Report), or a list of paths or a directory (a list of Reports: a
-    directory stands for the wheels below it, and its loose ELF objects). profile: "install"
-    (will it work here?), "publish" (is the wheel what it claims?) or "auto" (install with an
-    env or a declared target, else publish)."""
+def check(path: StrPath, env: Optional[StrPath] = None, target: Names = None, gpus: Names = (),
+          rules: Names = (), disable: Names = (), enable: Names = (), fail_on: str = "error",
+          profile: str = "auto") -> Report:
+    """Checks one input (a wheel, an ELF object, an installed .dist-info directory, or a
+    directory that holds one input) and returns its Report. A list of paths, or a directory
+    with several wheels below it, is check_all()'s: TypeError / ValueError say so. profile:
+    "install" (will it work here?), "publish" (is the wheel what it claims?) or "auto"
+    (install with an env or a declared target, else publish)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError("check() takes one path (str, bytes or os.PathLike), not %s: "
+                        "check_all() takes several" % type(path).__name__)
+    reports = check_all(path, env=env, target=target, gpus=gpus, rules=rules, disable=disable,
+                        enable=enable, fail_on=fail_on, profile=profile)
+    if len(reports) != 1:
+        raise ValueError("check(): %s holds %d inputs; check_all() returns a Report for each"
+                         % (escape(os.fsdecode(path)), len(reports)))
+    return reports[0]
+
+
+def check_all(paths: Names, env: Optional[StrPath] = None, target: Names = None,
+              gpus: Names = (), rules: Names = (), disable: Names = (), enable: Names = (),
+              fail_on: str = "error", profile: str = "auto") -> List[Report]:
+    """Checks a list of paths (or one path), with the options of check(); returns a list of
+    Reports, one for each input: a directory stands for every wheel below it and its loose
+    ELF objects."""
     with Checker(env=env, target=target, gpus=gpus, rules=rules, disable=disable, enable=enable,
                  fail_on=fail_on, profile=profile) as c:
-        if isinstance(path, (list, tuple)) or os.path.isdir(path):
-            return c.check(path if isinstance(path, (list, tuple)) else [path]).reports
-        return c.check([path]).reports[0]
+        return c.check(paths).reports
 
 
-def check_bytes(data, filename, env=None, target=None, gpus=(), rules=(), disable=(), enable=(),
-                fail_on="error", profile="auto"):
+def check_bytes(data: Any, filename: Union[str, bytes], env: Optional[StrPath] = None,
+                target: Names = None, gpus: Names = (), rules: Names = (), disable: Names = (),
+                enable: Names = (), fail_on: str = "error", profile: str = "auto") -> Report:
     """Checks a wheel held in memory (a Report), with the options of check(): data is
     bytes-like (bytes, bytearray, memoryview; read in place, not copied), filename the
     file's name (NAME-VERSION-TAGS.whl: a wheel's name, version and tags come from it).
@@ -419,5 +587,7 @@ def check_bytes(data, filename, env=None, target=None, gpus=(), rules=(), disabl
         return c.check_bytes(data, name).reports[0]
 
 
-def version():
+def version() -> str:
+    """The loaded library's version (__version__ is the package's; they match when
+    installed together)."""
     return _s(_load().wg_version_string())
