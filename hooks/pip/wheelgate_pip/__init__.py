@@ -124,36 +124,54 @@ def _editable_wheel(path, tmpdir):
                 rel = os.path.relpath(os.path.join(d, f), where)
                 files[name + "/" + rel.replace(os.sep, "/")] = os.path.join(d, f)
     out = os.path.join(tmpdir, os.path.basename(path))
-    # RECORD lists what the editable wheel installs; the source files are not in it, so the
-    # RECORD (and the .pth, finder) stay out of the wheel judged.
+    # The editable wheel's RECORD lists only what it installs: the wheel judged gets a RECORD
+    # of its own, of what it holds.
+    import base64
+    import hashlib
+    record = None
+    body = {}
+    for n, data in members.items():
+        if n.endswith(".dist-info/RECORD"):
+            record = n
+        else:
+            body[n] = data
+    for n, f in files.items():
+        if n not in body:
+            with open(f, "rb") as fh:
+                body[n] = fh.read()
+    rows = ["%s,sha256=%s,%d" % (n, base64.urlsafe_b64encode(hashlib.sha256(d).digest())
+                                 .rstrip(b"=").decode(), len(d)) for n, d in body.items()]
     with zipfile.ZipFile(out, "w") as z:
-        for n, data in members.items():
-            if n.endswith(".dist-info/RECORD"):
-                continue
+        for n, data in body.items():
             z.writestr(n, data)
-        for n, f in files.items():
-            if n not in members:
-                z.write(f, n)
+        if record:
+            z.writestr(record, "\n".join(rows + [record + ",,"]) + "\n")
     return out
 
 
 def _install_env(root=None, home=None, prefix=None, user=False):
     """The environment that will import what pip installs: sys.prefix, unless --target
-    (home), --prefix, --root or --user send the files elsewhere."""
+    (home), --prefix, --root or --user send the files elsewhere. Where that place holds
+    nothing yet, nothing there can break: the interpreter's own environment is judged."""
     options = _state["options"]
+    where = None
     if home:
-        target = getattr(options, "target_dir", None)
-        return target if target and os.path.isdir(target) else home
-    if not (root or prefix or user):
-        return sys.prefix
-    from pip._internal.locations import get_scheme
-    scheme = get_scheme("", user=bool(user), home=None, root=root, prefix=prefix)
-    if os.path.isdir(scheme.platlib):
-        return scheme.platlib
-    return scheme.purelib if os.path.isdir(scheme.purelib) else None
+        where = getattr(options, "target_dir", None) or home
+    elif root or prefix or user:
+        from pip._internal.locations import get_scheme
+        scheme = get_scheme("", user=bool(user), home=None, root=root, prefix=prefix)
+        where = scheme.platlib if _has_files(scheme.platlib) else scheme.purelib
+    return where if where and _has_files(where) else sys.prefix
 
 
-def gate(requirements, options=None, env=None, dry_run=False, report_only=False):
+def _has_files(path):
+    try:
+        return any(True for _ in os.scandir(path))
+    except OSError:
+        return False
+
+
+def gate(requirements, options=None, env=sys.prefix, dry_run=False, report_only=False):
     """Checks the wheels of requirements; raises pip's InstallationError when one blocks.
     dry_run: says what would be blocked; report_only (pip wheel): returns the blocking names."""
     import tempfile
@@ -174,10 +192,6 @@ def gate(requirements, options=None, env=None, dry_run=False, report_only=False)
     try:
         if tmp is not None:
             paths = paths + [_editable_wheel(e, tmp.name) for e in editables]
-        empty = None
-        if env is None:
-            empty = tempfile.TemporaryDirectory(prefix="wheelgate-env-")
-            env = empty.name  # where the files go does not exist yet: nothing there to judge against
         try:
             checker = wheelgate.Checker(env=env, target=opts["target"], gpus=opts["gpus"],
                                         rules=opts["rules"], disable=opts["disable"],
@@ -187,9 +201,6 @@ def gate(requirements, options=None, env=None, dry_run=False, report_only=False)
                 result = checker.check(paths)
         except wheelgate.WheelgateError as e:
             _refuse("wheelgate cannot check the wheels: %s" % e)
-        finally:
-            if empty is not None:
-                empty.cleanup()
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -203,7 +214,7 @@ def gate(requirements, options=None, env=None, dry_run=False, report_only=False)
     # terminal: a wheel's name is a stranger's text.
     names = ", ".join(wheelgate.escape(os.path.basename(r.path)) for r in blocking)
     where = "" if env == sys.prefix or env is None else " (judged for %s)" % wheelgate.escape(env)
-    if report_only:
+    if blocking and report_only:
         pass
     elif blocking and dry_run:
         _refuse("wheelgate would block the install: %s%s" % (names, where))
@@ -224,6 +235,8 @@ def preload():
     """Imports and loads everything the gate uses, before pip's install starts: pip 26.2
     warns on, and 26.3 refuses, a module imported after it (its audit hook)."""
     import ast  # noqa: F401 (stdlib: imported early all the same)
+    import base64  # noqa: F401
+    import hashlib  # noqa: F401
     import inspect  # noqa: F401
     import tempfile  # noqa: F401
     import zipfile  # noqa: F401
@@ -304,19 +317,35 @@ def patch_wheel_command(module):
     original = cls.run
 
     def run(self, options, args):
-        def snapshot():
-            d = getattr(options, "wheel_dir", None) or os.curdir
-            try:
-                return {e.path: e.stat().st_mtime_ns for e in os.scandir(d)
-                        if e.name.endswith(".whl")}
-            except OSError:
-                return {}
         mode = "off" if bypassed() else wheel_mode()
-        before = snapshot() if mode != "off" else {}
+        resolved = []
+        if mode != "off":
+            make_resolver = self.make_resolver
+
+            def capturing_make_resolver(*a, **kw):
+                resolver = make_resolver(*a, **kw)
+                resolve = resolver.resolve
+
+                def capturing_resolve(*ra, **rkw):
+                    requirement_set = resolve(*ra, **rkw)
+                    resolved.extend(requirement_set.requirements.values())
+                    return requirement_set
+
+                resolver.resolve = capturing_resolve
+                return resolver
+
+            self.make_resolver = capturing_make_resolver
         rc = original(self, options, args)
         if mode == "off":
             return rc
-        new = sorted(p for p, t in snapshot().items() if before.get(p) != t)
+        # the wheels pip wrote (or found already there) in the wheel directory
+        new = []
+        for r in resolved:
+            f = getattr(r, "local_file_path", None)
+            if f and f.endswith(".whl"):
+                f = os.path.join(options.wheel_dir, os.path.basename(f))
+                if os.path.isfile(f) and f not in new:
+                    new.append(f)
 
         class _Wheel:
             def __init__(self, p):
