@@ -265,7 +265,7 @@ def bypass_and_warn_only():
 
 @test
 def enable_gates_plain_pip_and_disable_undoes_it():
-    v = venv("v7")
+    v = venv("v8")
     p = gated(v, "enable")
     assert p.returncode == 0, p.stderr
     p = gated(v, "status")
