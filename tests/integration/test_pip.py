@@ -6,6 +6,11 @@ a bad wheel are blocked with nothing of them left installed; one bad wheel among
 installs none; bypass and warn-only; enable/disable of plain `pip install`; a pip the gate
 cannot hook is refused loudly; the Python binding on its own.
 
+With $WG_TEST_PIP_WHEEL (a pip wheel of ../shared/tools/pip) every venv gets that pip
+instead of Debian's (`python3 -m venv --without-pip`, then the wheel installs itself), so that
+the same tests run against pip 23.0.1, 25.0, 26.2.1 and 26.3.dev0. No gated command may print
+pip 26.2's "Unexpected import" warning (26.3 enforces it).
+
 Usage: test_pip.py HOOKS_DIR LIBWHEELGATE FIXTURES [PYTHON]
 """
 import base64
@@ -96,14 +101,40 @@ def fixtures():
     return d
 
 
+PIPWHL = os.environ.get("WG_TEST_PIP_WHEEL")
+
+
 def venv(name):
     if not os.path.exists(PY):
         raise Missing("no %s" % PY)
     path = os.path.join(TMP, name)
-    p = subprocess.run([PY, "-m", "venv", "--system-site-packages", path], capture_output=True,
-                       text=True)
-    if p.returncode != 0:
-        raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+    if PIPWHL:
+        if not os.path.exists(PIPWHL):
+            raise Missing("the pip wheel %s is not there (../shared/tools/pip)" % PIPWHL)
+        if "template" not in STATE:
+            t = os.path.join(TMP, "template")
+            p = subprocess.run([PY, "-m", "venv", "--without-pip", "--system-site-packages", t],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+            p = subprocess.run([os.path.join(t, "bin", "python"), os.path.join(PIPWHL, "pip"),
+                                "install", "-q", "--no-index", PIPWHL], capture_output=True,
+                               text=True, env=env({"PYTHONPATH": ""}))
+            assert p.returncode == 0, p.stderr
+            STATE["template"] = t
+        # A venv's paths are relative to its python: a copy is a venv of its own.
+        shutil.copytree(STATE["template"], path, symlinks=True)
+    else:
+        p = subprocess.run([PY, "-m", "venv", "--system-site-packages", path],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+    want = os.path.basename(PIPWHL).split("-")[1] if PIPWHL else None
+    got = subprocess.run([os.path.join(path, "bin", "python"), "-c",
+                          "import pip; print(pip.__version__)"], capture_output=True,
+                         text=True, env=env({"PYTHONPATH": ""})).stdout.strip()
+    assert got and (want is None or got == want), (want, got)
+    STATE["pip"] = got
     return path
 
 
@@ -116,20 +147,29 @@ def env(extra=None):
     return e
 
 
+def ran(p):
+    # pip 26.2 warns of a module imported after its install began, and 26.3 refuses it:
+    # the gate must have everything it needs loaded before.
+    assert "Unexpected import" not in p.stderr, p.stderr[-3000:]
+    return p
+
+
 def gated(v, *args, extra=None):
-    return subprocess.run([os.path.join(v, "bin", "python"), "-m", "wheelgate_pip", *args],
-                          capture_output=True, text=True, env=env(extra), timeout=600)
+    return ran(subprocess.run([os.path.join(v, "bin", "python"), "-m", "wheelgate_pip", *args],
+                              capture_output=True, text=True, env=env(extra), timeout=600))
 
 
 def pip(v, *args, extra=None):
-    return subprocess.run([os.path.join(v, "bin", "python"), "-m", "pip", *args],
-                          capture_output=True, text=True, env=env(extra), timeout=600)
+    return ran(subprocess.run([os.path.join(v, "bin", "python"), "-m", "pip", *args],
+                              capture_output=True, text=True, env=env(extra), timeout=600))
 
 
-def installed(v, name):
-    site = subprocess.run([os.path.join(v, "bin", "python"), "-c",
-                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True).stdout.strip()
+def installed(v, name, site=None):
+    site = site or subprocess.run([os.path.join(v, "bin", "python"), "-c",
+                                   "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True).stdout.strip()
+    if not os.path.isdir(site):
+        return False
     return any(e == name or e.startswith(name + "-") for e in os.listdir(site))
 
 
@@ -225,7 +265,7 @@ def bypass_and_warn_only():
 
 @test
 def enable_gates_plain_pip_and_disable_undoes_it():
-    v = venv("v7")
+    v = venv("v8")
     p = gated(v, "enable")
     assert p.returncode == 0, p.stderr
     p = gated(v, "status")
@@ -365,6 +405,217 @@ print(json.dumps(out))
     assert "bytes-like" in errs[0] and "contiguous" in errs[2], errs
     assert "a file's name" in errs[3] and "\\x00" in errs[5], errs
 
+
+BARE = {"PYTHONPATH": "", "WHEELGATE_LIB": ""}
+
+
+def enabled(name, hooks=None, lib=None):
+    """A venv gated by `enable`, with the gate's package (and library) taken from copies the
+    test may then break."""
+    v = venv(name)
+    hooks = hooks or HOOKS
+    p = gated(v, "enable", extra={"PYTHONPATH": hooks, "WHEELGATE_LIB": lib or LIB})
+    assert p.returncode == 0, p.stderr
+    return v
+
+
+def broken_copy(name):
+    hooks = os.path.join(TMP, name, "hooks")
+    shutil.copytree(HOOKS, hooks)
+    lib = os.path.join(TMP, name, "libwheelgate.so.0")
+    shutil.copy(LIB, lib)
+    return hooks, lib
+
+
+def assert_closed(v, why):
+    """Every Python start is quiet; pip install stops with one message naming the fix and
+    installs nothing; other pip commands work; WHEELGATE_PIP=off is the bypass."""
+    p = subprocess.run([os.path.join(v, "bin", "python"), "-c", "print('ok')"],
+                       capture_output=True, text=True, env=env(BARE))
+    assert p.returncode == 0 and p.stdout == "ok\n" and p.stderr == "", (why, p.stderr)
+    p = pip(v, "install", "--no-deps", w("purepkg-0.1-py3-none-any.whl"), extra=BARE)
+    assert p.returncode != 0 and not installed(v, "purepkg"), (why, p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr, (why, p.stderr)
+    assert p.stderr.count("cannot run") == 1, (why, p.stderr)
+    assert "wheelgate_pip disable" in p.stderr and "reinstall wheelgate" in p.stderr, p.stderr
+    assert "WHEELGATE_PIP=off" in p.stderr, p.stderr
+    p = pip(v, "list", extra=BARE)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, (why, p.stderr)
+    p = pip(v, "install", "--no-deps", w("purepkg-0.1-py3-none-any.whl"),
+            extra=dict(BARE, WHEELGATE_PIP="off"))
+    assert p.returncode == 0 and installed(v, "purepkg"), (why, p.stderr)
+    return p
+
+
+@test
+def fail_closed_when_the_package_is_gone():
+    hooks, lib = broken_copy("gone")
+    v = enabled("fc1", hooks, lib)
+    shutil.rmtree(hooks)
+    assert_closed(v, "package gone")
+
+
+@test
+def fail_closed_when_the_package_is_broken():
+    hooks, lib = broken_copy("broken")
+    v = enabled("fc2", hooks, lib)
+    with open(os.path.join(hooks, "wheelgate", "__init__.py"), "w") as f:
+        f.write("this is not python\n")
+    assert_closed(v, "package broken")
+
+
+@test
+def fail_closed_when_the_library_is_gone():
+    hooks, lib = broken_copy("nolib")
+    v = enabled("fc3", hooks, lib)
+    os.unlink(lib)
+    assert_closed(v, "library gone")
+
+
+@test
+def fail_closed_when_pip_changes_what_the_gate_reads():
+    """pip renames what the gate reads of a requirement (here: local_file_path hidden behind
+    a proxy): the install stops instead of going on "not checked"."""
+    v = enabled("fc4")
+    code = r"""
+import sys
+import pip._internal.req as R
+import pip._internal.commands.install as I
+gated = I.install_given_reqs
+class Renamed:
+    def __init__(self, r):
+        object.__setattr__(self, "_r", r)
+    def __getattr__(self, n):
+        if n == "local_file_path":
+            raise AttributeError(n)
+        return getattr(self._r, n)
+    def __str__(self):
+        return str(self._r)
+def renamed(reqs, *a, **k):
+    return gated([Renamed(r) for r in reqs], *a, **k)
+I.install_given_reqs = renamed
+from pip._internal.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+    p = ran(subprocess.run([os.path.join(v, "bin", "python"), "-c", code, "install", "--no-deps",
+                            w("hollow-1.0-py3-none-any.whl")], capture_output=True, text=True,
+                           env=env(BARE), timeout=600))
+    assert p.returncode != 0 and not installed(v, "hollow"), p.stderr
+    assert "has no local_file_path" in p.stderr and "nothing was installed" in p.stderr, p.stderr
+
+
+@test
+def no_pip_status_and_enable():
+    """A venv without pip (as uv makes them): status says so, enable refuses."""
+    path = os.path.join(TMP, "nopip")
+    p = subprocess.run([PY, "-m", "venv", "--without-pip", path], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+    p = gated(path, "status")
+    assert p.returncode == 0 and "pip: none" in p.stdout and "gated: no" in p.stdout, p.stderr
+    p = gated(path, "enable")
+    assert p.returncode == 2 and "has no pip" in p.stderr, (p.returncode, p.stderr)
+    assert not os.path.exists(os.path.join(path, "lib")) or not any(
+        f.endswith("wheelgate-pip.pth") for _, _, fs in os.walk(path) for f in fs)
+
+
+@test
+def dry_run_says_what_would_be_blocked():
+    v = enabled("dr")
+    for run in (lambda *a: pip(v, *a, extra=BARE), lambda *a: gated(v, *a)):
+        p = run("install", "--dry-run", "--no-deps", w("hollow-1.0-py3-none-any.whl"))
+        assert p.returncode != 0, p.stdout + p.stderr
+        assert "WG-HOL-001" in p.stderr and "would block" in p.stderr, p.stderr
+        assert "Would install" not in p.stdout, p.stdout
+        p = run("install", "--dry-run", "--no-deps", w("purepkg-0.1-py3-none-any.whl"))
+        assert p.returncode == 0 and "Would install purepkg-0.1" in p.stdout, p.stdout + p.stderr
+        assert "nothing would block" in p.stderr, p.stderr
+    assert not installed(v, "purepkg") and not installed(v, "hollow")
+
+
+@test
+def pip_wheel_reports_and_can_block():
+    v = enabled("pw")
+    out = os.path.join(TMP, "pw-out")
+    p = pip(v, "wheel", "--no-deps", "-w", out, w("hollow-1.0-py3-none-any.whl"), extra=BARE)
+    assert p.returncode == 0 and os.path.exists(os.path.join(out, "hollow-1.0-py3-none-any.whl")), \
+        p.stderr
+    assert "WG-HOL-001" in p.stderr and "reported only" in p.stderr, p.stderr
+    p = pip(v, "wheel", "--no-deps", "-w", out, w("hollow-1.0-py3-none-any.whl"),
+            extra=dict(BARE, WHEELGATE_PIP_WHEEL="block"))
+    assert p.returncode != 0 and "WG-HOL-001" in p.stderr, p.stderr
+    p = pip(v, "wheel", "--no-deps", "-w", out, w("purepkg-0.1-py3-none-any.whl"),
+            extra=dict(BARE, WHEELGATE_PIP_WHEEL="block"))
+    assert p.returncode == 0 and "nothing blocks" in p.stderr, p.stderr
+
+
+@test
+def an_editable_install_is_checked_after_the_build():
+    v = enabled("ed")
+    for layout in ("flat", "src"):
+        proj = os.path.join(TMP, "edproj-" + layout)
+        pkg = os.path.join(proj, "src" if layout == "src" else "", "hollowed")
+        os.makedirs(pkg)
+        with open(os.path.join(pkg, "__init__.py"), "w") as f:
+            f.write("from . import _hollowed_cuda\n")
+        with open(os.path.join(proj, "pyproject.toml"), "w") as f:  # PEP 660, not setup.py develop
+            f.write('[build-system]\nrequires = ["setuptools>=64"]\n'
+                    'build-backend = "setuptools.build_meta"\n')
+        with open(os.path.join(proj, "setup.py"), "w") as f:
+            f.write("from setuptools import setup\nsetup(name='hollowed', version='1.0', "
+                    "packages=['hollowed']%s)\n" % (", package_dir={'': 'src'}"
+                                                    if layout == "src" else ""))
+        p = pip(v, "install", "--no-deps", "--no-build-isolation", "-e", proj, extra=BARE)
+        if "invalid command 'bdist_wheel'" in p.stderr or "editable_wheel" in p.stderr \
+                or "No module named 'setuptools'" in p.stderr:
+            raise Missing("no setuptools>=64/wheel for an editable build "
+                          "(install python3-setuptools python3-wheel)")
+        assert p.returncode != 0 and not installed(v, "hollowed"), (layout, p.stderr[-3000:])
+        assert "WG-HOL-001" in p.stderr and "_hollowed_cuda" in p.stderr, (layout, p.stderr)
+        with open(os.path.join(pkg, "_hollowed_cuda.py"), "w") as f:
+            f.write("")
+        p = pip(v, "install", "--no-deps", "--no-build-isolation", "-e", proj, extra=BARE)
+        assert p.returncode == 0 and "nothing blocks" in p.stderr, (layout, p.stderr[-3000:])
+        pip(v, "uninstall", "-y", "hollowed", extra=BARE)
+
+
+@test
+def where_the_files_go_is_judged():
+    """--target, --prefix, --root and --user: the extension built against another torch ABI
+    is blocked against the stand-in torch installed where the files go (the venv itself has
+    no torch: judged against sys.prefix, it would install)."""
+    v = venv("wh")
+    py = os.path.join(v, "bin", "python")
+    ver = subprocess.run([py, "-c", "import sys; print('python%d.%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True).stdout.strip()
+    home = os.path.join(TMP, "wh-home")
+    user = dict(HOME=home, PYTHONUSERBASE=os.path.join(home, ".local"))
+    prefix = os.path.join(TMP, "wh-prefix")
+    root = os.path.join(TMP, "wh-root")
+    cases = {
+        "--target": (["--target", os.path.join(TMP, "wh-target")], {},
+                     os.path.join(TMP, "wh-target")),
+        "--prefix": (["--prefix", prefix], {},
+                     os.path.join(prefix, "lib", ver, "site-packages")),
+        "--root": (["--root", root], {},
+                   root + subprocess.run([py, "-c", "import sysconfig; print(sysconfig."
+                                          "get_paths()['purelib'])"], capture_output=True,
+                                         text=True).stdout.strip()),
+        "--user": (["--user"], user,
+                   os.path.join(home, ".local", "lib", ver, "site-packages")),
+    }
+    for what, (args, extra, site) in cases.items():
+        p = gated(v, "install", "--no-deps", *args, w("torch-2.4.0-py3-none-linux_x86_64.whl"),
+                  extra=extra)
+        assert p.returncode == 0 and installed(v, "torch", site), (what, site, p.stderr[-2000:])
+        p = gated(v, "install", "--no-deps", *args, w("abiold-1.0-py3-none-linux_x86_64.whl"),
+                  extra=extra)
+        assert p.returncode != 0 and not installed(v, "abiold", site), (what, p.stderr[-2000:])
+        assert "WG-ABI-001" in p.stderr and "judged for" in p.stderr, (what, p.stderr[-2000:])
+        p = gated(v, "install", "--no-deps", *args, w("abinew-1.0-py3-none-linux_x86_64.whl"),
+                  extra=extra)
+        assert p.returncode == 0 and installed(v, "abinew", site), (what, p.stderr[-2000:])
+    assert not installed(v, "torch") and not installed(v, "abinew")
 
 
 if __name__ == "__main__":

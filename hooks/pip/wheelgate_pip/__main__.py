@@ -7,17 +7,63 @@ import wheelgate_pip
 
 PTH = "wheelgate-pip.pth"
 USAGE = """usage: python -m wheelgate_pip install [--wheelgate-OPTION...] PIP-ARGS...
+       python -m wheelgate_pip wheel [--wheelgate-OPTION...] PIP-ARGS...
        python -m wheelgate_pip enable | disable | status
 
 install  runs `pip install PIP-ARGS`, checking every wheel with wheelgate before anything
          is installed; a blocking finding stops the install.
 enable   gates every `pip install` of this environment (writes %s into site-packages);
          options for it go in $WHEELGATE_PIP_ARGS.
+         If it cannot run (wheelgate gone or broken, pip changed), pip install stops.
+wheel    runs `pip wheel PIP-ARGS` and reports on the wheels it writes
+         (WHEELGATE_PIP_WHEEL=block: exit 1 on a blocking finding; =off: no check).
 disable  removes that file.     status  says whether this environment is gated.
 options: --wheelgate-warn-only, --wheelgate-gpu GPU, --wheelgate-disable ID,
          --wheelgate-enable ID, --wheelgate-rules PATH, --wheelgate-target SPEC,
          --wheelgate-fail-on error|warning|info.   WHEELGATE_PIP=off bypasses the gate.
 """ % PTH
+
+
+# The .pth line runs this with exec() at every Python start of the environment: it must never
+# raise (a traceback at every start) and, when wheelgate's package is gone or broken, it makes
+# `pip install` stop with one message instead of installing ungated (fail-closed).
+GUARD = """import os, sys
+HERE, LIB, PTH = %r, %r, %r
+def _closed(why):
+    msg = ("wheelgate: the pip gate of %%s is enabled but cannot run: %%s\\n"
+           "wheelgate: pip install refused, nothing installed. Fix: reinstall wheelgate, or "
+           "turn the gate off by deleting %%s ('python -m wheelgate_pip disable' where "
+           "wheelgate is importable); WHEELGATE_PIP=off bypasses it for one command.\\n"
+           %% (sys.prefix, why, PTH))
+    class _Closed:
+        def find_spec(self, name, path=None, target=None):
+            if name == "pip._internal.commands.install":
+                sys.stderr.write(msg)
+                raise SystemExit(2)
+            return None
+    sys.meta_path.insert(0, _Closed())
+if os.environ.get("WHEELGATE_PIP", "").lower() not in ("off", "0", "no"):
+    try:
+        if HERE not in sys.path:
+            sys.path.append(HERE)
+        import wheelgate_pip.autohook as _wg
+        _wg.arm(lib=LIB, pth=PTH)
+    except Exception as e:
+        _closed("wheelgate_pip cannot be imported from %%s (%%s: %%s)" %% (HERE, type(e).__name__, e))
+"""
+
+
+def pth_line(here, lib, pth):
+    return "import sys; exec(%r, {'__name__': 'wheelgate_pip_guard'})\n" % (GUARD % (here, lib, pth))
+
+
+def pip_version():
+    """pip's version in this environment, or None (a venv made by uv has no pip)."""
+    try:
+        import pip
+        return pip.__version__
+    except ImportError:
+        return None
 
 
 def pth_path():
@@ -31,25 +77,50 @@ def main(argv):
     cmd, args = argv[0], argv[1:]
     if cmd == "install":
         opts, pip_args = wheelgate_pip.parse_options(args)
-        if os.environ.get("WHEELGATE_PIP", "").lower() in ("off", "0", "no"):
+        if wheelgate_pip.bypassed():
             print("wheelgate: WHEELGATE_PIP=off: not checking", file=sys.stderr)
         else:
             try:
-                import wheelgate
-                wheelgate.library_path()  # fail now, clearly, not in the middle of pip
+                # everything loaded now, clearly, not in the middle of pip
                 wheelgate_pip.install_hook(opts)
-            except (wheelgate_pip.GateUnavailable, wheelgate.WheelgateError) as e:
-                print("wheelgate: %s\nwheelgate: refusing to run pip ungated "
-                      "(WHEELGATE_PIP=off to bypass)" % e, file=sys.stderr)
+                import pip._internal.commands.install as install_cmd
+                wheelgate_pip.patch_install_command(install_cmd)
+            except Exception as e:
+                print("wheelgate: %s: %s\nwheelgate: refusing to run pip ungated "
+                      "(WHEELGATE_PIP=off to bypass)" % (type(e).__name__, e), file=sys.stderr)
                 return 2
         from pip._internal.cli.main import main as pip_main
         return pip_main(["install"] + pip_args)
+    if cmd == "wheel":
+        opts, pip_args = wheelgate_pip.parse_options(args)
+        wheelgate_pip._options = opts
+        try:
+            wheelgate_pip.preload()
+            import pip._internal.commands.wheel as wheel_cmd
+            wheelgate_pip.patch_wheel_command(wheel_cmd)
+        except Exception as e:
+            print("wheelgate: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+            return 2
+        from pip._internal.cli.main import main as pip_main
+        return pip_main(["wheel"] + pip_args)
     if cmd == "enable":
         import wheelgate
+        if pip_version() is None:
+            print("wheelgate: %s has no pip (a venv made by uv?): there is no pip install to "
+                  "gate, nothing enabled. Check what uv installs with "
+                  "'wheelgate check --lock pylock.toml' before 'uv pip sync'." % sys.prefix,
+                  file=sys.stderr)
+            return 2
+        try:
+            wheelgate_pip.install_hook(None)  # this pip can be gated, the library loads
+        except Exception as e:
+            print("wheelgate: cannot gate pip here: %s: %s; nothing enabled"
+                  % (type(e).__name__, e), file=sys.stderr)
+            return 2
         lib = os.path.abspath(wheelgate.library_path())
         here = os.path.dirname(os.path.dirname(os.path.abspath(wheelgate_pip.__file__)))
         with open(pth_path(), "w") as f:
-            f.write("%s\nimport wheelgate_pip.autohook as _wg; _wg.arm(lib=%r)\n" % (here, lib))
+            f.write(pth_line(here, lib, pth_path()))
         print("wheelgate: every pip install of %s is gated now (%s)" % (sys.prefix, pth_path()))
         return 0
     if cmd == "disable":
@@ -60,10 +131,11 @@ def main(argv):
             print("wheelgate: %s was not gated" % sys.prefix)
         return 0
     if cmd == "status":
-        import pip
+        version = pip_version()
         gated = os.path.exists(pth_path())
-        print("environment: %s\npip: %s\ngated: %s" % (sys.prefix, pip.__version__,
-                                                      "yes (%s)" % pth_path() if gated else "no"))
+        print("environment: %s\npip: %s\ngated: %s" % (
+            sys.prefix, version or "none (nothing to gate: no pip install here)",
+            "yes (%s)" % pth_path() if gated else "no"))
         return 0
     print(USAGE, file=sys.stderr)
     return 2

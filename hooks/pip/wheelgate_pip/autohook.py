@@ -1,49 +1,94 @@
-"""Loaded by the .pth file `python -m wheelgate_pip enable` writes: waits for pip's
-pip._internal.req to be imported (nothing happens in processes that never run pip), then
-puts the gate in front of install_given_reqs."""
+"""Loaded by the .pth file `python -m wheelgate_pip enable` writes. At Python start it only
+registers an import finder (nothing else is imported, nothing happens in processes that never
+run pip). When pip imports pip._internal.req, the binding and the library are loaded and the
+gate put in front of install_given_reqs, before pip's install starts (pip 26.2+ watches for
+imports after that). When pip loads its install command and the gate could not be put in
+place, pip stops there with one message: never an ungated install."""
 import importlib.abc
 import importlib.machinery
 import os
 import sys
 
-_TARGET = "pip._internal.req"
+_ERROR = []
+_PTH = []
+
+
+def fail_closed_message(why, pth=None):
+    return ("wheelgate: the pip gate of %s is enabled but cannot run: %s\n"
+            "wheelgate: pip install refused, nothing installed. Fix: reinstall wheelgate, or "
+            "turn the gate off with 'python -m wheelgate_pip disable'%s; WHEELGATE_PIP=off "
+            "bypasses it for one command.\n"
+            % (sys.prefix, why, " (or delete %s)" % pth if pth else ""))
+
+
+def _fail(why):
+    sys.stderr.write(fail_closed_message(why, _PTH[0] if _PTH else None))
+    raise SystemExit(2)
+
+
+def _on_req(module):
+    import wheelgate_pip
+    try:
+        wheelgate_pip.install_hook(wheelgate_pip.parse_options([])[0])
+    except Exception as e:  # the package broken, the library not loadable, pip changed
+        _ERROR.append("%s: %s" % (type(e).__name__, e))
+
+
+def _on_install(module):
+    if _ERROR:
+        _fail(_ERROR[0])
+    import wheelgate_pip
+    try:
+        wheelgate_pip.patch_install_command(module)
+    except Exception as e:
+        _fail("%s: %s" % (type(e).__name__, e))
+
+
+def _on_wheel(module):
+    import wheelgate_pip
+    if _ERROR:
+        sys.stderr.write("wheelgate: pip wheel: the wheels are not checked: %s\n" % _ERROR[0])
+        return
+    try:
+        wheelgate_pip.patch_wheel_command(module)
+    except Exception as e:
+        sys.stderr.write("wheelgate: pip wheel: the wheels are not checked: %s\n" % e)
+
+
+_TARGETS = {"pip._internal.req": _on_req, "pip._internal.commands.install": _on_install,
+            "pip._internal.commands.wheel": _on_wheel}
 
 
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != _TARGET:
+        hook = _TARGETS.get(name)
+        if hook is None:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
+            if name == "pip._internal.req":
+                _ERROR.append("pip has no pip._internal.req")
             return spec
         loader = spec.loader
         original = loader.exec_module
 
         def exec_module(module):
             original(module)
-            _arm_now()
+            hook(module)
 
         loader.exec_module = exec_module
         return spec
 
 
-def _arm_now():
-    import wheelgate_pip
-    try:
-        wheelgate_pip.install_hook(wheelgate_pip.parse_options([])[0])
-    except wheelgate_pip.GateUnavailable as e:
-        sys.stderr.write("\n*** wheelgate: %s\n*** this pip cannot be gated: refusing to run "
-                         "(WHEELGATE_PIP=off to bypass, or 'python -m wheelgate_pip disable')\n"
-                         % e)
-        raise SystemExit(2)
-
-
-def arm(lib=None):
+def arm(lib=None, pth=None):
     if lib and not os.environ.get("WHEELGATE_LIB"):
         os.environ["WHEELGATE_LIB"] = lib
+    if pth:
+        _PTH[:] = [pth]
     if os.environ.get("WHEELGATE_PIP", "").lower() in ("off", "0", "no"):
         return
-    if _TARGET in sys.modules:
-        _arm_now()
-    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
+    for name, hook in _TARGETS.items():
+        if name in sys.modules:
+            hook(sys.modules[name])
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
