@@ -306,10 +306,13 @@ static int open_bytes(wg_zip **out, wg_zip *z, const void *base, size_t len, con
 	}
 	int ze = open_memory(z, base, len, ZIP_CHECKCONS, &za);
 	if (!za && ze == ZIP_ER_EXISTS) {
+		/* The lax archive reads through z's source: it is discarded (by duplicate_error)
+		 * before z is closed. */
 		zip_t *lax = NULL;
 		open_memory(z, base, len, 0, &lax);
+		int rc = duplicate_error(lax, name, err);
 		wg_zip_close(z);
-		return duplicate_error(lax, name, err);
+		return rc;
 	}
 	if (!za) {
 		wg_zip_close(z);
@@ -337,8 +340,11 @@ int wg_zip_open_fd(wg_zip **out, int fd, const char *name, uint32_t max_members,
 		if (p != MAP_FAILED) {
 			/* No MADV_WILLNEED: on a wheel already in the page cache it walks every page
 			 * of it first (the stored 1 GB wheel's 2-thread floor: 0.66 s with it, 0.36 s
-			 * without). */
+			 * without). The mapping is z's from here: wg_zip_close unmaps it whatever
+			 * open_bytes decides. */
 			z->mapped = true;
+			z->src.base = p;
+			z->src.len = (uint64_t)st.st_size;
 			return open_bytes(out, z, p, (size_t)st.st_size, name, max_members, err);
 		}
 	}
