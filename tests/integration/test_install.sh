@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pfx="$tmp/prefix"
 cmake --install "$build" --prefix "$pfx" >/dev/null
-"$pfx/bin/wheelgate" inspect --symbols=none "$wheel" | grep -q "string ABI  new"
+grep -q "string ABI  new" <<<"$("$pfx/bin/wheelgate" inspect --symbols=none "$wheel")"
 # The CLI's helpers (docs/startup.md) are installed where it finds them: `check` reads
 # [tool.wheelgate] from ./pyproject.toml through the TOML module, and `serve` runs the
 # service's executable, which answers a check over HTTP and stops cleanly on SIGTERM.

@@ -28,8 +28,11 @@ loaded() {
 # libstdc++ may be in the executable's own closure for a reason of the build's (UBSan's
 # runtime needs it): then only toml++ and the module tell the TOML reader was not loaded.
 never="libmicrohttpd libcurl libgnutls libnettle libtomlplusplus wheelgate-toml wheelgate-serve"
-if ldd "$wg" | grep -q 'libstdc++'; then
-  echo "note: libstdc++ is in $wg's own closure ($(ldd "$wg" | grep -o '^[[:space:]]*lib[a-z]*san[^ ]*' | tr -d '\t' | tr '\n' ' ')): not asserted absent"
+# (ldd's whole output first: `ldd | grep -q` under pipefail fails when grep exits before
+# ldd has written everything, and ldd dies of SIGPIPE.)
+closure=$(ldd "$wg")
+if grep -q 'libstdc++' <<<"$closure"; then
+  echo "note: libstdc++ is in $wg's own closure ($(grep -o '^[[:space:]]*lib[a-z]*san[^ ]*' <<<"$closure" | tr -d '\t' | tr '\n' ' ')): not asserted absent"
 else
   never="$never libstdc++"
 fi
