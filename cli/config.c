@@ -94,24 +94,34 @@ static FILE *fopen_regular(const char *path, int *error)
 	return f;
 }
 
+/* A configuration file opened with fopen_regular; NULL with *rc 0 when there is none, -1
+ * (err says why) when it cannot be read. */
+static FILE *open_config(const char *path, char *err, size_t errlen, int *rc)
+{
+	int why;
+	FILE *f = fopen_regular(path, &why);
+	*rc = 0;
+	if (!f && why != ENOENT) {
+		snprintf(err, errlen, "%s: %s", path,
+			 why == EINVAL ? "not a regular file" : strerror(why));
+		*rc = -1;
+	}
+	return f;
+}
+
 int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size_t errlen)
 {
 	*found = 0;
-	int why;
-	FILE *f = fopen_regular(path, &why);
-	if (!f) {
-		if (why == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path,
-			 why == EINVAL ? "not a regular file" : strerror(why));
-		return -1;
-	}
+	int rc;
+	FILE *f = open_config(path, err, errlen, &rc);
+	if (!f)
+		return rc;
 	*found = 1;
 	yaml_parser_t p;
 	yaml_document_t doc;
 	yaml_parser_initialize(&p);
 	yaml_parser_set_input_file(&p, f);
-	int rc = 0;
+	rc = 0;
 	if (!yaml_parser_load(&p, &doc)) {
 		snprintf(err, errlen, "%s:%zu:%zu: %s", path, p.problem_mark.line + 1,
 			 p.problem_mark.column + 1, p.problem ? p.problem : "invalid YAML");
@@ -190,19 +200,14 @@ static toml_reader load_toml(const char *path, char *err, size_t errlen)
 int cfg_read_pyproject(cli_config *cfg, const char *path, int *found, char *err, size_t errlen)
 {
 	*found = 0;
-	int why;
-	FILE *f = fopen_regular(path, &why);
-	if (!f) {
-		if (why == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path,
-			 why == EINVAL ? "not a regular file" : strerror(why));
-		return -1;
-	}
+	int rc;
+	FILE *f = open_config(path, err, errlen, &rc);
+	if (!f)
+		return rc;
 	struct stat st;
 	char *text = NULL;
 	size_t len = 0;
-	int rc = -1;
+	rc = -1;
 	if (fstat(fileno(f), &st) != 0 || st.st_size < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 	} else if ((uint64_t)st.st_size > PYPROJECT_MAX) {

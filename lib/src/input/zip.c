@@ -293,6 +293,18 @@ static int open_memory(wg_zip *z, const void *base, size_t len, int flags, zip_t
 	return *za ? 0 : ze ? ze : ZIP_ER_INTERNAL;
 }
 
+/* z with libzip's archive za, into *out; z is closed on failure. */
+static int finish_open(wg_zip **out, wg_zip *z, zip_t *za, wg_err *err)
+{
+	int rc = set_archive(z, za, err);
+	if (rc < 0) {
+		wg_zip_close(z);
+		return rc;
+	}
+	*out = z;
+	return WG_OK;
+}
+
 /* Opens the bytes at base (the caller's, or our mapping of the file): the count bound, libzip
  * with its consistency checks, the duplicate's name when that is what it refused. */
 static int open_bytes(wg_zip **out, wg_zip *z, const void *base, size_t len, const char *name,
@@ -318,13 +330,7 @@ static int open_bytes(wg_zip **out, wg_zip *z, const void *base, size_t len, con
 		wg_zip_close(z);
 		return open_error(ze, name, err);
 	}
-	int rc = set_archive(z, za, err);
-	if (rc < 0) {
-		wg_zip_close(z);
-		return rc;
-	}
-	*out = z;
-	return WG_OK;
+	return finish_open(out, z, za, err);
 }
 
 int wg_zip_open_fd(wg_zip **out, int fd, const char *name, uint32_t max_members, wg_err *err)
@@ -378,13 +384,7 @@ int wg_zip_open_fd(wg_zip **out, int fd, const char *name, uint32_t max_members,
 		}
 		return open_error(ze, name, err);
 	}
-	int rc = set_archive(z, za, err);
-	if (rc < 0) {
-		wg_zip_close(z);
-		return rc;
-	}
-	*out = z;
-	return WG_OK;
+	return finish_open(out, z, za, err);
 }
 
 int wg_zip_open_buffer(wg_zip **out, const void *data, size_t len, const char *name,
