@@ -101,7 +101,13 @@ void check_help_options(FILE *f, bool audit)
 		"  --env PATH         a Python environment (venv, prefix, site-packages or python\n"
 		"                     executable): its python, torch, CUDA and C++ ABI become the\n"
 		"                     target, and every object is resolved as the loader would\n"
-		"                     after `import torch` there (see 'wheelgate env')\n",
+		"                     after `import torch` there (see 'wheelgate env'); each\n"
+		"                     wheel is judged as installed there on its own, in place of\n"
+		"                     the installed release of its name, and what that breaks\n"
+		"                     among the installed distributions is reported (WG-LD-006)\n"
+		"  --together         with --env: the wheels are one install (pip install A B):\n"
+		"                     each resolves against the others, and what the install\n"
+		"                     breaks is told on the wheel that breaks it\n",
 		audit ? "  --only NAME        audit only the distribution NAME (repeatable, or NAME,NAME;\n"
 			"                     compared as pip does: case, '-', '_' and '.' alike)\n" :
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
@@ -210,6 +216,7 @@ typedef struct {
 	size_t nonly;
 	uint32_t jobs;      /* -j: 0 for one thread per CPU */
 	bool no_config, list, self_test, quiet;
+	bool together;      /* --together: the inputs are one install into --env */
 	int profile;
 	wg_severity fail_on;
 } check_args;
@@ -219,7 +226,7 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
 	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME,
-	       O_MAX_STDIN, O_ONLY };
+	       O_MAX_STDIN, O_ONLY, O_TOGETHER };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -232,15 +239,16 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		{"stdin-filename", required_argument, NULL, O_STDIN_NAME},
 		{"max-stdin", required_argument, NULL, O_MAX_STDIN},
 		{"jobs", required_argument, NULL, 'j'}, {"only", required_argument, NULL, O_ONLY},
+		{"together", no_argument, NULL, O_TOGETHER},
 		{NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qhj:", longopts, NULL)) != -1) {
 		int bad = 0;
-		if (mode && (c == O_ENV || c == O_STDIN_NAME || c == O_MAX_STDIN)) {
+		if (mode && (c == O_ENV || c == O_STDIN_NAME || c == O_MAX_STDIN || c == O_TOGETHER)) {
 			fail("--%s: the environment audited is the ENV argument; its distributions "
 			     "are the inputs\n", c == O_ENV ? "env" : c == O_STDIN_NAME ? "stdin-filename"
-			     : "max-stdin");
+			     : c == O_TOGETHER ? "together" : "max-stdin");
 			return EXIT_USAGE;
 		}
 		if (!mode && c == O_ONLY) {
@@ -263,6 +271,7 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		case 'o': a->output = optarg; break;
 		case O_ENV: a->env_path = optarg; break;
 		case O_STDIN_NAME: a->stdin_name = optarg; break;
+		case O_TOGETHER: a->together = true; break;
 		case O_MAX_STDIN:
 			if (!parse_size(optarg, &a->max_stdin)) {
 				fail("--max-stdin takes a size (bytes, or "
@@ -433,6 +442,8 @@ typedef struct {
 	 * resolve against it take turns (reading the inputs does not). */
 	bool has_env;
 	pthread_mutex_t env_lock;
+	wg_env *env;        /* --env, or NULL */
+	wg_scanner *env_sc; /* the environment's scanner (its lazy loads, its install plans) */
 } checker;
 
 /* Reads one input (a path, or "-" for stdin); *name: the name it goes by in the report. */
@@ -524,12 +535,23 @@ static void check_job(void *arg, size_t j, unsigned slot)
 	if (rc == WG_OK && o->judged) {
 		if (k->has_env)
 			pthread_mutex_lock(&k->env_lock);
-		rc = wg_check(&o->rep, sc, k->rs, scan, k->target);
+		/* A wheel checked against an environment is an install of it alone there. */
+		bool install = !mode && k->env && wg_scan_get_kind(scan) == WG_SCAN_WHEEL;
+		const wg_scan *one = scan;
+		if (install && wg_env_set_install(k->env, k->env_sc, &one, 1) < 0) {
+			rc = -1;
+			o->msg = strdup(wg_scanner_error(k->env_sc));
+			o->oom = !o->msg;
+		}
+		if (rc == WG_OK)
+			rc = wg_check(&o->rep, sc, k->rs, scan, k->target);
+		if (install)
+			wg_env_set_install(k->env, k->env_sc, NULL, 0);
 		if (k->has_env)
 			pthread_mutex_unlock(&k->env_lock);
 	}
 	wg_scan_free(scan);
-	if (rc < 0) {
+	if (rc < 0 && !o->msg) {
 		const char *msg = wg_scanner_error(sc);
 		o->msg = strdup(*msg ? msg : "cannot read stdin");
 		o->oom = o->oom || !o->msg;
@@ -614,6 +636,83 @@ static int check_batch(checker *k, char **paths, size_t n)
 	return status;
 }
 
+/* --together: every input a wheel file, read at once, then judged as one install. */
+typedef struct {
+	checker *k;
+	char **paths;
+	wg_scan **scans;
+	char **msgs;
+} together_batch;
+
+static void read_job(void *arg, size_t j, unsigned slot)
+{
+	together_batch *b = arg;
+	wg_scanner *sc = slot_scanner(b->k, slot);
+	if (!sc || wg_scan_path(&b->scans[j], sc, b->paths[j]) < 0)
+		b->msgs[j] = strdup(sc ? wg_scanner_error(sc) : "out of memory");
+}
+
+static int check_together(checker *k, char **paths, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (!strcmp(paths[i], "-") || stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode) ||
+		    !wg_has_suffix_cli(paths[i], ".whl")) {
+			fail("--together: %s: the inputs of one install are wheel files (*.whl)\n",
+			     esc(paths[i]));
+			return EXIT_USAGE;
+		}
+	}
+	together_batch b = {k, paths, calloc(n, sizeof(wg_scan *)), calloc(n, sizeof(char *))};
+	int status = EXIT_CLEAN;
+	if (!b.scans || !b.msgs) {
+		fail("out of memory\n");
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (k->tty)
+		progress_line("reading the wheels of the install");
+	wg_context_run(k->ctx, n, read_job, &b);
+	progress_clear();
+	if (k->tty)
+		progress_line("resolving the installed distributions as the install leaves them");
+	int rc = wg_env_set_install(k->env, k->env_sc, (const wg_scan *const *)b.scans, n);
+	progress_clear();
+	if (rc < 0) {
+		fail("--together: %s\n", esc(wg_scanner_error(k->env_sc)));
+		status = EXIT_USAGE;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		wg_report *rep = NULL;
+		if (b.scans[i] && wg_check(&rep, k->sc, k->rs, b.scans[i], k->target) < 0)
+			b.msgs[i] = strdup(wg_scanner_error(k->sc));
+		if (b.msgs[i])
+			fprintf(stderr, "wheelgate: %s\n", esc(b.msgs[i]));
+		if (results_add(&k->res, paths[i], b.msgs[i] ? NULL : rep, b.msgs[i]) < 0) {
+			wg_report_free(rep);
+			status = EXIT_USAGE;
+			continue;
+		}
+		if (rep && b.msgs[i])
+			wg_report_free(rep);
+		if (k->text)
+			print_report(k->out, k->rs, &k->res, k->res.n - 1, k->a->fail_on, k->a->quiet,
+				     k->color);
+	}
+	wg_env_set_install(k->env, k->env_sc, NULL, 0);
+out:
+	for (size_t i = 0; i < n; i++) {
+		if (b.scans)
+			wg_scan_free(b.scans[i]);
+		if (b.msgs)
+			free(b.msgs[i]);
+	}
+	free(b.scans);
+	free(b.msgs);
+	return status;
+}
+
 /* Arguments, then the wheels a directory holds, each checked as given on its own. */
 static int check_inputs(checker *k, char **inputs, size_t ninputs)
 {
@@ -623,7 +722,8 @@ static int check_inputs(checker *k, char **inputs, size_t ninputs)
 		fail("out of memory\n");
 		return EXIT_USAGE;
 	}
-	int status = check_batch(k, inputs, ninputs);
+	int status = k->a->together ? check_together(k, inputs, ninputs)
+				    : check_batch(k, inputs, ninputs);
 	for (unsigned i = 1; i < k->nscs; i++)
 		wg_scanner_free(k->scs[i]);
 	free(k->scs);
@@ -766,6 +866,11 @@ int check_main(int argc, char **argv, const check_command *cmd)
 		status = EXIT_USAGE;
 		goto out;
 	}
+	if (a.together && !env) {
+		fail("--together judges wheels as one install into an environment: give --env\n");
+		status = EXIT_USAGE;
+		goto out;
+	}
 	if (!cmd && ninputs > MAX_INPUTS) {
 		fail("at most %d inputs at once\n", MAX_INPUTS);
 		status = EXIT_USAGE;
@@ -775,7 +880,7 @@ int check_main(int argc, char **argv, const check_command *cmd)
 		opts.max_stdin = a.max_stdin;
 	checker k = {&a, sc, rs, target, (size_t)opts.max_stdin, stdout,
 		     !strcmp(a.format, "text"), false, {0}, ctx, NULL, 0, false, env != NULL,
-		     PTHREAD_MUTEX_INITIALIZER};
+		     PTHREAD_MUTEX_INITIALIZER, env, env_sc};
 	if (a.output && !(k.out = fopen(a.output, "w"))) {
 		fail("-o: %s: %s\n", a.output, strerror(errno));
 		status = EXIT_USAGE;

@@ -727,6 +727,21 @@ WG_API size_t wg_env_list_count(const wg_env *env, wg_env_list list);
 /** The i-th item (owned by env), or NULL. */
 WG_API const char *wg_env_list_item(const wg_env *env, wg_env_list list, size_t i);
 
+/**
+ * Judges the checks that follow as one install of the wheels scans (pip install a.whl b.whl)
+ * into env: each wheel takes the place of the installed distribution of its name (its RECORD's
+ * files), and the loader resolves every object, the wheels' own included, in the environment
+ * as the install leaves it. Every installed distribution that stays and whose objects load
+ * something the install removes or replaces is resolved before and after; a load problem only
+ * the second has is reported by rule WG-LD-006 on the wheel that causes it ("installing torch
+ * 2.12.0 breaks flash-attn 2.8.3: ..."). The scans are read during the call only (a check
+ * knows its wheel by its path); inputs other than wheels are ignored. n == 0 forgets the
+ * install. Call it from one thread, as the environment loads libraries. Errors (into sc):
+ * WG_EINVAL for two wheels of one distribution, the errors of reading a replaced
+ * distribution's RECORD.
+ */
+WG_API int wg_env_set_install(wg_env *env, wg_scanner *sc, const wg_scan *const *scans, size_t n);
+
 /** The same as wg_target_set_env(t, env) (kept for embedders of 0.1). */
 WG_API int wg_env_fill_target(wg_env *env, wg_target *t);
 WG_API int wg_env_to_json(char **out, const wg_env *env);

@@ -7,6 +7,7 @@ configuration files, and usage errors.
 Usage: test_check.py WHEELGATE FIXTURES CORPUS REPO_ROOT [PYTHON_WITH_JSONSCHEMA]
 Prints one line per test and closes with "N passed, N failed".
 """
+import glob
 import json
 import os
 import shutil
@@ -264,6 +265,11 @@ def every_rule_triggers_and_stays_quiet():
          os.path.join(W, "ml228old-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"), []),
         ("WG-SYS-003", os.path.join(W, "linuxold-1.0-cp312-cp312-linux_x86_64.whl"),
          os.path.join(W, "ml228old-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"), []),
+        # torch 2.12.0 removes and changes symbols flash_attn 2.8.3 (installed) needs; 2.11.1
+        # does not (gen-upgrade.py).
+        ("WG-LD-006", glob.glob(os.path.join(FIX, "upgrade", "torch-2.12.0-*.whl"))[0],
+         glob.glob(os.path.join(FIX, "upgrade", "torch-2.11.1-*.whl"))[0],
+         ["--env", os.path.join(FIX, "upgrade", "env")]),
         # No interpreter in the g++ environment: PyLong_FromLong is taken as provided, and said.
         ("WG-LD-004", os.path.join(FIX, "abi-ld", "ext_pyapi" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
@@ -595,7 +601,7 @@ def reports_list_the_rules_not_applied():
         assert na["WG-GPU-002"]["lacks"] == ["gpu"] and "--gpu" in na["WG-GPU-002"]["message"]
         assert na["WG-GPU-003"]["lacks"] == ["cuda", "gpu"], na
         assert {r for r, x in na.items() if x["lacks"] == ["env"]} == \
-            {"WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-004", "WG-LD-005"}, na
+            {"WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-004", "WG-LD-005", "WG-LD-006"}, na
     rc, out, err = run("--no-config", "--target", GPU_MACHINE, old)
     line = [x for x in out.splitlines() if "not applied:" in x]
     assert len(line) == 1 and "WG-ABI-001 (no target torch C++ ABI: --target cxx11abi= or --env)" \
@@ -604,7 +610,7 @@ def reports_list_the_rules_not_applied():
     # switched off is not "not applied".
     rc, doc, err = check_json(*TARGET, "--disable", "WG-LD-004", old)
     assert [x["rule"] for x in doc["inputs"][0]["not_applied"]] == \
-        ["WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-005"], doc["inputs"][0]["not_applied"]
+        ["WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-005", "WG-LD-006"], doc["inputs"][0]["not_applied"]
     # SARIF: configuration notifications naming the rule and the lacking facts.
     rc, out, err = run("--no-config", "--format", "sarif", "--target", GPU_MACHINE, old)
     validate(out, SARIF_SCHEMA, "Draft4Validator")

@@ -288,7 +288,7 @@ START_TEST(test_not_applied)
 		ck_assert_int_eq(wg_report_not_applied(&na, r, i), WG_OK);
 		ck_assert_str_eq(na.lacks, "env");
 	}
-	ck_assert_uint_eq(wg_report_not_applied_count(r), 5); /* the loader rules, WG-LD-001..005 */
+	ck_assert_uint_eq(wg_report_not_applied_count(r), 6); /* the loader rules, WG-LD-001..006 */
 	wg_report_free(r);
 	wg_scan_free(s);
 	/* The same wheel from memory without its name: the filename rules are left out. */

@@ -240,6 +240,8 @@ def _load() -> Any:
         "wg_scan_wheel_path": ([P, ctypes.c_size_t], ctypes.c_char_p),
         "wg_scan_object_count": ([P], ctypes.c_size_t),
         "wg_scan_problem_count": ([P], ctypes.c_size_t),
+        "wg_scan_get_kind": ([P], ctypes.c_int),
+        "wg_env_set_install": ([P, P, PP, ctypes.c_size_t], ctypes.c_int),
         "wg_check": ([PP, P, P, P, P], ctypes.c_int),
         "wg_report_free": ([P], None), "wg_report_worst": ([P], ctypes.c_int),
         "wg_reports_format": ([PP, ctypes.c_int, P, P,
@@ -436,38 +438,63 @@ class Checker:
             if lib.wg_target_add_gpu(self._target, self._ctx, g) < 0:
                 raise _refused("gpus", _s(lib.wg_error_last()))
 
-    def check(self, paths: Names) -> Result:
+    def check(self, paths: Names, together: bool = False) -> Result:
         """Checks every path (wheel, .so, installed .dist-info, directory; a list, or one
         path); returns a Result. A directory stands for every wheel below it (each an input
-        of its own) and its loose ELF objects."""
+        of its own) and its loose ELF objects. With an environment, each wheel is judged as
+        installed there in place of the installed release of its name, and what that breaks
+        among the installed distributions is reported (WG-LD-006); together=True judges the
+        wheels as one install (pip install a.whl b.whl), each against the others."""
         lib = self._lib
         queue = _names(paths, "paths")
         done: List[Tuple[bytes, Any, Any]] = []  # (path, report handle or None, error or None)
+        scans: List[Tuple[bytes, Any, Any]] = []  # (path, scan handle or None, error or None)
         try:
             while queue:
                 p = queue.pop(0)
                 scan = ctypes.c_void_p()
-                rep = ctypes.c_void_p()
-                rc = lib.wg_scan_path(ctypes.byref(scan), self._sc, p)
-                judged = True
-                if rc == 0:
-                    wheels = [lib.wg_scan_wheel_path(scan, k)
-                              for k in range(lib.wg_scan_wheel_count(scan))]
-                    queue[0:0] = wheels
-                    judged = not wheels or lib.wg_scan_object_count(scan) or \
-                        lib.wg_scan_problem_count(scan)
-                    if judged:
-                        rc = lib.wg_check(ctypes.byref(rep), self._sc, self._rs, scan,
-                                          self._target)
-                    lib.wg_scan_free(scan)
-                if not judged:
+                if lib.wg_scan_path(ctypes.byref(scan), self._sc, p) < 0:
+                    scans.append((p, None, lib.wg_scanner_error(self._sc)))
                     continue
+                wheels = [lib.wg_scan_wheel_path(scan, k)
+                          for k in range(lib.wg_scan_wheel_count(scan))]
+                queue[0:0] = wheels
+                if not wheels or lib.wg_scan_object_count(scan) or \
+                        lib.wg_scan_problem_count(scan):
+                    scans.append((p, scan, None))
+                else:
+                    lib.wg_scan_free(scan)
+            wheel_scans = [s for _, s, _ in scans
+                           if s is not None and lib.wg_scan_get_kind(s) == 1]
+            if self._env.value and together and wheel_scans:
+                arr = (ctypes.c_void_p * len(wheel_scans))(*[w.value for w in wheel_scans])
+                if lib.wg_env_set_install(self._env, self._sc, arr, len(wheel_scans)) < 0:
+                    raise WheelgateError(_s(lib.wg_scanner_error(self._sc)))
+            for p, scan, err in scans:
+                if scan is None:
+                    done.append((p, None, err))
+                    continue
+                alone = bool(self._env.value) and not together and lib.wg_scan_get_kind(scan) == 1
+                if alone:
+                    one = (ctypes.c_void_p * 1)(scan.value)
+                    if lib.wg_env_set_install(self._env, self._sc, one, 1) < 0:
+                        done.append((p, None, lib.wg_scanner_error(self._sc)))
+                        continue
+                rep = ctypes.c_void_p()
+                rc = lib.wg_check(ctypes.byref(rep), self._sc, self._rs, scan, self._target)
+                if alone:
+                    lib.wg_env_set_install(self._env, self._sc, None, 0)
                 if rc < 0:
                     done.append((p, None, lib.wg_scanner_error(self._sc)))
                 else:
                     done.append((p, rep.value, None))
             return self._result(done)
         finally:
+            if self._env.value:
+                lib.wg_env_set_install(self._env, self._sc, None, 0)
+            for _, scan, _ in scans:
+                if scan is not None:
+                    lib.wg_scan_free(scan)
             for d in done:
                 if d[1]:
                     lib.wg_report_free(d[1])
@@ -563,13 +590,14 @@ def check(path: StrPath, env: Optional[StrPath] = None, target: Names = None, gp
 
 def check_all(paths: Names, env: Optional[StrPath] = None, target: Names = None,
               gpus: Names = (), rules: Names = (), disable: Names = (), enable: Names = (),
-              fail_on: str = "error", profile: str = "auto") -> List[Report]:
+              fail_on: str = "error", profile: str = "auto",
+              together: bool = False) -> List[Report]:
     """Checks a list of paths (or one path), with the options of check(); returns a list of
     Reports, one for each input: a directory stands for every wheel below it and its loose
-    ELF objects."""
+    ELF objects. together: with env, the wheels are one install (Checker.check)."""
     with Checker(env=env, target=target, gpus=gpus, rules=rules, disable=disable, enable=enable,
                  fail_on=fail_on, profile=profile) as c:
-        return c.check(paths).reports
+        return c.check(paths, together=together).reports
 
 
 def check_bytes(data: Any, filename: Union[str, bytes], env: Optional[StrPath] = None,

@@ -198,7 +198,9 @@ def gate(requirements, options=None, env=sys.prefix, dry_run=False, report_only=
                                         enable=opts["enable"], fail_on=opts["fail_on"],
                                         profile="install")
             with checker:
-                result = checker.check(paths)
+                # One install: each wheel resolves against the others, and what it breaks
+                # among the installed distributions is told (WG-LD-006).
+                result = checker.check(paths, together=True)
         except wheelgate.WheelgateError as e:
             _refuse("wheelgate cannot check the wheels: %s" % e)
     finally:

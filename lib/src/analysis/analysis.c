@@ -245,19 +245,6 @@ const wg_role *wg_analysis_roles(wg_analysis *an)
 
 /* ---- the loader's records of the input's objects ---- */
 
-/* Where a wheel member is installed: site-packages/<member> (the .data purelib/platlib
- * prefix removed). */
-static char *install_path(const wg_env *e, wg_arena *a, const char *member)
-{
-	const char *p = member, *data = strstr(member, ".data/");
-	if (data && !memchr(member, '/', (size_t)(data - member))) {
-		const char *rest = data + 6;
-		if (wg_has_prefix(rest, "purelib/") || wg_has_prefix(rest, "platlib/"))
-			p = rest + 8;
-	}
-	return wg_arena_printf(a, "%s/%s", e->site, p);
-}
-
 static int build_libs(wg_analysis *an)
 {
 	const wg_env *e = an->target->env;
@@ -271,7 +258,7 @@ static int build_libs(wg_analysis *an)
 		const wg_object *o = object_at(an, i);
 		if (o->error)
 			continue;
-		char *where = wg_scan_is_dist(an->scan) ? install_path(e, &an->arena, o->path)
+		char *where = wg_scan_is_dist(an->scan) ? wg_install_path(e->site, &an->arena, o->path)
 							      : wg_arena_strdup(&an->arena, o->path);
 		an->libs[i] = where ? wg_lib_from_object(o, where) : NULL;
 		wg_lib **slot = an->libs[i] ? wg_vec_push(&an->all) : NULL;

@@ -94,6 +94,10 @@ void wg_installed_close(wg_installed *d);
 /** RECORD paths outside the site directory, left out. */
 size_t wg_installed_skipped(const wg_installed *d);
 void wg_members_installed(wg_members *m, wg_installed *d);
+/** The site directory holding the distribution, and its i-th file (a RECORD path under it;
+ * NULL past the last): *regular when it is a regular file there. */
+const char *wg_installed_site(const wg_installed *d);
+const char *wg_installed_file(const wg_installed *d, size_t i, bool *regular);
 /** Whether path names a `*.dist-info` directory. */
 bool wg_is_dist_info(const char *path);
 

@@ -246,6 +246,19 @@ void wg_installed_close(wg_installed *d)
 	free(d);
 }
 
+const char *wg_installed_site(const wg_installed *d)
+{
+	return d->site;
+}
+
+const char *wg_installed_file(const wg_installed *d, size_t i, bool *regular)
+{
+	if (i >= d->n)
+		return NULL;
+	*regular = d->files[i].regular;
+	return d->files[i].name;
+}
+
 size_t wg_installed_skipped(const wg_installed *d)
 {
 	return d ? d->skipped : 0;

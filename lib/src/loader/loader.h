@@ -49,6 +49,7 @@ struct wg_env {
 	wg_vec loaded;    /* wg_lib*: what is loaded after `import torch`, in load order */
 	size_t npython;   /* the first npython of loaded: the interpreter alone (no torch) */
 	size_t limit;     /* how many of loaded the current resolution sees */
+	struct wg_plan *plan; /* the install judged (plan.c), or NULL */
 };
 
 /* Why a candidate library was not used, for the resolution's report: uncertain when the real
@@ -121,5 +122,47 @@ typedef struct {
 int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_lib *root,
 	       const wg_vec *vlibs, wg_arena *a, wg_vec *issues, bool *python_assumed,
 	       bool with_torch);
+
+/** resolve's loader for a library of the environment (no scan): root named shown in the
+ * issues; scope (may be NULL): every library of the load's scope, root first (a wg_vec of
+ * const wg_lib*, to free); scope_only: the libraries are found, no symbol is looked up. */
+int wg_resolve_lib(wg_env *e, const wg_lib *root, const char *shown, wg_arena *a,
+		   wg_vec *issues, bool *python_assumed, bool with_torch, wg_vec *scope,
+		   bool scope_only);
+/** Forgets the state after `import torch`: the next resolution builds it again. */
+void wg_env_unload(wg_env *e);
+
+/* ---- an install judged (plan.c): the environment as it will be after installing wheels ---- */
+
+typedef struct wg_plan wg_plan;
+/** Where a wheel member is installed: <site>/<member> (a .data purelib/platlib prefix
+ * removed), in a; NULL when out of memory. */
+char *wg_install_path(const char *site, wg_arena *a, const char *member);
+/** The library an active plan installs at path (compared lexically normalised), or NULL. */
+const wg_lib *wg_plan_lookup(const wg_env *e, const char *path);
+/** Whether an active plan removes the file at real (a real path): a file of a distribution a
+ * wheel replaces that no wheel installs again. */
+bool wg_plan_removes(const wg_env *e, const char *real);
+/** torch's directory in the environment the resolution sees (the plan's when active). */
+const char *wg_plan_torch_dir(const wg_env *e);
+/** The files of dir matching the fnmatch pattern as the resolution sees them (on disk and not
+ * removed, or installed by an active plan), sorted, into out (strings in a). */
+void wg_plan_glob(const wg_env *e, wg_arena *a, const char *dir, const char *pattern,
+		  wg_strlist *out);
+void wg_plan_free(wg_plan *p);
+
+/** What an install breaks: one load problem of an installed distribution's object. */
+typedef struct {
+	const char *wheel;   /* the input (scan path) that breaks it */
+	const char *dist, *dist_version, *object; /* object: relative to its site directory */
+	wg_ld_kind kind;
+	const char *symbol, *version, *library;
+	bool torch;
+	const char *evidence; /* "defined by torch 2.11.0 but not by 2.12.0", or "" */
+} wg_plan_break;
+/** The breaks an active plan of e finds (NULL when none judged); *n their number. */
+const wg_plan_break *wg_plan_breaks(const wg_env *e, size_t *n);
+/** Whether e has an install plan that scan (by its path) is part of. */
+bool wg_plan_has(const wg_env *e, const char *scan_path);
 
 #endif

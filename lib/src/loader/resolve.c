@@ -29,11 +29,18 @@ const wg_lib *wg_env_load_note(wg_env *e, const char *path, wg_ld_note *note)
 {
 	char real[PATH_MAX];
 	struct stat st;
+	/* The environment as an install plan leaves it: its wheels' objects, not the files of
+	 * the distributions they replace. */
+	const wg_lib *planned = wg_plan_lookup(e, path);
+	if (planned)
+		return planned;
 	if (!realpath(path, real)) {
 		if (errno == EACCES)
 			wg_ld_note_set(note, true, false, "%s: unreadable (permission denied)", path);
 		return NULL;
 	}
+	if (wg_plan_removes(e, real))
+		return NULL;
 	for (size_t i = 0; i < e->libs.len; i++) {
 		wg_lib *l = *(wg_lib **)wg_vec_at(&e->libs, i);
 		if (!strcmp(l->path, real))
@@ -135,6 +142,9 @@ static const wg_lib *try_dir(rctx *r, const char *dir, const char *name, wg_ld_n
 		if (!strcmp(l->path, path))
 			return l;
 	}
+	const wg_lib *planned = wg_plan_lookup(r->e, path);
+	if (planned)
+		return planned;
 	/* A directory that is not there holds nothing, for ld.so as for wheelgate. One outside
 	 * the environment and the system's directories is not searched, and that is said. */
 	char real[PATH_MAX];
@@ -239,6 +249,19 @@ static void preload_tree(wg_env *e, const wg_lib *root, bool global)
 	wg_vec_free(&r.fresh);
 }
 
+/* Resets what `import torch` loaded: the next resolution builds it again (after an install
+ * plan is switched on or off). */
+void wg_env_unload(wg_env *e)
+{
+	if (!e->preloaded)
+		return;
+	for (size_t i = 0; i < e->loaded.len; i++)
+		(*(wg_lib **)wg_vec_at(&e->loaded, i))->global = false;
+	wg_vec_free(&e->loaded);
+	e->preloaded = false;
+	e->npython = 0;
+}
+
 static void preload(wg_env *e)
 {
 	if (e->preloaded)
@@ -250,41 +273,40 @@ static void preload(wg_env *e)
 	if (py)
 		preload_tree(e, py, true);
 	e->npython = e->loaded.len;
-	if (!e->torch_dir)
+	const char *torch_dir = wg_plan_torch_dir(e);
+	if (!torch_dir)
 		return;
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/lib/libtorch_global_deps.so", e->torch_dir);
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/lib/libtorch_global_deps.so", torch_dir);
 	const wg_lib *gd = wg_env_load(e, path);
 	if (gd)
 		preload_tree(e, gd, true);
 	/* torch/_C*.so and what it needs (RTLD_LOCAL); without it, every library in torch/lib. */
-	glob_t g;
-	snprintf(path, sizeof(path), "%s/_C*.so", e->torch_dir);
-	const wg_lib *c = NULL;
-	if (glob(path, 0, NULL, &g) == 0) {
-		c = wg_env_load(e, g.gl_pathv[0]);
-		globfree(&g);
-	}
+	wg_strlist found = {0};
+	wg_arena scratch = {0};
+	snprintf(dir, sizeof(dir), "%s", torch_dir);
+	wg_plan_glob(e, &scratch, dir, "_C*.so", &found);
+	const wg_lib *c = found.n ? wg_env_load(e, found.v[0]) : NULL;
 	if (c) {
 		preload_tree(e, c, false);
-		return;
-	}
-	snprintf(path, sizeof(path), "%s/lib/*.so*", e->torch_dir);
-	if (glob(path, 0, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc; i++) {
-			const wg_lib *l = wg_env_load(e, g.gl_pathv[i]);
+	} else {
+		wg_strlist_free(&found);
+		found = (wg_strlist){0};
+		snprintf(dir, sizeof(dir), "%s/lib", torch_dir);
+		wg_plan_glob(e, &scratch, dir, "*.so*", &found);
+		for (size_t i = 0; i < found.n; i++) {
+			const wg_lib *l = wg_env_load(e, found.v[i]);
 			if (l)
 				preload_tree(e, l, false);
 		}
-		globfree(&g);
 	}
+	wg_strlist_free(&found);
+	wg_arena_free(&scratch);
 }
 
-static const char *display(const wg_scan *scan, const wg_lib *l, const wg_object *obj,
-			   const wg_lib *root)
+static const char *display(const wg_lib *l, const char *shown, const wg_lib *root)
 {
-	(void)scan;
-	return l == root ? obj->path : l->path;
+	return l == root ? shown : l->path;
 }
 
 static int add_issue(wg_vec *issues, wg_arena *a, wg_ld_kind kind, const char *object,
@@ -317,22 +339,17 @@ static bool version_missing(const wg_vec *issues, const char *object, const char
 	return false;
 }
 
-int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_lib *root,
-	       const wg_vec *vlibs, wg_arena *a, wg_vec *issues, bool *python_assumed,
-	       bool with_torch)
+/* The resolution of root, named shown in the issues; input: a directory the user pointed at
+ * ("" for none); scope_out (may be NULL): every library in the load's scope, root first. */
+static int resolve(wg_env *e, const wg_lib *root, const char *shown, const char *input,
+		   const wg_vec *vlibs, wg_arena *a, wg_vec *issues, bool *python_assumed,
+		   bool with_torch, wg_vec *scope_out, bool scope_only)
 {
 	preload(e);
 	e->limit = with_torch ? SIZE_MAX : e->npython;
 	size_t first_issue = issues->len;
 	rctx r = {e, vlibs, {0}, {0}, ""};
-	/* What the user pointed at, outside a wheel, is read where it lies: its directory too. */
-	struct stat st;
-	if (!wg_scan_is_dist(scan) && realpath(scan->path, r.input) && stat(r.input, &st) == 0 &&
-	    !S_ISDIR(st.st_mode)) {
-		char *slash = strrchr(r.input, '/');
-		if (slash)
-			slash[slash == r.input] = '\0';
-	}
+	snprintf(r.input, sizeof(r.input), "%s", input);
 	wg_vec_init(&r.scope, sizeof(const wg_lib *));
 	wg_vec_init(&r.fresh, sizeof(const wg_lib *));
 	int rc = WG_OK;
@@ -364,7 +381,7 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_li
 				 * read: then whether it loads is not known, and said as such. */
 				rc = add_issue(issues, a, note.uncertain ? WG_LD_NOT_READ
 								 : WG_LD_MISSING_LIBRARY,
-					       display(scan, l, obj, root), l->needed.v[k], NULL, obj->path);
+					       display(l, shown, root), l->needed.v[k], NULL, shown);
 				if (rc == WG_OK && (note.uncertain || note.certain_stop))
 					((wg_ld_issue *)wg_vec_at(issues, issues->len - 1))->detail =
 						wg_arena_strdup(a, note.text);
@@ -378,6 +395,8 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_li
 				*f = d;
 		}
 	}
+	if (scope_only)
+		goto done;
 	/* ld.so stops at the first library it cannot find: no symbol is looked up then (nor
 	 * when a library was not read: what it would define is not known). */
 	for (size_t i = first_issue; i < issues->len; i++) {
@@ -398,8 +417,8 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_li
 				have = !strcmp(p->verdefs.v[j], v->version);
 			if (!have) {
 				wg_libsym s = {"", v->version, 0, 0, 0, 0};
-				rc = add_issue(issues, a, WG_LD_MISSING_VERSION, display(scan, l, obj, root),
-					       v->file, &s, obj->path);
+				rc = add_issue(issues, a, WG_LD_MISSING_VERSION, display(l, shown, root),
+					       v->file, &s, shown);
 				/* The wheel's own objects' C/C++ runtime needs are judged against the
 				 * target system by WG-SYS-001; the loader still stops there. */
 				char fam[16];
@@ -413,7 +432,7 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_li
 			const wg_libsym *u = &l->undefs[k];
 			if (u->weak)
 				continue;
-			if (u->version && version_missing(issues, display(scan, l, obj, root), u->version))
+			if (u->version && version_missing(issues, display(l, shown, root), u->version))
 				continue; /* the loader stops at the version: reported as such */
 			bool found = false;
 			for (size_t j = 0; j < nloaded(e) && !found; j++) {
@@ -441,12 +460,42 @@ int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_li
 				if (wg_has_prefix(l->needed.v[j], "libc10") ||
 				    wg_has_prefix(l->needed.v[j], "libtorch"))
 					from = l->needed.v[j];
-			rc = add_issue(issues, a, WG_LD_UNRESOLVED, display(scan, l, obj, root), from, u,
-				       obj->path);
+			rc = add_issue(issues, a, WG_LD_UNRESOLVED, display(l, shown, root), from, u,
+				       shown);
 		}
 	}
 done:
+	if (scope_out) {
+		*scope_out = r.scope;
+		r.scope = (wg_vec){0};
+	}
 	wg_vec_free(&r.scope);
 	wg_vec_free(&r.fresh);
 	return rc;
+}
+
+int wg_resolve(wg_env *e, const wg_scan *scan, const wg_object *obj, const wg_lib *root,
+	       const wg_vec *vlibs, wg_arena *a, wg_vec *issues, bool *python_assumed,
+	       bool with_torch)
+{
+	/* What the user pointed at, outside a wheel, is read where it lies: its directory too. */
+	char input[PATH_MAX] = "";
+	struct stat st;
+	if (wg_scan_is_dist(scan) || !realpath(scan->path, input) || stat(input, &st) != 0) {
+		input[0] = '\0';
+	} else if (!S_ISDIR(st.st_mode)) {
+		char *slash = strrchr(input, '/');
+		if (slash)
+			slash[slash == input] = '\0';
+	}
+	return resolve(e, root, obj->path, input, vlibs, a, issues, python_assumed, with_torch,
+		       NULL, false);
+}
+
+int wg_resolve_lib(wg_env *e, const wg_lib *root, const char *shown, wg_arena *a,
+		   wg_vec *issues, bool *python_assumed, bool with_torch, wg_vec *scope,
+		   bool scope_only)
+{
+	return resolve(e, root, shown, "", NULL, a, issues, python_assumed, with_torch, scope,
+		       scope_only);
 }

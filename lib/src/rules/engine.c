@@ -226,6 +226,9 @@ static const struct {
 	{WG_FACT_ENV, "env", "no Python environment to load the objects in: --env"},
 	{WG_FACT_FILENAME, "filename",
 	 "no wheel filename for its name, version and tags: --stdin-filename NAME for stdin"},
+	{WG_FACT_INSTALL, "install",
+	 "not judged as an install into the environment (check --env, the pip gate): what it "
+	 "would break among the installed distributions is not known"},
 };
 
 static unsigned fact_of_key(const char *k)
@@ -254,6 +257,13 @@ static unsigned lacking(const wg_rule *r, const wg_target *t, const wg_scan *sca
 	known |= scan->kind == WG_SCAN_INSTALLED ? 0
 		 : scan->kind != WG_SCAN_WHEEL || !scan->fields[WG_WHEEL_FILENAME_ERROR]
 			 ? WG_FACT_FILENAME : 0;
+	/* What an install breaks: known for a wheel of the environment's install plan; other
+	 * inputs replace nothing. */
+	known |= scan->kind != WG_SCAN_WHEEL || (t->env && wg_plan_has(t->env, scan->path))
+			 ? WG_FACT_INSTALL : 0;
+	/* Without an environment, that is the fact missing (an install needs one). */
+	if (!t->env)
+		known |= WG_FACT_INSTALL;
 	return need & ~known;
 }
 

@@ -42,6 +42,7 @@ typedef struct wg_check_kind {
 #define WG_FACT_GPU 16u
 #define WG_FACT_ENV 32u      /* a Python environment (--env) for the loader */
 #define WG_FACT_FILENAME 64u /* a wheel's filename facts: name, version, tags */
+#define WG_FACT_INSTALL 128u /* a wheel judged as an install into the environment */
 
 typedef struct {
 	const char *id, *check, *title, *message, *fix, *source;

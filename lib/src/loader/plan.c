@@ -1,0 +1,577 @@
+/*
+ * An install judged before it happens: the environment as it will be after installing a set
+ * of wheels (each in place of the installed distribution of its name, as pip and uv replace
+ * it), seen by the simulated loader, and what that install breaks among the distributions
+ * already there.
+ *
+ * The loader's view: an active plan answers first for the paths its wheels install (their ELF
+ * objects, read from the scans), and hides the files of the distributions they replace (the
+ * files their RECORD lists) that no wheel installs again; `import torch` is built from the
+ * torch the plan leaves. What it breaks: every installed distribution that stays is resolved
+ * twice, as the environment is and as the plan leaves it; a load problem that only the second
+ * has is the install's doing. It is pinned on the wheel that replaced what the object used (the
+ * library that defined the symbol, shipped the library, or defined the version), with that as
+ * evidence ("defined by torch 2.11.0 but not by 2.12.0"). Only objects whose load reaches a
+ * file the plan removes or replaces, or needs a library name a wheel installs, are resolved the
+ * second time: nothing else can change.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <dirent.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/loader.h"
+
+typedef struct {
+	const char *path;         /* the scan's path (the input) */
+	const char *name, *norm, *version;
+	const char *dist_info;    /* the installed distribution it replaces, or NULL */
+	const char *old_version;  /* its version */
+	wg_vec old_libs;          /* const wg_lib*: that distribution's ELF files (env's) */
+} plan_wheel;
+
+typedef struct {
+	const char *path; /* install path, lexically normalised */
+	wg_lib *lib;
+	size_t wheel;
+} plan_lib;
+
+struct wg_plan {
+	wg_arena arena;
+	const char *site, *site_real;
+	wg_vec wheels;    /* plan_wheel */
+	wg_vec libs;      /* plan_lib */
+	wg_strmap by_path;   /* plan_lib path -> index */
+	wg_strmap removed;   /* real paths of the replaced distributions' files */
+	wg_strmap names;     /* the DT_NEEDED names the plan's libraries answer (soname, file) */
+	const char *torch_dir;
+	bool active;
+	wg_vec breaks;    /* wg_plan_break */
+	size_t dists, roots, rechecked;
+};
+
+/* ---- paths ---- */
+
+char *wg_install_path(const char *site, wg_arena *a, const char *member)
+{
+	const char *p = member, *data = strstr(member, ".data/");
+	if (data && !memchr(member, '/', (size_t)(data - member))) {
+		const char *rest = data + 6;
+		if (wg_has_prefix(rest, "purelib/") || wg_has_prefix(rest, "platlib/"))
+			p = rest + 8;
+	}
+	return wg_arena_printf(a, "%s/%s", site, p);
+}
+
+/* path with "//", "/./" and "x/.." taken out, as text (no symbolic link is followed). */
+static void normalise(char *out, size_t n, const char *path)
+{
+	size_t len = 0, marks[PATH_MAX / 2], depth = 0;
+	if (n == 0)
+		return;
+	out[0] = '\0';
+	const char *s = path;
+	bool abs = *s == '/';
+	if (abs && n > 1)
+		out[len++] = '/';
+	while (*s) {
+		while (*s == '/')
+			s++;
+		size_t k = strcspn(s, "/");
+		if (k == 0)
+			break;
+		if (k == 1 && s[0] == '.') {
+			/* nothing */
+		} else if (k == 2 && s[0] == '.' && s[1] == '.' && depth > 0) {
+			len = marks[--depth];
+		} else if (len + k + 2 < n && depth < WG_ARRAY_LEN(marks)) {
+			marks[depth++] = len;
+			if (len && out[len - 1] != '/')
+				out[len++] = '/';
+			memcpy(out + len, s, k);
+			len += k;
+		}
+		s += k;
+	}
+	if (len > 1 && out[len - 1] == '/')
+		len--;
+	out[len] = '\0';
+}
+
+/* The plan's key for path: normalised, the site's real path written as the site. */
+static void key_of(const wg_plan *p, char *out, size_t n, const char *path)
+{
+	normalise(out, n, path);
+	size_t rl = p->site_real ? strlen(p->site_real) : 0;
+	if (rl && !strncmp(out, p->site_real, rl) && out[rl] == '/' && strcmp(p->site, p->site_real)) {
+		char tmp[PATH_MAX];
+		snprintf(tmp, sizeof(tmp), "%s%s", p->site, out + rl);
+		normalise(out, n, tmp);
+	}
+}
+
+static const wg_plan *active(const wg_env *e)
+{
+	return e->plan && e->plan->active ? e->plan : NULL;
+}
+
+const wg_lib *wg_plan_lookup(const wg_env *e, const char *path)
+{
+	const wg_plan *p = active(e);
+	if (!p || !p->libs.len)
+		return NULL;
+	char key[PATH_MAX];
+	key_of(p, key, sizeof(key), path);
+	size_t i = wg_strmap_get(&p->by_path, key);
+	return i == SIZE_MAX ? NULL : ((const plan_lib *)wg_vec_at(&p->libs, i))->lib;
+}
+
+bool wg_plan_removes(const wg_env *e, const char *real)
+{
+	const wg_plan *p = active(e);
+	return p && wg_strmap_get(&p->removed, real) != SIZE_MAX;
+}
+
+const char *wg_plan_torch_dir(const wg_env *e)
+{
+	const wg_plan *p = active(e);
+	return p && p->torch_dir ? p->torch_dir : e->torch_dir;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void wg_plan_glob(const wg_env *e, wg_arena *a, const char *dir, const char *pattern,
+		  wg_strlist *out)
+{
+	const wg_plan *p = active(e);
+	char key[PATH_MAX], real[PATH_MAX];
+	if (p)
+		key_of(p, key, sizeof(key), dir);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || fnmatch(pattern, de->d_name, 0) != 0)
+			continue;
+		char *f = wg_arena_printf(a, "%s/%s", dir, de->d_name);
+		if (!f || (p && realpath(f, real) && wg_strmap_get(&p->removed, real) != SIZE_MAX))
+			continue;
+		wg_strlist_add(out, a, f);
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 0; p && i < p->libs.len; i++) {
+		const plan_lib *l = wg_vec_at(&p->libs, i);
+		const char *slash = strrchr(l->path, '/');
+		if (!slash || strncmp(l->path, key, (size_t)(slash - l->path)) ||
+		    key[slash - l->path] != '\0' || fnmatch(pattern, slash + 1, 0) != 0)
+			continue;
+		char *f = wg_arena_printf(a, "%s/%s", dir, slash + 1);
+		bool dup = false;
+		for (size_t k = 0; f && k < out->n && !dup; k++)
+			dup = !strcmp(out->v[k], f);
+		if (f && !dup)
+			wg_strlist_add(out, a, f);
+	}
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_str);
+}
+
+/* ---- making a plan ---- */
+
+void wg_plan_free(wg_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->wheels.len; i++)
+		wg_vec_free(&((plan_wheel *)wg_vec_at(&p->wheels, i))->old_libs);
+	for (size_t i = 0; i < p->libs.len; i++)
+		wg_lib_free(((plan_lib *)wg_vec_at(&p->libs, i))->lib);
+	wg_vec_free(&p->wheels);
+	wg_vec_free(&p->libs);
+	wg_vec_free(&p->breaks);
+	wg_strmap_free(&p->by_path);
+	wg_strmap_free(&p->removed);
+	wg_strmap_free(&p->names);
+	wg_arena_free(&p->arena);
+	free(p);
+}
+
+static const char *base_of(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static bool so_like(const char *name)
+{
+	const char *b = base_of(name);
+	return wg_has_suffix(b, ".so") || strstr(b, ".so.") != NULL;
+}
+
+/* "flash_attn-2.8.3.dist-info" (a path) -> name "flash_attn", version "2.8.3". */
+static void dist_name(wg_arena *a, const char *dist_info, const char **name, const char **version)
+{
+	const char *b = base_of(dist_info);
+	size_t len = strlen(b);
+	if (wg_has_suffix(b, ".dist-info"))
+		len -= strlen(".dist-info");
+	const char *dash = memchr(b, '-', len);
+	*name = wg_arena_strndup(a, b, dash ? (size_t)(dash - b) : len);
+	*version = dash ? wg_arena_strndup(a, dash + 1, len - (size_t)(dash + 1 - b)) : "";
+}
+
+static int oom(wg_scanner *sc)
+{
+	return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
+}
+
+/* The installed distribution of the normalised name norm, or NULL. */
+static const char *installed_dist(const wg_env *e, wg_arena *a, const char *norm)
+{
+	for (size_t i = 0; i < e->dists.n; i++) {
+		const char *name, *version;
+		dist_name(a, e->dists.v[i], &name, &version);
+		const char *n = name ? wg_normalize_name(a, name) : NULL;
+		if (n && !strcmp(n, norm))
+			return e->dists.v[i];
+	}
+	return NULL;
+}
+
+/* The files of the distribution a wheel replaces: hidden from the plan's view (their real
+ * paths), and its ELF files kept (as the environment has them) for the evidence. */
+static int remove_dist(wg_env *e, wg_plan *p, plan_wheel *w)
+{
+	wg_installed *d = NULL;
+	wg_err err = {0};
+	if (wg_installed_open(&d, w->dist_info, e->sc->ctx->opts.max_members, &err) < 0)
+		return wg_seterr(&e->sc->err, err.code ? err.code : WG_EIO,
+				 "the installed distribution %s that %s replaces: %s", w->dist_info,
+				 w->path, err.msg);
+	bool regular;
+	const char *f;
+	int rc = WG_OK;
+	for (size_t i = 0; rc == WG_OK && (f = wg_installed_file(d, i, &regular)); i++) {
+		char full[PATH_MAX], real[PATH_MAX];
+		snprintf(full, sizeof(full), "%s/%s", wg_installed_site(d), f);
+		if (!regular || !realpath(full, real))
+			continue;
+		char *k = wg_arena_strdup(&p->arena, real);
+		if (!k || wg_strmap_put(&p->removed, k, 0) == SIZE_MAX - 1) {
+			rc = oom(e->sc);
+			break;
+		}
+		if (!so_like(f))
+			continue;
+		const wg_lib *l = wg_env_load(e, real);
+		const wg_lib **slot = l ? wg_vec_push(&w->old_libs) : NULL;
+		if (slot)
+			*slot = l;
+	}
+	wg_installed_close(d);
+	return rc;
+}
+
+static int add_wheel(wg_env *e, wg_plan *p, const wg_scan *scan)
+{
+	wg_arena *a = &p->arena;
+	const char *name = scan->fields[WG_WHEEL_NAME] ? scan->fields[WG_WHEEL_NAME]
+						       : scan->fields[WG_WHEEL_META_NAME];
+	const char *version = scan->fields[WG_WHEEL_VERSION] ? scan->fields[WG_WHEEL_VERSION]
+							     : scan->fields[WG_WHEEL_META_VERSION];
+	if (!name)
+		return WG_OK; /* no name: it replaces nothing that can be known; still installed */
+	plan_wheel *w = wg_vec_push(&p->wheels);
+	if (!w)
+		return oom(e->sc);
+	wg_vec_init(&w->old_libs, sizeof(const wg_lib *));
+	w->path = wg_arena_strdup(a, scan->path);
+	w->name = wg_arena_strdup(a, name);
+	w->norm = wg_normalize_name(a, name);
+	w->version = wg_arena_strdup(a, version ? version : "");
+	if (!w->path || !w->name || !w->norm || !w->version)
+		return oom(e->sc);
+	for (size_t i = 0; i + 1 < p->wheels.len; i++)
+		if (!strcmp(((plan_wheel *)wg_vec_at(&p->wheels, i))->norm, w->norm))
+			return wg_seterr(&e->sc->err, WG_EINVAL, "%s and %s are both %s: one install "
+					 "takes one wheel of a distribution",
+					 ((plan_wheel *)wg_vec_at(&p->wheels, i))->path, w->path, w->name);
+	if ((w->dist_info = installed_dist(e, a, w->norm))) {
+		const char *n;
+		dist_name(a, w->dist_info, &n, &w->old_version);
+		int rc = remove_dist(e, p, w);
+		if (rc < 0)
+			return rc;
+	}
+	size_t wi = p->wheels.len - 1;
+	for (size_t i = 0; i < scan->members.len; i++) {
+		const wg_member *m = wg_vec_at(&scan->members, i);
+		if (!strcmp(m->name, "torch/__init__.py"))
+			p->torch_dir = wg_arena_printf(a, "%s/torch", e->site);
+	}
+	for (size_t i = 0; i < scan->objects.len; i++) {
+		const wg_object *o = *(wg_object **)wg_vec_at(&scan->objects, i);
+		if (o->error || !o->type || strcmp(o->type, "dyn"))
+			continue;
+		char *where = wg_install_path(e->site, a, o->path);
+		char key[PATH_MAX];
+		if (!where)
+			return oom(e->sc);
+		key_of(p, key, sizeof(key), where);
+		char *k = wg_arena_strdup(a, key);
+		plan_lib *l = k ? wg_vec_push(&p->libs) : NULL;
+		if (!l || !(l->lib = wg_lib_from_object(o, k)))
+			return oom(e->sc);
+		l->path = k;
+		l->wheel = wi;
+		size_t at = wg_strmap_put(&p->by_path, k, p->libs.len - 1);
+		if (at == SIZE_MAX - 1)
+			return oom(e->sc);
+		/* Two wheels installing one path: the first answers (pip would fail or overwrite;
+		 * wheelgate does not guess which). */
+		if (wg_strmap_put(&p->names, l->lib->soname, 0) == SIZE_MAX - 1 ||
+		    wg_strmap_put(&p->names, base_of(k), 0) == SIZE_MAX - 1)
+			return oom(e->sc);
+	}
+	return WG_OK;
+}
+
+/* ---- what the install breaks ---- */
+
+typedef struct {
+	const char *dist, *dist_version, *path, *shown;
+	wg_vec issues; /* wg_ld_issue, the environment as it is */
+} dependent;
+
+static bool same_issue(const wg_ld_issue *x, const wg_ld_issue *y)
+{
+	return x->kind == y->kind && !strcmp(x->object, y->object) &&
+	       !strcmp(x->library ? x->library : "", y->library ? y->library : "") &&
+	       !strcmp(x->symbol ? x->symbol : "", y->symbol ? y->symbol : "") &&
+	       !strcmp(x->version ? x->version : "", y->version ? y->version : "");
+}
+
+/* Whether the load of a library in scope can come out otherwise under the plan. */
+static bool touched(const wg_plan *p, const wg_vec *scope)
+{
+	for (size_t i = 0; i < scope->len; i++) {
+		const wg_lib *l = *(const wg_lib **)wg_vec_at(scope, i);
+		if (wg_strmap_get(&p->removed, l->path) != SIZE_MAX)
+			return true;
+		for (size_t k = 0; k < l->needed.n; k++)
+			if (wg_strmap_get(&p->names, l->needed.v[k]) != SIZE_MAX)
+				return true;
+	}
+	return false;
+}
+
+/* The wheel whose replacement made x happen, and the evidence. */
+static size_t blame(wg_plan *p, const wg_ld_issue *x, const char **evidence)
+{
+	*evidence = "";
+	for (size_t w = 0; w < p->wheels.len; w++) {
+		plan_wheel *pw = wg_vec_at(&p->wheels, w);
+		for (size_t i = 0; i < pw->old_libs.len; i++) {
+			const wg_lib *l = *(const wg_lib **)wg_vec_at(&pw->old_libs, i);
+			bool named = x->library && (!strcmp(l->soname, x->library) ||
+						    !strcmp(base_of(l->path), x->library));
+			const char *what = NULL;
+			if (x->kind == WG_LD_UNRESOLVED && wg_lib_lookup(l, x->symbol, x->version))
+				what = "defined by";
+			else if (x->kind == WG_LD_MISSING_LIBRARY && named)
+				what = "shipped by";
+			else if (x->kind == WG_LD_MISSING_VERSION && named)
+				for (size_t v = 0; v < l->verdefs.n && !what; v++)
+					if (!strcmp(l->verdefs.v[v], x->version))
+						what = "defined by";
+			if (what) {
+				*evidence = wg_arena_printf(&p->arena, ", %s %s %s but not by %s", what,
+							    pw->name, pw->old_version, pw->version);
+				return w;
+			}
+		}
+	}
+	/* Nothing the replaced distributions had explains it: the first wheel that replaces
+	 * one (or the first), without evidence. */
+	for (size_t w = 0; w < p->wheels.len; w++)
+		if (((plan_wheel *)wg_vec_at(&p->wheels, w))->dist_info)
+			return w;
+	return 0;
+}
+
+static int compute_breaks(wg_env *e, wg_plan *p, wg_arena *a)
+{
+	wg_vec deps;
+	wg_vec_init(&deps, sizeof(dependent));
+	int rc = WG_OK;
+	bool with_torch = e->torch_dir || p->torch_dir;
+	/* The environment as it is. */
+	p->active = false;
+	wg_env_unload(e);
+	for (size_t i = 0; i < e->dists.n && rc == WG_OK; i++) {
+		const char *name, *version;
+		dist_name(a, e->dists.v[i], &name, &version);
+		const char *norm = name ? wg_normalize_name(a, name) : NULL;
+		bool replaced = false;
+		for (size_t w = 0; norm && w < p->wheels.len && !replaced; w++)
+			replaced = !strcmp(((plan_wheel *)wg_vec_at(&p->wheels, w))->norm, norm);
+		if (!norm || replaced)
+			continue;
+		wg_installed *d = NULL;
+		wg_err err = {0};
+		if (wg_installed_open(&d, e->dists.v[i], e->sc->ctx->opts.max_members, &err) < 0)
+			continue; /* what cannot be read is not judged here (audit says why) */
+		p->dists++;
+		bool regular;
+		const char *f;
+		for (size_t k = 0; rc == WG_OK && (f = wg_installed_file(d, k, &regular)); k++) {
+			if (!regular || !so_like(f))
+				continue;
+			char *full = wg_arena_printf(a, "%s/%s", wg_installed_site(d), f);
+			const wg_lib *l = full ? wg_env_load(e, full) : NULL;
+			if (!l)
+				continue;
+			p->roots++;
+			dependent *dep = wg_vec_push(&deps);
+			if (!dep) {
+				rc = oom(e->sc);
+				break;
+			}
+			*dep = (dependent){name, version, full, wg_arena_strdup(a, f), {0}};
+			wg_vec_init(&dep->issues, sizeof(wg_ld_issue));
+			/* The libraries its load reaches first (cheap); the symbols only when the
+			 * plan changes one of them. */
+			wg_vec scope = {0};
+			bool assumed = false;
+			rc = wg_resolve_lib(e, l, dep->shown, a, &dep->issues, &assumed, with_torch,
+					    &scope, true);
+			bool moved = rc == WG_OK && touched(p, &scope);
+			wg_vec_free(&scope);
+			dep->issues.len = 0;
+			if (moved)
+				rc = wg_resolve_lib(e, l, dep->shown, a, &dep->issues, &assumed,
+						    with_torch, NULL, false);
+			if (!moved) {
+				wg_vec_free(&dep->issues);
+				deps.len--;
+			}
+		}
+		wg_installed_close(d);
+	}
+	/* As the plan leaves it. */
+	p->active = true;
+	wg_env_unload(e);
+	for (size_t i = 0; i < deps.len && rc == WG_OK; i++) {
+		dependent *dep = wg_vec_at(&deps, i);
+		const wg_lib *l = wg_env_load(e, dep->path);
+		if (!l)
+			continue;
+		p->rechecked++;
+		wg_vec after;
+		wg_vec_init(&after, sizeof(wg_ld_issue));
+		bool assumed = false;
+		rc = wg_resolve_lib(e, l, dep->shown, a, &after, &assumed, with_torch, NULL, false);
+		for (size_t k = 0; k < after.len && rc == WG_OK; k++) {
+			const wg_ld_issue *x = wg_vec_at(&after, k);
+			if (x->kind == WG_LD_NOT_READ)
+				continue; /* not known to fail: never blamed on the install */
+			bool before = false;
+			for (size_t j = 0; j < dep->issues.len && !before; j++)
+				before = same_issue(x, wg_vec_at(&dep->issues, j));
+			if (before)
+				continue;
+			wg_plan_break *b = wg_vec_push(&p->breaks);
+			if (!b) {
+				rc = oom(e->sc);
+				break;
+			}
+			size_t w = blame(p, x, &b->evidence);
+			b->wheel = ((plan_wheel *)wg_vec_at(&p->wheels, w))->path;
+			b->dist = wg_arena_strdup(&p->arena, dep->dist);
+			b->dist_version = wg_arena_strdup(&p->arena, dep->dist_version);
+			b->object = wg_arena_strdup(&p->arena, x->object);
+			b->kind = x->kind;
+			b->symbol = x->symbol ? wg_arena_strdup(&p->arena, x->symbol) : NULL;
+			b->version = x->version ? wg_arena_strdup(&p->arena, x->version) : NULL;
+			b->library = x->library ? wg_arena_strdup(&p->arena, x->library) : NULL;
+			b->torch = x->torch;
+		}
+		wg_vec_free(&after);
+	}
+	for (size_t i = 0; i < deps.len; i++)
+		wg_vec_free(&((dependent *)wg_vec_at(&deps, i))->issues);
+	wg_vec_free(&deps);
+	wg_env_unload(e);
+	return rc;
+}
+
+const wg_plan_break *wg_plan_breaks(const wg_env *e, size_t *n)
+{
+	const wg_plan *p = active(e);
+	*n = p ? p->breaks.len : 0;
+	return p && p->breaks.len ? p->breaks.items : NULL;
+}
+
+bool wg_plan_has(const wg_env *e, const char *scan_path)
+{
+	const wg_plan *p = active(e);
+	for (size_t i = 0; p && i < p->wheels.len; i++)
+		if (!strcmp(((plan_wheel *)wg_vec_at(&p->wheels, i))->path, scan_path))
+			return true;
+	return false;
+}
+
+WG_API int wg_env_set_install(wg_env *env, wg_scanner *sc, const wg_scan *const *scans, size_t n)
+{
+	if (!env || !sc || (n && !scans)) {
+		if (sc)
+			return wg_seterr(&sc->err, WG_EINVAL, "wg_env_set_install: no environment");
+		return WG_EINVAL;
+	}
+	wg_plan_free(env->plan);
+	env->plan = NULL;
+	wg_env_unload(env);
+	if (n == 0)
+		return WG_OK;
+	wg_plan *p = calloc(1, sizeof(*p));
+	if (!p)
+		return oom(sc);
+	wg_scanner *keep = env->sc;
+	env->sc = sc;
+	wg_vec_init(&p->wheels, sizeof(plan_wheel));
+	wg_vec_init(&p->libs, sizeof(plan_lib));
+	wg_vec_init(&p->breaks, sizeof(wg_plan_break));
+	char real[PATH_MAX];
+	p->site = wg_arena_strdup(&p->arena, env->site);
+	p->site_real = realpath(env->site, real) ? wg_arena_strdup(&p->arena, real) : p->site;
+	int rc = p->site && p->site_real && wg_strmap_init(&p->by_path, 64) &&
+			 wg_strmap_init(&p->removed, 256) && wg_strmap_init(&p->names, 64)
+		 ? WG_OK : oom(sc);
+	for (size_t i = 0; i < n && rc == WG_OK; i++)
+		if (scans[i] && scans[i]->kind == WG_SCAN_WHEEL)
+			rc = add_wheel(env, p, scans[i]);
+	env->plan = p;
+	/* Only a replaced distribution's files can go (a new library that shadows an installed
+	 * one by name, in a directory searched first, is not looked for). */
+	if (rc == WG_OK && p->removed.n) {
+		/* Scratch for the resolutions: the breaks keep copies in the plan's arena. */
+		wg_arena scratch = {0};
+		rc = compute_breaks(env, p, &scratch);
+		wg_arena_free(&scratch);
+	}
+	env->sc = keep;
+	if (rc < 0) {
+		env->plan = NULL;
+		wg_plan_free(p);
+		wg_env_unload(env);
+		return rc;
+	}
+	p->active = true;
+	return WG_OK;
+}
