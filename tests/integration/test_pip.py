@@ -618,6 +618,46 @@ def where_the_files_go_is_judged():
     assert not installed(v, "torch") and not installed(v, "abinew")
 
 
+def up(prefix):
+    import glob
+    found = glob.glob(os.path.join(FIX, "upgrade", prefix + "-*.whl"))
+    if not found:
+        raise Missing("no %s wheel (tests/fixtures/gen-upgrade.py needs ../shared/corpus)" % prefix)
+    return found[0]
+
+
+@test
+def an_upgrade_that_breaks_an_installed_extension_is_blocked():
+    """torch 2.12.0 removes symbols the installed flash_attn (built for 2.11.0) needs: the gate
+    blocks it, and what it predicts is what the import then really does."""
+    v = venv("vup")
+    py = os.path.join(v, "bin", "python")
+    p = gated(v, "install", "--no-deps", up("torch-2.11.0"), up("flash_attn-2.8.3"))
+    assert p.returncode == 0, p.stderr
+    p = gated(v, "install", "--no-deps", up("torch-2.12.0"))
+    assert p.returncode != 0 and "WG-LD-006" in p.stderr, p.stderr
+    assert "installing torch 2.12.0 breaks flash_attn 2.8.3" in p.stderr, p.stderr
+    assert "defined by torch 2.11.0 but not by 2.12.0" in p.stderr, p.stderr
+    assert installed(v, "torch-2.11.0.dist-info"), "the blocked upgrade changed the venv"
+    # The same upgrade with the flash_attn built for it is one install that breaks nothing.
+    p = gated(v, "install", "--no-deps", up("torch-2.12.0"), up("flash_attn-2.8.3+torch212"))
+    assert p.returncode == 0 and installed(v, "torch-2.12.0.dist-info"), p.stderr
+    p = subprocess.run([py, "-c", "import flash_attn"], capture_output=True, text=True,
+                       env=env({"PYTHONPATH": ""}))
+    assert p.returncode == 0, p.stderr
+    # What the gate predicted for the first upgrade, done without it: the import fails so.
+    w = venv("vup2")
+    pw = os.path.join(w, "bin", "python")
+    p = gated(w, "install", "--no-deps", up("torch-2.11.0"), up("flash_attn-2.8.3"))
+    assert p.returncode == 0, p.stderr
+    p = pip(w, "install", "--no-deps", up("torch-2.12.0"))
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run([pw, "-c", "import flash_attn"], capture_output=True, text=True,
+                       env=env({"PYTHONPATH": ""}))
+    assert p.returncode != 0 and "undefined symbol: _ZN3c104cuda14MaybeSetDeviceEa" in p.stderr, \
+        p.stderr
+
+
 if __name__ == "__main__":
     try:
         sys.exit(main())
