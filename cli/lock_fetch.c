@@ -48,11 +48,17 @@ static int on_progress(void *p, curl_off_t total, curl_off_t now, curl_off_t ut,
 	(void)ut;
 	(void)un;
 	sink *s = p;
+	/* The URL is the lock's text: only printable ASCII reaches the terminal. */
+	char shown[61];
+	size_t i = 0;
+	for (; s->url[i] && i < sizeof(shown) - 1; i++)
+		shown[i] = s->url[i] > 0x20 && s->url[i] < 0x7f ? s->url[i] : '?';
+	shown[i] = '\0';
 	if (total > 0)
-		fprintf(stderr, "\rfetching %.60s %lld/%lld KiB", s->url, (long long)now / 1024,
+		fprintf(stderr, "\rfetching %s %lld/%lld KiB", shown, (long long)now / 1024,
 			(long long)total / 1024);
 	else
-		fprintf(stderr, "\rfetching %.60s %lld KiB", s->url, (long long)now / 1024);
+		fprintf(stderr, "\rfetching %s %lld KiB", shown, (long long)now / 1024);
 	return 0;
 }
 
