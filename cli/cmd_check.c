@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "lock.h"
 
 #define MAX_INPUTS 4096
 
@@ -38,6 +39,7 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: wheelgate check [options] PATH...\n"
+		"       wheelgate check [options] --lock pylock.toml [--env ENV]\n"
 		"\n"
 		"Checks wheels, ELF objects, directories (every wheel and ELF object below them,\n"
 		"each wheel on its own) or '-' (stdin) against the rules for the\n"
@@ -52,7 +54,20 @@ static void help(FILE *f)
 		"\n"
 		"exit status: 0 when nothing blocks, 1 when a finding at or above --fail-on exists,\n"
 		"2 for usage errors, broken rule files, inputs that cannot be read and directories\n"
-		"with no wheel or ELF object.\n");
+		"with no wheel or ELF object.\n"
+		"\n"
+		"lock files (PEP 751, see docs/lock.md):\n"
+		"  --lock FILE        check the wheels a pylock.toml lists instead of PATHs: for\n"
+		"                     each package the wheel that fits the target python (--env's,\n"
+		"                     else --target python=, else the python3 on PATH) and this\n"
+		"                     system's platform, best first as pip orders tags; taken\n"
+		"                     from its path (relative to FILE), a file: URL or an\n"
+		"                     http(s): URL, its size and sha256 verified before it is\n"
+		"                     read; judged as one install into --env\n"
+		"  --allow-no-wheel   packages the lock gives only as an sdist, vcs, directory or\n"
+		"                     archive are told and skipped (default: an error, exit 2)\n"
+		"  --allow-unhashed   read wheels the lock gives no sha256 for (default: an\n"
+		"                     error, exit 2)\n");
 }
 
 void check_help_options(FILE *f, bool audit)
@@ -211,6 +226,8 @@ static void print_report(FILE *out, const wg_ruleset *rs, const results *res, si
 typedef struct {
 	cli_config cfg;
 	const char *config, *output, *env_path, *stdin_name, *format;
+	const char *lock;   /* --lock FILE */
+	bool allow_no_wheel, allow_unhashed;
 	uint64_t max_stdin; /* 0: the library's default */
 	const char **only;  /* audit: --only NAME..., nonly of them */
 	size_t nonly;
@@ -226,7 +243,7 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
 	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME,
-	       O_MAX_STDIN, O_ONLY, O_TOGETHER };
+	       O_MAX_STDIN, O_ONLY, O_TOGETHER, O_LOCK, O_ALLOW_NO_WHEEL, O_ALLOW_UNHASHED };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -240,6 +257,9 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		{"max-stdin", required_argument, NULL, O_MAX_STDIN},
 		{"jobs", required_argument, NULL, 'j'}, {"only", required_argument, NULL, O_ONLY},
 		{"together", no_argument, NULL, O_TOGETHER},
+		{"lock", required_argument, NULL, O_LOCK},
+		{"allow-no-wheel", no_argument, NULL, O_ALLOW_NO_WHEEL},
+		{"allow-unhashed", no_argument, NULL, O_ALLOW_UNHASHED},
 		{NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
@@ -249,6 +269,11 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 			fail("--%s: the environment audited is the ENV argument; its distributions "
 			     "are the inputs\n", c == O_ENV ? "env" : c == O_STDIN_NAME ? "stdin-filename"
 			     : c == O_TOGETHER ? "together" : "max-stdin");
+			return EXIT_USAGE;
+		}
+		if (mode && (c == O_LOCK || c == O_ALLOW_NO_WHEEL || c == O_ALLOW_UNHASHED)) {
+			fail("--lock, --allow-no-wheel and --allow-unhashed are options of "
+			     "'wheelgate check'\n");
 			return EXIT_USAGE;
 		}
 		if (!mode && c == O_ONLY) {
@@ -272,6 +297,9 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		case O_ENV: a->env_path = optarg; break;
 		case O_STDIN_NAME: a->stdin_name = optarg; break;
 		case O_TOGETHER: a->together = true; break;
+		case O_LOCK: a->lock = optarg; break;
+		case O_ALLOW_NO_WHEEL: a->allow_no_wheel = true; break;
+		case O_ALLOW_UNHASHED: a->allow_unhashed = true; break;
 		case O_MAX_STDIN:
 			if (!parse_size(optarg, &a->max_stdin)) {
 				fail("--max-stdin takes a size (bytes, or "
@@ -444,6 +472,7 @@ typedef struct {
 	pthread_mutex_t env_lock;
 	wg_env *env;        /* --env, or NULL */
 	wg_scanner *env_sc; /* the environment's scanner (its lazy loads, its install plans) */
+	const lock_input *lock; /* --lock: the inputs, in the order of the paths (their labels) */
 } checker;
 
 /* Reads one input (a path, or "-" for stdin); *name: the name it goes by in the report. */
@@ -492,6 +521,7 @@ typedef struct {
 	outcome *o;
 	size_t *order;   /* largest first */
 	size_t n;
+	const lock_input *lock; /* --lock's inputs (the first batch only) */
 } batch;
 
 static wg_scanner *slot_scanner(checker *k, unsigned slot)
@@ -521,7 +551,22 @@ static void check_job(void *arg, size_t j, unsigned slot)
 		progress_line(line);
 	}
 	wg_scan *scan = NULL;
-	int rc = read_input(k, sc, o->path, &o->name, &scan);
+	int rc;
+	const lock_input *li = b->lock ? &b->lock[b->order[j]] : NULL;
+	if (li && li->error) {
+		/* Not judged: the lock's wheel could not be chosen, fetched or verified. */
+		o->judged = true;
+		o->name = li->label;
+		o->msg = strdup(li->error);
+		o->oom = !o->msg;
+		return;
+	}
+	if (li) {
+		o->name = li->label;
+		rc = wg_scan_fd(&scan, sc, li->fd, li->filename);
+	} else {
+		rc = read_input(k, sc, o->path, &o->name, &scan);
+	}
 	if (mode && mode->label && (o->label = mode->label(rc == WG_OK ? scan : NULL, o->path)))
 		o->name = o->label;
 	size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
@@ -569,7 +614,7 @@ static int by_size(const void *x, const void *y, void *payload)
 
 /* Checks paths at once on the context's threads (largest first), then tells each in order,
  * a directory's wheels right after it (checked the same way). */
-static int check_batch(checker *k, char **paths, size_t n)
+static int check_batch(checker *k, char **paths, size_t n, const lock_input *lock)
 {
 	int status = EXIT_CLEAN;
 	outcome *o = calloc(n ? n : 1, sizeof(*o));
@@ -586,18 +631,20 @@ static int check_batch(checker *k, char **paths, size_t n)
 		struct stat st;
 		o[i].path = paths[i];
 		order[i] = i;
-		sizes[i] = strcmp(paths[i], "-") && stat(paths[i], &st) == 0 && S_ISREG(st.st_mode)
+		sizes[i] = lock ? (lock[i].fd >= 0 && fstat(lock[i].fd, &st) == 0 ? st.st_size : 0)
+			   : strcmp(paths[i], "-") && stat(paths[i], &st) == 0 && S_ISREG(st.st_mode)
 				   ? st.st_size : 0;
 		/* An installed distribution (audit): its RECORD's length, as many rows as files,
 		 * puts torch's first. */
-		if (!sizes[i] && strcmp(paths[i], "-") && wg_has_suffix_cli(paths[i], ".dist-info")) {
+		if (!lock && !sizes[i] && strcmp(paths[i], "-") &&
+		    wg_has_suffix_cli(paths[i], ".dist-info")) {
 			char rec[4096];
 			snprintf(rec, sizeof(rec), "%s/RECORD", paths[i]);
 			sizes[i] = stat(rec, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : 0;
 		}
 	}
 	qsort_r(order, n, sizeof(*order), by_size, sizes);
-	batch b = {k, o, order, n};
+	batch b = {k, o, order, n, lock};
 	wg_context_run(k->ctx, n, check_job, &b);
 	progress_clear();
 	for (size_t i = 0; i < n; i++) {
@@ -619,7 +666,7 @@ static int check_batch(checker *k, char **paths, size_t n)
 			}
 		}
 		if (o[i].nwheels) {
-			int st = check_batch(k, o[i].wheels, o[i].nwheels);
+			int st = check_batch(k, o[i].wheels, o[i].nwheels, NULL);
 			if (st != EXIT_CLEAN)
 				status = st;
 		}
@@ -648,13 +695,18 @@ static void read_job(void *arg, size_t j, unsigned slot)
 {
 	together_batch *b = arg;
 	wg_scanner *sc = slot_scanner(b->k, slot);
-	if (!sc || wg_scan_path(&b->scans[j], sc, b->paths[j]) < 0)
+	/* --lock: the chosen wheel, open and verified, or why it is not judged. */
+	const lock_input *li = b->k->lock ? &b->k->lock[j] : NULL;
+	if (li && li->error)
+		b->msgs[j] = strdup(li->error);
+	else if (!sc || (li ? wg_scan_fd(&b->scans[j], sc, li->fd, li->filename)
+			    : wg_scan_path(&b->scans[j], sc, b->paths[j])) < 0)
 		b->msgs[j] = strdup(sc ? wg_scanner_error(sc) : "out of memory");
 }
 
 static int check_together(checker *k, char **paths, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !k->lock; i++) {
 		struct stat st;
 		if (!strcmp(paths[i], "-") || stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode) ||
 		    !wg_has_suffix_cli(paths[i], ".whl")) {
@@ -723,7 +775,7 @@ static int check_inputs(checker *k, char **inputs, size_t ninputs)
 		return EXIT_USAGE;
 	}
 	int status = k->a->together ? check_together(k, inputs, ninputs)
-				    : check_batch(k, inputs, ninputs);
+				    : check_batch(k, inputs, ninputs, k->lock);
 	for (unsigned i = 1; i < k->nscs; i++)
 		wg_scanner_free(k->scs[i]);
 	free(k->scs);
@@ -795,6 +847,60 @@ static int audit_env(check_args *a, int argc, char **argv, char *buf, size_t n)
 	return -1;
 }
 
+/* The python the lock's wheels are chosen for: --env's, else --target python=, else the
+ * python3 on PATH (asked). */
+static const char *lock_python(const check_args *a, const wg_env *env, char *buf, size_t n,
+			       const char **from)
+{
+	wg_env_info ei = WG_ENV_INFO_INIT;
+	if (env && wg_env_get_info(&ei, env) == 0 && ei.python_version) {
+		snprintf(buf, n, "%s", ei.python_version);
+		*from = "--env";
+		return buf;
+	}
+	for (size_t i = a->cfg.ntargets; i-- > 0;) {
+		const char *p = strstr(a->cfg.targets[i], "python=");
+		if (p && (p == a->cfg.targets[i] || p[-1] == ',')) {
+			snprintf(buf, n, "%.*s", (int)strcspn(p + 7, ","), p + 7);
+			*from = "--target";
+			return buf;
+		}
+	}
+	*from = "the python3 on PATH";
+	return lock_python_on_path(buf, n);
+}
+
+/* --lock: its wheels as the inputs, their labels as the paths. -1 to go on, else the exit
+ * status. */
+static int lock_main(check_args *a, const wg_env *env, int argc, char **argv, lock_input **locked,
+		     size_t *nlocked, char ***inputs)
+{
+	if (argc > optind) {
+		fail("--lock FILE checks the lock's wheels: no PATH with it ('%s')\n",
+		     esc(argv[optind]));
+		return EXIT_USAGE;
+	}
+	char pybuf[64];
+	lock_options lo = {NULL, NULL, a->max_stdin ? a->max_stdin : (2ull << 30),
+			   a->allow_no_wheel, a->allow_unhashed, a->quiet};
+	lo.python = lock_python(a, env, pybuf, sizeof(pybuf), &lo.python_from);
+	if (lock_inputs(locked, nlocked, a->lock, &lo) < 0)
+		return EXIT_USAGE;
+	if (*nlocked == 0) {
+		fail("--lock: %s: no wheel to check (every package skipped)\n", esc(a->lock));
+		return EXIT_USAGE;
+	}
+	if (!(*inputs = calloc(*nlocked, sizeof(**inputs)))) {
+		fail("out of memory\n");
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < *nlocked; i++)
+		(*inputs)[i] = (*locked)[i].label;
+	/* The lock's wheels are one install into --env (as `uv pip sync` makes it). */
+	a->together = env != NULL;
+	return -1;
+}
+
 int check_main(int argc, char **argv, const check_command *cmd)
 {
 	check_args a = {0};
@@ -802,6 +908,8 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	char envbuf[4096];
 	char **inputs = NULL;
 	size_t ninputs = 0;
+	lock_input *locked = NULL;
+	size_t nlocked = 0;
 	mode = cmd;
 	if (cmd)
 		prog = cmd->name;
@@ -856,6 +964,11 @@ int check_main(int argc, char **argv, const check_command *cmd)
 		if ((status = cmd->inputs(&inputs, &ninputs, env, a.only, a.nonly, a.quiet)) >= 0)
 			goto out;
 		status = EXIT_CLEAN;
+	} else if (a.lock) {
+		if ((status = lock_main(&a, env, argc, argv, &locked, &nlocked, &inputs)) >= 0)
+			goto out;
+		status = EXIT_CLEAN;
+		ninputs = nlocked;
 	} else {
 		ninputs = (size_t)(argc > optind ? argc - optind : 0);
 		inputs = argv + optind;
@@ -880,7 +993,7 @@ int check_main(int argc, char **argv, const check_command *cmd)
 		opts.max_stdin = a.max_stdin;
 	checker k = {&a, sc, rs, target, (size_t)opts.max_stdin, stdout,
 		     !strcmp(a.format, "text"), false, {0}, ctx, NULL, 0, false, env != NULL,
-		     PTHREAD_MUTEX_INITIALIZER, env, env_sc};
+		     PTHREAD_MUTEX_INITIALIZER, env, env_sc, locked};
 	if (a.output && !(k.out = fopen(a.output, "w"))) {
 		fail("-o: %s: %s\n", a.output, strerror(errno));
 		status = EXIT_USAGE;
@@ -902,6 +1015,10 @@ out:
 		for (size_t i = 0; i < ninputs; i++)
 			free(inputs[i]);
 		free(inputs);
+	}
+	if (a.lock) {
+		free(inputs); /* the labels are the lock inputs' */
+		lock_inputs_free(locked, nlocked);
 	}
 	return status;
 }

@@ -11,6 +11,7 @@
 
 #define HELPER_SERVE "wheelgate-serve"
 #define HELPER_TOML "wheelgate-toml.so"
+#define HELPER_FETCH "wheelgate-fetch.so"
 
 /* The path of helper name: in WG_HELPER_REL from the executable's directory (installed:
  * bin/../libexec/wheelgate), else next to the executable (the build tree). 0 with the path in

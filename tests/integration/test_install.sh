@@ -14,7 +14,7 @@ grep -q "string ABI  new" <<<"$("$pfx/bin/wheelgate" inspect --symbols=none "$wh
 # The CLI's helpers (docs/startup.md) are installed where it finds them: `check` reads
 # [tool.wheelgate] from ./pyproject.toml through the TOML module, and `serve` runs the
 # service's executable, which answers a check over HTTP and stops cleanly on SIGTERM.
-for h in wheelgate-serve wheelgate-toml.so; do
+for h in wheelgate-serve wheelgate-toml.so wheelgate-fetch.so; do
   [ -f "$pfx/libexec/wheelgate/$h" ] || { echo "not installed: libexec/wheelgate/$h"; exit 1; }
 done
 mkdir "$tmp/proj"

@@ -27,7 +27,7 @@ loaded() {
 }
 # libstdc++ may be in the executable's own closure for a reason of the build's (UBSan's
 # runtime needs it): then only toml++ and the module tell the TOML reader was not loaded.
-never="libmicrohttpd libcurl libgnutls libnettle libtomlplusplus wheelgate-toml wheelgate-serve"
+never="libmicrohttpd libcurl libgnutls libnettle libtomlplusplus wheelgate-toml wheelgate-serve wheelgate-fetch"
 # (ldd's whole output first: `ldd | grep -q` under pipefail fails when grep exits before
 # ldd has written everything, and ldd dies of SIGPIPE.)
 closure=$(ldd "$wg")

@@ -110,6 +110,31 @@ def together_blames_the_wheel_that_breaks():
     assert rc == 1 and not findings(doc, 0) and len(findings(doc, 1)) == 1, doc
 
 
+def lock_file(*wheels):
+    """A pylock.toml listing wheels by path, with their sha256 (PEP 751)."""
+    import hashlib
+    d = tempfile.mkdtemp(dir=TMP)
+    rows = ['lock-version = "1.0"', 'created-by = "test_upgrade"', ""]
+    for w in wheels:
+        name, version = os.path.basename(w).split("-")[:2]
+        digest = hashlib.sha256(open(w, "rb").read()).hexdigest()
+        rows += ["[[packages]]", 'name = "%s"' % name, 'version = "%s"' % version,
+                 'wheels = [{ path = "%s", hashes = { sha256 = "%s" } }]' % (w, digest), ""]
+    path = os.path.join(d, "pylock.toml")
+    with open(path, "w") as f:
+        f.write("\n".join(rows))
+    return path
+
+
+@test
+def a_lock_file_is_one_install():
+    """check --lock --env: the lock's wheels are what `uv pip sync` installs at once."""
+    rc, doc = check("--lock", lock_file(wheel("torch-2.12.0")))
+    assert rc == 1 and len(findings(doc, 0)) == 1, doc
+    rc, doc = check("--lock", lock_file(wheel("torch-2.12.0"), wheel("flash_attn-2.8.3+torch212")))
+    assert rc == 0, [i["findings"] for i in doc["inputs"]]
+
+
 @test
 def together_refuses_what_is_not_one_install():
     p = subprocess.run([WG, "check", "--no-config", "--together", wheel("torch-2.12.0")],
