@@ -470,6 +470,7 @@ typedef struct {
 	wg_report *rep;
 	char *msg;       /* why it could not be read */
 	char *label;     /* the name it goes by, when the command names it (audit) */
+	char *note;      /* what was treated differently (audit), or NULL */
 	bool judged;     /* false: a directory of wheels only (they are the inputs) */
 	char **wheels;   /* the wheels a directory holds: inputs of their own, right after it */
 	size_t nwheels;
@@ -513,6 +514,8 @@ static void check_job(void *arg, size_t j, unsigned slot)
 	int rc = read_input(k, sc, o->path, &o->name, &scan);
 	if (mode && mode->label && (o->label = mode->label(rc == WG_OK ? scan : NULL, o->path)))
 		o->name = o->label;
+	if (rc == WG_OK && mode && mode->note)
+		o->note = mode->note(scan);
 	size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
 	if (nw && (o->wheels = calloc(nw, sizeof(*o->wheels)))) {
 		for (size_t i = 0; i < nw; i++)
@@ -594,6 +597,11 @@ static int check_batch(checker *k, char **paths, size_t n)
 				if (k->text)
 					print_report(k->out, k->rs, &k->res, k->res.n - 1, k->a->fail_on,
 						     k->a->quiet, k->color);
+				if (o[i].note && k->text && k->out == stdout && !k->a->quiet)
+					fprintf(k->out, "  note: %s\n", esc(o[i].note));
+				else if (o[i].note && !k->a->quiet)
+					fprintf(stderr, "%s: %s: note: %s\n", prog, esc(o[i].name ? o[i].name : o[i].path),
+						esc(o[i].note));
 			}
 		}
 		if (o[i].nwheels) {
@@ -604,6 +612,7 @@ static int check_batch(checker *k, char **paths, size_t n)
 		wg_report_free(o[i].rep);
 		free(o[i].msg);
 		free(o[i].label);
+		free(o[i].note);
 		for (size_t w = 0; w < o[i].nwheels; w++)
 			free(o[i].wheels[w]);
 		free(o[i].wheels);
