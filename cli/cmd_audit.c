@@ -54,6 +54,36 @@ static void dist_name(char *out, size_t n, const char *path)
 		out[0] = '\0';
 }
 
+/* The distributions not audited (their paths), for the JSON document; freed by cmd_audit. */
+static char **eggs_seen;
+static const char **eggs_why;
+static size_t neggs;
+static const char egg_why[] = "an .egg-info has no RECORD of the files it installed";
+
+static size_t not_checked(const char *const **paths, const char *const **why)
+{
+	*paths = (const char *const *)eggs_seen;
+	*why = eggs_why;
+	return neggs;
+}
+
+static void keep_egg(const char *dir, const char *name)
+{
+	char **p = realloc(eggs_seen, (neggs + 1) * sizeof(*p));
+	if (p)
+		eggs_seen = p;
+	const char **w = p ? realloc(eggs_why, (neggs + 1) * sizeof(*w)) : NULL;
+	if (w)
+		eggs_why = w;
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *path = w ? malloc(n) : NULL;
+	if (!path)
+		return; /* out of memory: named on stderr, not in the document */
+	snprintf(path, n, "%s/%s", dir, name);
+	eggs_seen[neggs] = path;
+	eggs_why[neggs++] = egg_why;
+}
+
 /* The *.egg-info distributions of the site directories the environment's distributions live
  * in (and its site-packages): named, not audited (no RECORD lists their files). */
 static size_t egg_infos(const wg_env *env, const char *site, size_t total, bool quiet)
@@ -85,10 +115,10 @@ static size_t egg_infos(const wg_env *env, const char *site, size_t total, bool 
 		while (dh && (e = readdir(dh)))
 			if (wg_has_suffix_cli(e->d_name, ".egg-info") && e->d_name[0] != '.') {
 				eggs++;
+				keep_egg(d, e->d_name);
 				if (!quiet)
-					fprintf(stderr, "wheelgate audit: %s/%s: not audited: an .egg-info "
-						"has no RECORD of the files it installed\n", esc(d),
-						esc(e->d_name));
+					fprintf(stderr, "wheelgate audit: %s/%s: not audited: %s\n",
+						esc(d), esc(e->d_name), egg_why);
 			}
 		if (dh)
 			closedir(dh);
@@ -209,6 +239,12 @@ static char *note(const wg_scan *scan)
 
 int cmd_audit(int argc, char **argv)
 {
-	static const check_command audit = {"wheelgate audit", help, inputs, label, note};
-	return check_main(argc, argv, &audit);
+	static const check_command audit = {"wheelgate audit", help, inputs, label, note,
+					    not_checked};
+	int status = check_main(argc, argv, &audit);
+	for (size_t i = 0; i < neggs; i++)
+		free(eggs_seen[i]);
+	free(eggs_seen);
+	free(eggs_why);
+	return status;
 }

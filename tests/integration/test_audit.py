@@ -300,6 +300,8 @@ def a_system_package_rewritten_by_its_packaging_is_no_false_error():
     assert [f["member"] for f in orphans] == ["scripts-3.11/sysmod-tool"], i["findings"]
     assert orphans[0]["severity"] == "warning", orphans
     assert "sysmod 1.0: note: no INSTALLER" in err and "1 file differs from RECORD" in err, err
+    assert i["note"].startswith("no INSTALLER: installed by a system's packages; 1 file differs"), i
+    assert doc["not_audited"] == [] and doc["summary"]["not_audited"] == 0, doc["summary"]
     rc, out, err = wg("audit", "--no-config", site)
     assert rc == 0 and "PASS sysmod 1.0" in out, (rc, out, err)
     assert "  note: no INSTALLER: installed by a system's packages; 1 file differs" in out, out
@@ -321,7 +323,7 @@ def the_same_stripped_file_installed_by_pip_is_still_a_mismatch():
         assert rc == 1 and rec == ["sysmod/_native.abi3.so"], (installer, rc, i["findings"])
         gone = [f for f in i["findings"] if f["rule"] == "WG-WHL-002" and "sysmod-tool" in f["message"]]
         assert gone and gone[0]["severity"] == "error", (installer, i["findings"])
-        assert "note:" not in err, err
+        assert "note:" not in err and "note" not in i, (err, i)
 
 
 @test
@@ -337,6 +339,10 @@ def an_egg_info_is_named_as_not_audited():
     assert rc == 0 and len(doc["inputs"]) == 1, (rc, err, doc["inputs"])
     assert "%s: not audited: an .egg-info has no RECORD" % egg in err, err
     assert "1 of 1 installed distributions; 1 not audited (.egg-info)" in err, err
+    assert doc["not_audited"] == [{"path": egg, "reason": "an .egg-info has no RECORD of the files it installed"}], doc
+    assert doc["summary"]["not_audited"] == 1, doc["summary"]
+    rc, out, err = wg("audit", "--no-config", site)
+    assert rc == 0 and "%s: not audited" % egg in err, (rc, err)
 
 
 @test
@@ -357,6 +363,8 @@ def debians_python_is_audited_without_a_false_error():
     assert len(doc["inputs"]) == len(dists) and "%d of %d" % (len(dists), len(dists)) in err, (err, dists)
     for e in eggs:
         assert "%s: not audited" % e in err, (e, err)
+    assert sorted(n["path"] for n in doc["not_audited"]) == sorted(eggs), doc["not_audited"]
+    assert doc["summary"]["not_audited"] == len(eggs), doc["summary"]
     errors = [(i["path"], f["rule"], f["message"][:200]) for i in doc["inputs"] for f in i["findings"]
               if f["severity"] == "error"]
     warnings = sum(i["counts"]["warning"] for i in doc["inputs"])
@@ -368,6 +376,8 @@ def debians_python_is_audited_without_a_false_error():
     changed = [i["path"] for i in doc["inputs"] if i["counts"]["warning"]]
     for c in changed:
         assert "%s: note: no INSTALLER" % c in err, (c, err)
+    noted = [i for i in doc["inputs"] if "note" in i]
+    assert set(changed) <= {i["path"] for i in noted}, (changed, noted)
 
 
 if __name__ == "__main__":
