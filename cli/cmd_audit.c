@@ -32,7 +32,8 @@ static void help(FILE *f)
 		"dpkg --verify), files RECORD lists that are absent are RECORD orphans (WG-REC-003,\n"
 		"a warning) instead of unreadable files; a note after its report says so. Every\n"
 		"other rule applies as to any distribution. *.egg-info distributions (no RECORD)\n"
-		"cannot be audited: each is named on stderr as not audited and counted; they do\n"
+		"cannot be audited: each is named as not audited (stderr; not_audited in JSON)\n"
+		"and counted; they do"
 		"not change the exit status.\n"
 		"\n");
 	check_help_options(f, true);
