@@ -305,6 +305,9 @@ def a_system_package_rewritten_by_its_packaging_is_no_false_error():
     rc, out, err = wg("audit", "--no-config", site)
     assert rc == 0 and "PASS sysmod 1.0" in out, (rc, out, err)
     assert "  note: no INSTALLER: installed by a system's packages; 1 file differs" in out, out
+    # inspect says it of the facts: the stripped file is 'repackaged', not a mismatch (rc 0)
+    rc, out, err = wg("inspect", os.path.join(site, "sysmod-1.0.dist-info"))
+    assert rc == 0 and "1 repackaged (no INSTALLER, a system's packages" in out, (rc, out, err)
     # another packager's INSTALLER (conda) is treated alike, and named
     site = system_site("sys-conda", "conda")
     rc, doc, err = audit_json(site)
