@@ -202,6 +202,10 @@ int wg_installed_open(wg_installed **out, const char *dist_info, uint32_t max_me
 			l--;
 		d->installer = wg_arena_strndup(&d->arena, inst_text, l);
 		free(inst_text);
+		if (!d->installer) { /* never taken for "no INSTALLER" */
+			rc = wg_seterr(err, WG_ENOMEM, "out of memory");
+			goto fail;
+		}
 	}
 	d->repackaged = !d->installer || !wheel_installer(d->installer);
 	if (rows.len > max_members) {
@@ -229,15 +233,16 @@ int wg_installed_open(wg_installed **out, const char *dist_info, uint32_t max_me
 		char full[8192];
 		snprintf(full, sizeof(full), "%s/%s", d->site, row->path);
 		struct stat st;
-		if (lstat(full, &st) != 0 && d->repackaged && errno == ENOENT) {
+		int gone = lstat(full, &st) != 0 ? errno : 0;
+		if (gone == ENOENT && d->repackaged) {
 			/* Placed elsewhere by the packaging (Debian's RECORD names the build tree's
 			 * scripts-3.11/x, installed as /usr/bin/x): not a member; an orphan of
 			 * RECORD, which the record rules report (a warning), never a read error. */
 			d->n--;
 			continue;
-		} else if (lstat(full, &st) != 0) {
+		} else if (gone) {
 			f->why = wg_arena_printf(&d->arena, "listed in RECORD but not installed (%s)",
-						 strerror(errno));
+						 strerror(gone));
 		} else if (S_ISLNK(st.st_mode)) {
 			f->why = "a symbolic link: not read";
 		} else if (!S_ISREG(st.st_mode)) {
