@@ -35,6 +35,12 @@ typedef struct check_command {
 	/** The name an input's report goes by (malloc'd), from its scan (NULL when it could not
 	 * be read) or its path; NULL: its path. Called on any thread. */
 	char *(*label)(const wg_scan *scan, const char *path);
+	/** What was treated differently for an input (malloc'd, one line), or NULL: printed
+	 * after its report in text, on stderr beside JSON and SARIF. Called on any thread. */
+	char *(*note)(const wg_scan *scan);
+	/** The distributions seen but not checked (audit: *.egg-info), each with why; NULL: none.
+	 * Listed in JSON as "not_audited" and counted in its summary. */
+	size_t (*not_checked)(const char *const **paths, const char *const **why);
 } check_command;
 int check_main(int argc, char **argv, const check_command *cmd);
 /** The options check and the commands built on it share, for their --help. */

@@ -6,7 +6,7 @@
  * check's (cmd_check.c, check_main); this file chooses the inputs and names them.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include <ctype.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +24,17 @@ static void help(FILE *f)
 		"update or a driver change. ENV is a venv, prefix, site-packages directory or\n"
 		"python executable; default: $VIRTUAL_ENV, else the python3 on PATH (named on\n"
 		"stderr). Each report goes by the distribution's name and version.\n"
+		"\n"
+		"A distribution that no wheel installer installed (its INSTALLER is absent or\n"
+		"names no pip, uv, poetry, pdm or pipenv: Debian's dist-packages, conda) had its\n"
+		"files rewritten by its packaging after RECORD was written (stripped .so files):\n"
+		"files that differ from RECORD are not findings there (ask the package manager:\n"
+		"dpkg --verify), files RECORD lists that are absent are RECORD orphans (WG-REC-003,\n"
+		"a warning) instead of unreadable files; a note after its report says so. Every\n"
+		"other rule applies as to any distribution. *.egg-info distributions (no RECORD)\n"
+		"cannot be audited: each is named as not audited (stderr; not_audited in JSON)\n"
+		"and counted; they do"
+		"not change the exit status.\n"
 		"\n");
 	check_help_options(f, true);
 	fprintf(f,
@@ -33,22 +44,6 @@ static void help(FILE *f)
 		"installed distribution and distributions that cannot be read (no RECORD...).\n");
 }
 
-/* A name as pip compares them (PEP 503): lower case, runs of '-', '_' and '.' as one '-'. */
-static void normalize(char *out, size_t n, const char *name, size_t len)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < len && o + 1 < n; i++) {
-		char c = name[i];
-		if (c == '-' || c == '_' || c == '.') {
-			if (o == 0 || out[o - 1] != '-')
-				out[o++] = '-';
-		} else {
-			out[o++] = (char)tolower((unsigned char)c);
-		}
-	}
-	out[o] = '\0';
-}
-
 /* The distribution name of a `NAME-VERSION.dist-info` path, normalized. */
 static void dist_name(char *out, size_t n, const char *path)
 {
@@ -56,7 +51,83 @@ static void dist_name(char *out, size_t n, const char *path)
 	base = base ? base + 1 : path;
 	const char *dash = strchr(base, '-');
 	size_t len = dash ? (size_t)(dash - base) : strlen(base) - strlen(".dist-info");
-	normalize(out, n, base, len);
+	if (wg_name_normalize(out, n, base, len) <= 0)
+		out[0] = '\0';
+}
+
+/* The distributions not audited (their paths), for the JSON document; freed by cmd_audit. */
+static char **eggs_seen;
+static const char **eggs_why;
+static size_t neggs;
+static const char egg_why[] = "an .egg-info has no RECORD of the files it installed";
+
+static size_t not_checked(const char *const **paths, const char *const **why)
+{
+	*paths = (const char *const *)eggs_seen;
+	*why = eggs_why;
+	return neggs;
+}
+
+static void keep_egg(const char *dir, const char *name)
+{
+	char **p = realloc(eggs_seen, (neggs + 1) * sizeof(*p));
+	if (p)
+		eggs_seen = p;
+	const char **w = p ? realloc(eggs_why, (neggs + 1) * sizeof(*w)) : NULL;
+	if (w)
+		eggs_why = w;
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *path = w ? malloc(n) : NULL;
+	if (!path)
+		return; /* out of memory: named on stderr, not in the document */
+	snprintf(path, n, "%s/%s", dir, name);
+	eggs_seen[neggs] = path;
+	eggs_why[neggs++] = egg_why;
+}
+
+/* The *.egg-info distributions of the site directories the environment's distributions live
+ * in (and its site-packages): named, not audited (no RECORD lists their files). */
+static size_t egg_infos(const wg_env *env, const char *site, size_t total, bool quiet)
+{
+	char **dirs = calloc(total + 1, sizeof(*dirs));
+	size_t nd = 0, eggs = 0;
+	if (!dirs)
+		return 0;
+	for (size_t i = 0; i <= total; i++) {
+		const char *p = i < total ? wg_env_list_item(env, WG_ENV_DISTRIBUTIONS, i) : site;
+		if (!p)
+			continue;
+		char *d = strdup(p);
+		if (!d)
+			break;
+		char *slash = i < total ? strrchr(d, '/') : NULL;
+		if (slash)
+			*slash = '\0';
+		bool seen = false;
+		for (size_t j = 0; j < nd && !seen; j++)
+			seen = !strcmp(dirs[j], d);
+		if (seen) {
+			free(d);
+			continue;
+		}
+		dirs[nd++] = d;
+		DIR *dh = opendir(d);
+		struct dirent *e;
+		while (dh && (e = readdir(dh)))
+			if (wg_has_suffix_cli(e->d_name, ".egg-info") && e->d_name[0] != '.') {
+				eggs++;
+				keep_egg(d, e->d_name);
+				if (!quiet)
+					fprintf(stderr, "wheelgate audit: %s/%s: not audited: %s\n",
+						esc(d), esc(e->d_name), egg_why);
+			}
+		if (dh)
+			closedir(dh);
+	}
+	for (size_t j = 0; j < nd; j++)
+		free(dirs[j]);
+	free(dirs);
+	return eggs;
 }
 
 static int inputs(char ***paths, size_t *n, const wg_env *env, const char *const *only,
@@ -78,8 +149,8 @@ static int inputs(char ***paths, size_t *n, const wg_env *env, const char *const
 		dist_name(name, sizeof(name), p);
 		bool take = nonly == 0;
 		for (size_t j = 0; j < nonly; j++) {
-			normalize(want, sizeof(want), only[j], strlen(only[j]));
-			if (!strcmp(name, want))
+			if (wg_name_normalize(want, sizeof(want), only[j], strlen(only[j])) > 0 &&
+			    !strcmp(name, want))
 				take = used[j] = true;
 		}
 		if (take && !(v[k++] = strdup(p))) {
@@ -102,14 +173,17 @@ static int inputs(char ***paths, size_t *n, const wg_env *env, const char *const
 			status = EXIT_USAGE;
 		}
 	free(used);
+	size_t eggs = status < 0 && nonly == 0 ? egg_infos(env, ei.site_packages, total, quiet) : 0;
 	if (status < 0 && !quiet) {
-		char torch[128] = "no torch";
+		char torch[128] = "no torch", more[96] = "";
 		if (ei.torch_version)
 			snprintf(torch, sizeof(torch), "torch %s", ei.torch_version);
+		if (eggs)
+			snprintf(more, sizeof(more), "; %zu not audited (.egg-info)", eggs);
 		fprintf(stderr, "wheelgate audit: %s (python %s%s%s, %s): %zu of %zu installed "
-			"distributions\n", esc(ei.site_packages),
+			"distributions%s\n", esc(ei.site_packages),
 			ei.python_version ? esc(ei.python_version) : "unknown", ei.python ? " " : "",
-			ei.python ? esc(ei.python) : "", esc(torch), k, total);
+			ei.python ? esc(ei.python) : "", esc(torch), k, total, more);
 	}
 	if (status < 0 && total == 0)
 		fprintf(stderr, "wheelgate audit: %s: no installed distribution (*.dist-info) to "
@@ -133,8 +207,45 @@ static char *label(const wg_scan *scan, const char *path)
 	return strdup(base ? base + 1 : path);
 }
 
+/* What a system's packaging changed and the report therefore treats differently. */
+static char *note(const wg_scan *scan)
+{
+	if (!wg_scan_is_repackaged(scan))
+		return NULL;
+	size_t rewritten = 0, n = wg_scan_member_count(scan);
+	for (size_t i = 0; i < n; i++) {
+		wg_member_info mi = WG_MEMBER_INFO_INIT;
+		if (wg_scan_member(&mi, scan, i) == WG_OK && mi.record == WG_RECORD_REPACKAGED)
+			rewritten++;
+	}
+	size_t orphans = wg_wheel_list_count(scan, WG_LIST_RECORD_ORPHANS);
+	if (!rewritten && !orphans)
+		return NULL; /* nothing treated differently */
+	const char *inst = wg_wheel_get(scan, WG_WHEEL_INSTALLER);
+	char who[160];
+	if (inst)
+		snprintf(who, sizeof(who), "installed by '%.100s', not a wheel installer", inst);
+	else
+		snprintf(who, sizeof(who), "no INSTALLER: installed by a system's packages");
+	char *out = malloc(640);
+	if (out)
+		snprintf(out, 640, "%s; %zu file%s differ%s from RECORD as its packaging rewrote "
+			 "%s (not reported: verify with the package manager, e.g. dpkg --verify)%s%s",
+			 who, rewritten, rewritten == 1 ? "" : "s", rewritten == 1 ? "s" : "",
+			 rewritten == 1 ? "it" : "them",
+			 orphans ? "; files RECORD lists but that are absent: WG-REC-003" : "",
+			 orphans ? " (placed elsewhere by the packaging)" : "");
+	return out;
+}
+
 int cmd_audit(int argc, char **argv)
 {
-	static const check_command audit = {"wheelgate audit", help, inputs, label};
-	return check_main(argc, argv, &audit);
+	static const check_command audit = {"wheelgate audit", help, inputs, label, note,
+					    not_checked};
+	int status = check_main(argc, argv, &audit);
+	for (size_t i = 0; i < neggs; i++)
+		free(eggs_seen[i]);
+	free(eggs_seen);
+	free(eggs_why);
+	return status;
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,7 @@ typedef struct {
 	char **paths;
 	wg_report **reports;
 	char **errors;
+	char **notes; /* what was treated differently (audit), or NULL */
 	size_t n, cap;
 } results;
 
@@ -179,14 +181,18 @@ static int results_add(results *rs, const char *path, wg_report *rep, const char
 		if (r)
 			rs->reports = r;
 		char **e = r ? realloc(rs->errors, cap * sizeof(*e)) : NULL;
-		if (!e)
+		if (e)
+			rs->errors = e;
+		char **no = e ? realloc(rs->notes, cap * sizeof(*no)) : NULL;
+		if (!no)
 			return -1;
-		rs->errors = e;
+		rs->notes = no;
 		rs->cap = cap;
 	}
 	rs->paths[rs->n] = strdup(path);
 	rs->reports[rs->n] = rep;
 	rs->errors[rs->n] = error ? strdup(error) : NULL;
+	rs->notes[rs->n] = NULL;
 	if (!rs->paths[rs->n]) {
 		free(rs->errors[rs->n]);
 		return -1;
@@ -201,7 +207,9 @@ static void results_free(results *rs)
 		free(rs->paths[i]);
 		wg_report_free(rs->reports[i]);
 		free(rs->errors[i]);
+		free(rs->notes[i]);
 	}
+	free(rs->notes);
 	free(rs->paths);
 	free(rs->reports);
 	free(rs->errors);
@@ -510,6 +518,7 @@ typedef struct {
 	wg_report *rep;
 	char *msg;       /* why it could not be read */
 	char *label;     /* the name it goes by, when the command names it (audit) */
+	char *note;      /* what was treated differently (audit), or NULL */
 	bool judged;     /* false: a directory of wheels only (they are the inputs) */
 	char **wheels;   /* the wheels a directory holds: inputs of their own, right after it */
 	size_t nwheels;
@@ -569,6 +578,8 @@ static void check_job(void *arg, size_t j, unsigned slot)
 	}
 	if (mode && mode->label && (o->label = mode->label(rc == WG_OK ? scan : NULL, o->path)))
 		o->name = o->label;
+	if (rc == WG_OK && mode && mode->note)
+		o->note = mode->note(scan);
 	size_t nw = rc == WG_OK ? wg_scan_wheel_count(scan) : 0;
 	if (nw && (o->wheels = calloc(nw, sizeof(*o->wheels)))) {
 		for (size_t i = 0; i < nw; i++)
@@ -660,9 +671,17 @@ static int check_batch(checker *k, char **paths, size_t n, const lock_input *loc
 				status = EXIT_USAGE;
 			} else {
 				o[i].rep = NULL; /* the results own it */
+				k->res.notes[k->res.n - 1] = o[i].note;
+				o[i].note = NULL;
 				if (k->text)
 					print_report(k->out, k->rs, &k->res, k->res.n - 1, k->a->fail_on,
 						     k->a->quiet, k->color);
+				const char *note = k->res.notes[k->res.n - 1];
+				if (note && k->text && k->out == stdout && !k->a->quiet)
+					fprintf(k->out, "  note: %s\n", esc(note));
+				else if (note && !k->a->quiet)
+					fprintf(stderr, "%s: %s: note: %s\n", prog,
+						esc(o[i].name ? o[i].name : o[i].path), esc(note));
 			}
 		}
 		if (o[i].nwheels) {
@@ -673,6 +692,7 @@ static int check_batch(checker *k, char **paths, size_t n, const lock_input *loc
 		wg_report_free(o[i].rep);
 		free(o[i].msg);
 		free(o[i].label);
+		free(o[i].note);
 		for (size_t w = 0; w < o[i].nwheels; w++)
 			free(o[i].wheels[w]);
 		free(o[i].wheels);
@@ -782,6 +802,62 @@ static int check_inputs(checker *k, char **inputs, size_t ninputs)
 	return status;
 }
 
+/* A command's additions to the JSON document (audit: each input's note, the distributions
+ * not audited); the document as the library wrote it when there are none. */
+static void annotate(char **doc, const results *res)
+{
+	const char *const *paths = NULL, *const *why = NULL;
+	size_t nn = mode && mode->not_checked ? mode->not_checked(&paths, &why) : 0;
+	bool notes = false;
+	for (size_t i = 0; i < res->n && !notes; i++)
+		notes = res->notes[i] != NULL;
+	if (!notes && !nn && !(mode && mode->not_checked))
+		return;
+	json_t *j = json_loads(*doc, 0, NULL);
+	json_t *inputs = j ? json_object_get(j, "inputs") : NULL;
+	if (!inputs || json_array_size(inputs) != res->n) {
+		json_decref(j);
+		return;
+	}
+	for (size_t i = 0; i < res->n; i++)
+		if (res->notes[i])
+			json_object_set_new(json_array_get(inputs, i), "note",
+					    json_string(res->notes[i]));
+	if (mode && mode->not_checked) {
+		json_t *na = json_array();
+		for (size_t i = 0; na && i < nn; i++)
+			json_array_append_new(na, json_pack("{s:s, s:s}", "path", paths[i], "reason",
+							    why[i]));
+		json_object_set_new(j, "not_audited", na);
+		json_object_set_new(json_object_get(j, "summary"), "not_audited",
+				    json_integer((json_int_t)nn));
+	}
+	/* Text from the distributions (INSTALLER, names) stays escaped as the library wrote
+	 * it: every non-ASCII character as \uNNNN, and DEL (raw in jansson's output, only
+	 * ever inside a string) too. */
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	json_decref(j);
+	size_t dels = 0, len = s ? strlen(s) : 0;
+	for (size_t i = 0; i < len; i++)
+		dels += s[i] == 0x7F;
+	char *out = s ? malloc(len + dels * 5 + 1) : NULL;
+	if (out) {
+		size_t o = 0;
+		for (size_t i = 0; i < len; i++) {
+			if (s[i] == 0x7F) {
+				memcpy(out + o, "\\u007f", 6);
+				o += 6;
+			} else {
+				out[o++] = s[i];
+			}
+		}
+		out[o] = '\0';
+		wg_free(*doc);
+		*doc = out; /* malloc'd: wg_free is free */
+	}
+	free(s);
+}
+
 /* The document (JSON, SARIF) or the text's closing line, and the exit status. */
 static int finish(checker *k, int status)
 {
@@ -793,6 +869,8 @@ static int finish(checker *k, int status)
 				      k->rs, k->target, (const char *const *)res->paths,
 				      (const wg_report *const *)res->reports,
 				      (const char *const *)res->errors, res->n, k->a->fail_on) == WG_OK) {
+			if (!strcmp(k->a->format, "json"))
+				annotate(&doc, res);
 			fputs(doc, k->out);
 			fputc('\n', k->out);
 		}

@@ -229,6 +229,11 @@ typedef enum {
 WG_API int wg_scan_has_wheel_metadata(const wg_scan *scan);
 
 WG_API wg_scan_kind wg_scan_get_kind(const wg_scan *scan);
+/** 1 for an installed distribution that no wheel installer installed: its INSTALLER is absent
+ * or names something else than pip, uv, poetry, pdm or pipenv (Debian's dist-packages have
+ * none, conda writes "conda"). Its files may differ from RECORD (WG_RECORD_REPACKAGED) and
+ * RECORD may list files installed elsewhere (RECORD orphans, not read problems). 0 else. */
+WG_API int wg_scan_is_repackaged(const wg_scan *scan);
 /** The path or name the scan was made from (owned by the scan). */
 WG_API const char *wg_scan_get_path(const wg_scan *scan);
 /**
@@ -256,8 +261,18 @@ typedef enum {
 	WG_WHEEL_ROOT_IS_PURELIB, /**< WHEEL: Root-Is-Purelib, as written */
 	WG_WHEEL_META_NAME,       /**< METADATA: Name */
 	WG_WHEEL_META_VERSION,    /**< METADATA: Version */
-	WG_WHEEL_REQUIRES_PYTHON  /**< METADATA: Requires-Python */
+	WG_WHEEL_REQUIRES_PYTHON, /**< METADATA: Requires-Python */
+	/** an installed distribution's INSTALLER (its first line), or NULL when it has none */
+	WG_WHEEL_INSTALLER
 } wg_wheel_field;
+
+/**
+ * A distribution name as pip compares them (PEP 503): lower case, each run of '-', '_' and
+ * '.' as one '-' ("Flash_Attn" and "flash.attn" are "flash-attn"). Normalizes name's first
+ * len bytes into out (n bytes of room, terminated); the normalized length, WG_ELIMIT (out
+ * empty) when it does not fit, WG_EINVAL for a NULL out or n == 0.
+ */
+WG_API int wg_name_normalize(char *out, size_t n, const char *name, size_t len);
 
 /** A string fact of a wheel (owned by the scan), or NULL when absent (or when the scan is
  * not a wheel). */
@@ -287,7 +302,11 @@ typedef enum {
 	WG_RECORD_BAD_HASH = 3,    /**< the hash differs */
 	WG_RECORD_BAD_SIZE = 4,    /**< the size differs */
 	WG_RECORD_NOT_READ = 5,    /**< the member could not be read (see problems) */
-	WG_RECORD_NO_RECORD = 6    /**< the wheel has no RECORD */
+	WG_RECORD_NO_RECORD = 6,   /**< the wheel has no RECORD */
+	/** the hash or size differs, in an installed distribution that a system's packaging
+	 * installed (wg_scan_is_repackaged): its build rewrote the file (stripped it) after
+	 * writing RECORD, so RECORD cannot say whether it is what was installed */
+	WG_RECORD_REPACKAGED = 7
 } wg_record_status;
 
 typedef struct wg_member_info {

@@ -28,6 +28,9 @@ def install(whl, name):
     with zipfile.ZipFile(whl) as z:
         z.extractall(site)
         di = [n.split("/")[0] for n in z.namelist() if n.split("/")[0].endswith(".dist-info")][0]
+    # pip writes INSTALLER (a distribution without one is a system's package: test_audit.py)
+    with open(os.path.join(site, di, "INSTALLER"), "w") as f:
+        f.write("pip\n")
     return site, os.path.join(site, di)
 
 

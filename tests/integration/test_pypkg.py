@@ -301,6 +301,26 @@ print(json.dumps(out))
 
 
 @test
+def normalize_name_is_the_librarys():
+    """wheelgate.normalize_name is wg_name_normalize (what audit's --only compares): PEP 503."""
+    code = r"""
+import json, wheelgate
+print(json.dumps([wheelgate.normalize_name(n) for n in ("Flash_Attn", "a.-_b", "PyYAML", b"x__Y", "")]))
+try:
+    wheelgate.normalize_name(["x"])
+except TypeError as e:
+    print("TypeError")
+"""
+    rc, out, err = run([sys.executable, "-c", code],
+                       env=clean_env({"PYTHONPATH": os.path.join(SRC, "hooks", "pip"),
+                                      "WHEELGATE_LIB": os.path.join(BUILD, "libwheelgate.so.0")}))
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert json.loads(lines[0]) == ["flash-attn", "a-b", "pyyaml", "x-y", ""], out
+    assert lines[1:] == ["TypeError"], out
+
+
+@test
 def one_return_type_and_errors_that_speak_python():
     """check() a Report (a list of paths is TypeError, a directory of several wheels
     ValueError: check_all's), check_all() a list; refused arguments are InvalidArgument

@@ -114,6 +114,29 @@ START_TEST(test_normalize)
 }
 END_TEST
 
+/* The public form (audit's --only and a dist-info's name): the same answers, bounded. */
+START_TEST(test_name_normalize)
+{
+	char out[16];
+	ck_assert_int_eq(wg_name_normalize(out, sizeof(out), "Flash_Attn", 10), 10);
+	ck_assert_str_eq(out, "flash-attn");
+	ck_assert_int_eq(wg_name_normalize(out, sizeof(out), "a.-_b", 5), 3);
+	ck_assert_str_eq(out, "a-b");
+	/* only the first len bytes: a dist-info's name before its version */
+	ck_assert_int_eq(wg_name_normalize(out, sizeof(out), "PyYAML-6.0.dist-info", 6), 6);
+	ck_assert_str_eq(out, "pyyaml");
+	/* one that does not fit is refused whole, never cut to another name */
+	ck_assert_int_eq(wg_name_normalize(out, 6, "abcdef", 6), WG_ELIMIT);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(wg_name_normalize(out, 6, "ab__cd", 6), 5);
+	ck_assert_str_eq(out, "ab-cd");
+	ck_assert_int_eq(wg_name_normalize(out, sizeof(out), "", 0), 0);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(wg_name_normalize(NULL, 4, "a", 1), WG_EINVAL);
+	ck_assert_int_eq(wg_name_normalize(out, 0, "a", 1), WG_EINVAL);
+}
+END_TEST
+
 Suite *suite_wheelname(void)
 {
 	Suite *s = suite_create("wheelname");
@@ -121,6 +144,7 @@ Suite *suite_wheelname(void)
 	tcase_add_loop_test(tc, test_good, 0, (int)(sizeof(good) / sizeof(good[0])));
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_normalize);
+	tcase_add_test(tc, test_name_normalize);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -31,7 +31,7 @@ __version__ = "0.1.0"  # the project's version; tests compare it with the librar
 
 __all__ = ["check", "check_all", "check_bytes", "Checker", "Finding", "Report", "Result",
            "WheelgateError", "InvalidArgument", "LibraryError", "escape", "library_path",
-           "cli_path", "version", "__version__"]
+           "cli_path", "version", "__version__", "normalize_name"]
 
 StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 #: a list of names/paths, or one (a str is one item, never its characters)
@@ -222,6 +222,8 @@ def _load() -> Any:
     sigs = {
         "wg_version_string": ([], ctypes.c_char_p), "wg_error_last": ([], ctypes.c_char_p),
         "wg_free": ([P], None),
+        "wg_name_normalize": ([ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t],
+                              ctypes.c_int),
         "wg_context_new": ([PP, P], ctypes.c_int), "wg_context_free": ([P], None),
         "wg_scanner_new": ([PP, P], ctypes.c_int), "wg_scanner_free": ([P], None),
         "wg_scanner_error": ([P], ctypes.c_char_p),
@@ -255,6 +257,19 @@ def _load() -> Any:
         fn.restype = res
     _lib = lib
     return lib
+
+
+def normalize_name(name: Union[str, bytes]) -> str:
+    """A distribution name as pip compares them (PEP 503), by the library's
+    wg_name_normalize: "Flash_Attn" and "flash.attn" are "flash-attn"."""
+    if not isinstance(name, (str, bytes)):
+        raise TypeError("normalize_name: a str or bytes, not %s" % type(name).__name__)
+    raw = name.encode("utf-8", "surrogateescape") if isinstance(name, str) else name
+    out = ctypes.create_string_buffer(len(raw) + 1)
+    n = _load().wg_name_normalize(out, len(out), raw, len(raw))
+    if n < 0:
+        raise WheelgateError("normalize_name: %s" % _s(_load().wg_error_last()))
+    return out.raw[:n].decode("utf-8", "surrogateescape")
 
 
 def _b(s: Union[str, bytes]) -> bytes:

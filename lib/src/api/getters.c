@@ -17,6 +17,11 @@ WG_API wg_scan_kind wg_scan_get_kind(const wg_scan *scan)
 	return scan->kind;
 }
 
+WG_API int wg_scan_is_repackaged(const wg_scan *scan)
+{
+	return scan && scan->kind == WG_SCAN_INSTALLED && scan->repackaged;
+}
+
 WG_API const char *wg_scan_get_path(const wg_scan *scan)
 {
 	return scan->path;
@@ -203,6 +208,6 @@ WG_API const char *wg_symbol_type_name(wg_symbol_type t)
 WG_API const char *wg_record_status_name(wg_record_status st)
 {
 	static const char *const n[] = {"ok",       "unhashed", "missing",  "bad-hash",
-					"bad-size", "not-read", "no-record"};
-	return (unsigned)st < 7 ? n[st] : "unknown";
+					"bad-size", "not-read", "no-record", "repackaged"};
+	return (unsigned)st < 8 ? n[st] : "unknown";
 }

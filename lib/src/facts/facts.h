@@ -125,9 +125,10 @@ struct wg_scan {
 	const char *path;
 	wg_arena arena;
 	/* wheel */
-	const char *fields[WG_WHEEL_REQUIRES_PYTHON + 1];
+	const char *fields[WG_WHEEL_INSTALLER + 1];
 	wg_strlist lists[WG_LIST_RECORD_ORPHANS + 1];
 	bool has_record;
+	bool repackaged; /* installed by a system's packaging (wg_scan_is_repackaged) */
 	/* Python sources past max_python_bytes/_lines were not kept: the member where that began,
 	 * and why (NULL when every source was); the import checks then saw part of the code. */
 	const char *python_partial, *python_partial_why;

@@ -555,6 +555,9 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 	/* An installed distribution keeps no filename: its filename facts stay unknown. */
 	if (!in->installed)
 		parse_filename(scan, scan->path);
+	scan->repackaged = in->installed && in->repackaged;
+	if (in->installed && in->installer)
+		scan->fields[WG_WHEEL_INSTALLER] = wg_arena_strdup(&scan->arena, in->installer);
 	int64_t count = in->count(in->self);
 	if (count < 0)
 		return wg_seterr(&s->err, WG_EFORMAT, "%s: unreadable zip directory", scan->path);

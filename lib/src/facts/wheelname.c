@@ -135,14 +135,12 @@ int wg_wheelname_parse(wg_wheelname *out, wg_arena *a, const char *filename, wg_
 	return WG_OK;
 }
 
-char *wg_normalize_name(wg_arena *a, const char *name)
+/* PEP 503's normalization of name's first len bytes into out (room for n bytes, n > 0);
+ * the normalized length (which can only be shorter than len). */
+static size_t normalize(char *out, size_t n, const char *name, size_t len)
 {
-	size_t n = strlen(name);
-	char *out = wg_arena_alloc(a, n + 1);
-	if (!out)
-		return NULL;
 	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < len && o + 1 < n; i++) {
 		char c = name[i];
 		if (c == '-' || c == '_' || c == '.') {
 			if (o == 0 || out[o - 1] != '-')
@@ -152,5 +150,32 @@ char *wg_normalize_name(wg_arena *a, const char *name)
 		}
 	}
 	out[o] = '\0';
+	return o;
+}
+
+char *wg_normalize_name(wg_arena *a, const char *name)
+{
+	size_t n = strlen(name);
+	char *out = wg_arena_alloc(a, n + 1);
+	if (!out)
+		return NULL;
+	normalize(out, n + 1, name, n);
 	return out;
+}
+
+WG_API int wg_name_normalize(char *out, size_t n, const char *name, size_t len)
+{
+	if (!out || !n || (!name && len))
+		return WG_EINVAL;
+	/* Every byte of the normalized name is kept (it is never longer than name). */
+	size_t full = 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((name[i] == '-' || name[i] == '_' || name[i] == '.') && i > 0 &&
+		      (name[i - 1] == '-' || name[i - 1] == '_' || name[i - 1] == '.')))
+			full++;
+	if (full >= n) {
+		out[0] = '\0';
+		return WG_ELIMIT;
+	}
+	return (int)normalize(out, n, name ? name : "", len);
 }

@@ -82,6 +82,8 @@ typedef struct wg_members {
 	/* wg_zip_inflates_whole's contract (NULL: never) */
 	bool (*inflates_whole)(void *self, uint64_t i, uint64_t declared);
 	bool installed; /* an installed distribution: no filename, no zip limits to apply */
+	const char *installer; /* its INSTALLER's first line, or NULL */
+	bool repackaged; /* installed by no wheel installer (wg_scan_is_repackaged) */
 } wg_members;
 void wg_members_zip(wg_members *m, wg_zip *z);
 

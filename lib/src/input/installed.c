@@ -65,6 +65,8 @@ void wg_members_zip(wg_members *m, wg_zip *z)
 	m->release = zip_release;
 	m->inflates_whole = zip_inflates_whole;
 	m->installed = false;
+	m->installer = NULL;
+	m->repackaged = false;
 }
 
 /* ---- an installed distribution ---- */
@@ -82,7 +84,19 @@ struct wg_installed {
 	installed_file *files;
 	size_t n;
 	size_t skipped;  /* RECORD paths outside the site directory */
+	char *installer; /* INSTALLER's first line, or NULL */
+	bool repackaged; /* installed by no wheel installer */
 };
+
+/* The installers that install wheels as built: RECORD is then what they wrote. */
+static bool wheel_installer(const char *name)
+{
+	static const char *const known[] = {"pip", "uv", "poetry", "pdm", "pipenv", NULL};
+	for (size_t i = 0; known[i]; i++)
+		if (!strcmp(name, known[i]))
+			return true;
+	return false;
+}
 
 #define RECORD_MAX (16u << 20)
 
@@ -174,6 +188,26 @@ int wg_installed_open(wg_installed **out, const char *dist_info, uint32_t max_me
 		goto fail;
 	if ((rc = wg_record_parse(&rows, &d->arena, record_text, record_len, err)) < 0)
 		goto fail;
+	/* Who installed it (INSTALLER, the recording-installed-projects spec): pip and uv
+	 * install a wheel's files as built; a system's packaging (Debian's dh-python, which
+	 * writes no INSTALLER; conda) builds the wheel, writes RECORD, then rewrites files
+	 * (strips, relocates) and places some elsewhere (/usr/bin). */
+	char inst_path[4200], *inst_text = NULL;
+	size_t inst_len = 0;
+	wg_err ierr = {0};
+	snprintf(inst_path, sizeof(inst_path), "%s/INSTALLER", path);
+	if (read_small_file(inst_path, &inst_text, &inst_len, 4096, &ierr) == WG_OK) {
+		size_t l = strcspn(inst_text, "\r\n");
+		while (l && (inst_text[l - 1] == ' ' || inst_text[l - 1] == '\t'))
+			l--;
+		d->installer = wg_arena_strndup(&d->arena, inst_text, l);
+		free(inst_text);
+		if (!d->installer) { /* never taken for "no INSTALLER" */
+			rc = wg_seterr(err, WG_ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
+	d->repackaged = !d->installer || !wheel_installer(d->installer);
 	if (rows.len > max_members) {
 		rc = wg_seterr(err, WG_ELIMIT, "%s: RECORD lists %zu files, more than the limit of %u",
 			       record, rows.len, max_members);
@@ -199,9 +233,16 @@ int wg_installed_open(wg_installed **out, const char *dist_info, uint32_t max_me
 		char full[8192];
 		snprintf(full, sizeof(full), "%s/%s", d->site, row->path);
 		struct stat st;
-		if (lstat(full, &st) != 0) {
+		int gone = lstat(full, &st) != 0 ? errno : 0;
+		if (gone == ENOENT && d->repackaged) {
+			/* Placed elsewhere by the packaging (Debian's RECORD names the build tree's
+			 * scripts-3.11/x, installed as /usr/bin/x): not a member; an orphan of
+			 * RECORD, which the record rules report (a warning), never a read error. */
+			d->n--;
+			continue;
+		} else if (gone) {
 			f->why = wg_arena_printf(&d->arena, "listed in RECORD but not installed (%s)",
-						 strerror(errno));
+						 strerror(gone));
 		} else if (S_ISLNK(st.st_mode)) {
 			f->why = "a symbolic link: not read";
 		} else if (!S_ISREG(st.st_mode)) {
@@ -347,6 +388,8 @@ void wg_members_installed(wg_members *m, wg_installed *d)
 	m->release = NULL;
 	m->inflates_whole = NULL;
 	m->installed = true;
+	m->installer = d->installer;
+	m->repackaged = d->repackaged;
 }
 
 bool wg_is_dist_info(const char *path)

@@ -274,10 +274,11 @@ static void record_line(tx *t, const wg_scan *s)
 		return;
 	}
 	bool first = true;
-	for (int st = 0; st < 7; st++) {
+	for (int st = 0; st < 8; st++) {
 		if (!counts[st])
 			continue;
-		const char *col = st == WG_RECORD_OK || st == WG_RECORD_UNHASHED ? "" : t->red;
+		const char *col = st == WG_RECORD_OK || st == WG_RECORD_UNHASHED ? ""
+				  : st == WG_RECORD_REPACKAGED ? t->yellow : t->red;
 		tp(t, "%s%s%zu %s%s", first ? "" : ", ", col, counts[st],
 		   wg_record_status_name((wg_record_status)st), t->off);
 		first = false;
@@ -285,6 +286,11 @@ static void record_line(tx *t, const wg_scan *s)
 	if (wg_wheel_list_count(s, WG_LIST_RECORD_ORPHANS))
 		tp(t, ", %s%zu listed but absent%s", t->red,
 		   wg_wheel_list_count(s, WG_LIST_RECORD_ORPHANS), t->off);
+	if (wg_scan_is_repackaged(s)) {
+		const char *inst = wg_wheel_get(s, WG_WHEEL_INSTALLER);
+		tp(t, " (%s: files that differ from RECORD are 'repackaged', not mismatches)",
+		   inst ? "INSTALLER names no wheel installer" : "no INSTALLER, a system's packages");
+	}
 	tp(t, "\n");
 }
 
