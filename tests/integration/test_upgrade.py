@@ -110,6 +110,40 @@ def together_blames_the_wheel_that_breaks():
     assert rc == 1 and not findings(doc, 0) and len(findings(doc, 1)) == 1, doc
 
 
+@test
+def an_install_that_shadows_another_site_directory():
+    """Debian's layout: torch 2.11.0 and flash_attn in <prefix>/lib/python3/dist-packages, the
+    install going to <prefix>/lib/python3.X/site-packages, first on sys.path. pip removes
+    nothing there; the new torch is the one `import torch` finds."""
+    d = tempfile.mkdtemp(dir=TMP)
+    old_site = glob.glob(os.path.join(ENV, "lib", "python3*", "site-packages"))[0]
+    new_site = os.path.join(d, "lib", os.path.basename(os.path.dirname(old_site)), "site-packages")
+    dist = os.path.join(d, "lib", "python3", "dist-packages")
+    os.makedirs(new_site)
+    shutil.copytree(old_site, dist, symlinks=True)
+    os.makedirs(os.path.join(d, "bin"))
+    py = glob.glob(os.path.join(ENV, "bin", "python3*"))[0]
+    os.symlink(os.path.realpath(py), os.path.join(d, "bin", os.path.basename(py)))
+    for w, broken in (("torch-2.11.1", False), ("torch-2.12.0", True)):
+        rc, doc = check(wheel(w), env=d)
+        f = findings(doc, 0)
+        assert rc == (1 if broken else 0) and len(f) == (1 if broken else 0), doc
+        if broken:
+            assert "breaks flash_attn 2.8.3" in f[0]["message"] and \
+                "libc10_cuda.so of torch 2.12.0 loaded in place" in f[0]["message"], f
+        t = tempfile.mkdtemp(dir=TMP)
+        p = subprocess.run([PY, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                            "--disable-pip-version-check", "--target", t, wheel(w)],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        p = subprocess.run([PY, "-S", "-c", "import sys; sys.path[:0] = [%r, %r]; "
+                            "import torch; assert torch.__version__ == %r; import flash_attn"
+                            % (t, dist, w.split("-")[1])], capture_output=True, text=True)
+        assert (p.returncode != 0) == broken, p.stderr
+        assert not broken or "undefined symbol: _ZN3c104cuda14MaybeSetDeviceEa" in p.stderr, \
+            p.stderr
+
+
 def lock_file(*wheels):
     """A pylock.toml listing wheels by path, with their sha256 (PEP 751)."""
     import hashlib

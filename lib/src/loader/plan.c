@@ -231,15 +231,22 @@ static int oom(wg_scanner *sc)
 	return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
 }
 
-/* The installed distribution of the normalised name norm, or NULL. */
-static const char *installed_dist(const wg_env *e, wg_arena *a, const char *norm)
+/* The installed distribution of the normalised name norm that the install replaces, or NULL:
+ * one in the site directory the wheels go to. One elsewhere (Debian's /usr/lib/python3/
+ * dist-packages under /usr/local's, a venv's system site) is not removed by pip or uv: its
+ * files stay where other packages' RUNPATHs find them. */
+static const char *installed_dist(const wg_env *e, const wg_plan *p, wg_arena *a, const char *norm)
 {
 	for (size_t i = 0; i < e->dists.n; i++) {
-		const char *name, *version;
-		dist_name(a, e->dists.v[i], &name, &version);
+		const char *name, *version, *d = e->dists.v[i];
+		dist_name(a, d, &name, &version);
 		const char *n = name ? wg_normalize_name(a, name) : NULL;
-		if (n && !strcmp(n, norm))
-			return e->dists.v[i];
+		const char *slash = strrchr(d, '/');
+		size_t dl = slash ? (size_t)(slash - d) : 0;
+		bool here = (strlen(p->site_real) == dl && !strncmp(d, p->site_real, dl)) ||
+			    (strlen(p->site) == dl && !strncmp(d, p->site, dl));
+		if (n && here && !strcmp(n, norm))
+			return d;
 	}
 	return NULL;
 }
@@ -302,7 +309,7 @@ static int add_wheel(wg_env *e, wg_plan *p, const wg_scan *scan)
 			return wg_seterr(&e->sc->err, WG_EINVAL, "%s and %s are both %s: one install "
 					 "takes one wheel of a distribution",
 					 ((plan_wheel *)wg_vec_at(&p->wheels, i))->path, w->path, w->name);
-	if ((w->dist_info = installed_dist(e, a, w->norm))) {
+	if ((w->dist_info = installed_dist(e, p, a, w->norm))) {
 		const char *n;
 		dist_name(a, w->dist_info, &n, &w->old_version);
 		int rc = remove_dist(e, p, w);
@@ -397,6 +404,16 @@ static size_t blame(wg_plan *p, const wg_ld_issue *x, const char **evidence)
 			}
 		}
 	}
+	/* A library of the install answers the name (found before the installed one). */
+	for (size_t i = 0; x->library && i < p->libs.len; i++) {
+		const plan_lib *l = wg_vec_at(&p->libs, i);
+		if (strcmp(l->lib->soname, x->library) && strcmp(base_of(l->path), x->library))
+			continue;
+		const plan_wheel *pw = wg_vec_at(&p->wheels, l->wheel);
+		*evidence = wg_arena_printf(&p->arena, ", with %s of %s %s loaded in place of the "
+					    "installed one", x->library, pw->name, pw->version);
+		return l->wheel;
+	}
 	/* Nothing the replaced distributions had explains it: the first wheel that replaces
 	 * one (or the first), without evidence. */
 	for (size_t w = 0; w < p->wheels.len; w++)
@@ -407,20 +424,24 @@ static size_t blame(wg_plan *p, const wg_ld_issue *x, const char **evidence)
 
 static int compute_breaks(wg_env *e, wg_plan *p, wg_arena *a)
 {
-	wg_vec deps;
+	wg_vec deps, cands;
 	wg_vec_init(&deps, sizeof(dependent));
+	wg_vec_init(&cands, sizeof(dependent));
 	int rc = WG_OK;
 	bool with_torch = e->torch_dir || p->torch_dir;
-	/* The environment as it is. */
-	p->active = false;
-	wg_env_unload(e);
+	/* The shared objects of the distributions that stay, from their RECORDs (nothing read
+	 * yet); whether one has a name a library of the install answers (it may be found first). */
+	bool shadow = false;
 	for (size_t i = 0; i < e->dists.n && rc == WG_OK; i++) {
 		const char *name, *version;
 		dist_name(a, e->dists.v[i], &name, &version);
 		const char *norm = name ? wg_normalize_name(a, name) : NULL;
 		bool replaced = false;
-		for (size_t w = 0; norm && w < p->wheels.len && !replaced; w++)
-			replaced = !strcmp(((plan_wheel *)wg_vec_at(&p->wheels, w))->norm, norm);
+		for (size_t w = 0; norm && w < p->wheels.len && !replaced; w++) {
+			const plan_wheel *pw = wg_vec_at(&p->wheels, w);
+			replaced = !strcmp(pw->norm, norm) && pw->dist_info &&
+				   !strcmp(pw->dist_info, e->dists.v[i]);
+		}
 		if (!norm || replaced)
 			continue;
 		wg_installed *d = NULL;
@@ -433,36 +454,54 @@ static int compute_breaks(wg_env *e, wg_plan *p, wg_arena *a)
 		for (size_t k = 0; rc == WG_OK && (f = wg_installed_file(d, k, &regular)); k++) {
 			if (!regular || !so_like(f))
 				continue;
-			char *full = wg_arena_printf(a, "%s/%s", wg_installed_site(d), f);
-			const wg_lib *l = full ? wg_env_load(e, full) : NULL;
-			if (!l)
-				continue;
-			p->roots++;
-			dependent *dep = wg_vec_push(&deps);
-			if (!dep) {
+			dependent *c = wg_vec_push(&cands);
+			if (!c) {
 				rc = oom(e->sc);
 				break;
 			}
-			*dep = (dependent){name, version, full, wg_arena_strdup(a, f), {0}};
-			wg_vec_init(&dep->issues, sizeof(wg_ld_issue));
-			/* The libraries its load reaches first (cheap); the symbols only when the
-			 * plan changes one of them. */
-			wg_vec scope = {0};
-			bool assumed = false;
-			rc = wg_resolve_lib(e, l, dep->shown, a, &dep->issues, &assumed, with_torch,
-					    &scope, true);
-			bool moved = rc == WG_OK && touched(p, &scope);
-			wg_vec_free(&scope);
-			dep->issues.len = 0;
-			if (moved)
-				rc = wg_resolve_lib(e, l, dep->shown, a, &dep->issues, &assumed,
-						    with_torch, NULL, false);
-			if (!moved) {
-				wg_vec_free(&dep->issues);
-				deps.len--;
-			}
+			*c = (dependent){name, version, wg_arena_printf(a, "%s/%s", wg_installed_site(d), f),
+					 wg_arena_strdup(a, f), {0}};
+			if (!c->path || !c->shown)
+				rc = oom(e->sc);
+			shadow = shadow || wg_strmap_get(&p->names, base_of(f)) != SIZE_MAX;
 		}
 		wg_installed_close(d);
+	}
+	/* Nothing removed and no name shadowed: every load comes out as before. */
+	if (rc < 0 || (!p->removed.n && !shadow))
+		goto done;
+	/* The environment as it is. */
+	p->active = false;
+	wg_env_unload(e);
+	for (size_t i = 0; i < cands.len && rc == WG_OK; i++) {
+		const dependent *c = wg_vec_at(&cands, i);
+		const wg_lib *l = wg_env_load(e, c->path);
+		if (!l)
+			continue;
+		p->roots++;
+		dependent *dep = wg_vec_push(&deps);
+		if (!dep) {
+			rc = oom(e->sc);
+			break;
+		}
+		*dep = *c;
+		wg_vec_init(&dep->issues, sizeof(wg_ld_issue));
+		/* The libraries its load reaches first (cheap); the symbols only when the plan
+		 * changes one of them. */
+		wg_vec scope = {0};
+		bool assumed = false;
+		rc = wg_resolve_lib(e, l, dep->shown, a, &dep->issues, &assumed, with_torch, &scope,
+				    true);
+		bool moved = rc == WG_OK && touched(p, &scope);
+		wg_vec_free(&scope);
+		dep->issues.len = 0;
+		if (moved)
+			rc = wg_resolve_lib(e, l, dep->shown, a, &dep->issues, &assumed, with_torch,
+					    NULL, false);
+		if (!moved) {
+			wg_vec_free(&dep->issues);
+			deps.len--;
+		}
 	}
 	/* As the plan leaves it. */
 	p->active = true;
@@ -504,9 +543,11 @@ static int compute_breaks(wg_env *e, wg_plan *p, wg_arena *a)
 		}
 		wg_vec_free(&after);
 	}
+done:
 	for (size_t i = 0; i < deps.len; i++)
 		wg_vec_free(&((dependent *)wg_vec_at(&deps, i))->issues);
 	wg_vec_free(&deps);
+	wg_vec_free(&cands);
 	wg_env_unload(e);
 	return rc;
 }
@@ -557,9 +598,7 @@ WG_API int wg_env_set_install(wg_env *env, wg_scanner *sc, const wg_scan *const 
 		if (scans[i] && scans[i]->kind == WG_SCAN_WHEEL)
 			rc = add_wheel(env, p, scans[i]);
 	env->plan = p;
-	/* Only a replaced distribution's files can go (a new library that shadows an installed
-	 * one by name, in a directory searched first, is not looked for). */
-	if (rc == WG_OK && p->removed.n) {
+	if (rc == WG_OK) {
 		/* Scratch for the resolutions: the breaks keep copies in the plan's arena. */
 		wg_arena scratch = {0};
 		rc = compute_breaks(env, p, &scratch);
