@@ -527,6 +527,7 @@ WG_API void wg_env_free(wg_env *e)
 	if (!e)
 		return;
 	wg_env_cache_close(e);
+	wg_env_unload(e);
 	wg_plan_free(e->plan);
 	for (size_t i = 0; i < e->libs.len; i++)
 		wg_lib_free(*(wg_lib **)wg_vec_at(&e->libs, i));

@@ -575,9 +575,10 @@ WG_API int wg_env_set_install(wg_env *env, wg_scanner *sc, const wg_scan *const 
 			return wg_seterr(&sc->err, WG_EINVAL, "wg_env_set_install: no environment");
 		return WG_EINVAL;
 	}
+	/* What `import torch` loaded may be the plan's libraries: forgotten before they go. */
+	wg_env_unload(env);
 	wg_plan_free(env->plan);
 	env->plan = NULL;
-	wg_env_unload(env);
 	if (n == 0)
 		return WG_OK;
 	wg_plan *p = calloc(1, sizeof(*p));
@@ -606,9 +607,9 @@ WG_API int wg_env_set_install(wg_env *env, wg_scanner *sc, const wg_scan *const 
 	}
 	env->sc = keep;
 	if (rc < 0) {
+		wg_env_unload(env);
 		env->plan = NULL;
 		wg_plan_free(p);
-		wg_env_unload(env);
 		return rc;
 	}
 	p->active = true;
