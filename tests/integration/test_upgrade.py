@@ -210,6 +210,10 @@ def the_binding_judges_one_install_too():
         # The install is forgotten after each check: the next one sees the environment.
         r = c.check([wheel("torch-2.11.1")])
         assert r.reports[0].verdict == "pass", r.text
+        # A wheel in memory is judged as an install too.
+        data = open(wheel("torch-2.12.0"), "rb").read()
+        r = c.check_bytes(data, os.path.basename(wheel("torch-2.12.0")))
+        assert any(f.rule == "WG-LD-006" for f in r.reports[0].findings), r.text
 
 
 if __name__ == "__main__":

@@ -528,7 +528,16 @@ class Checker:
             rep = ctypes.c_void_p()
             rc = lib.wg_scan_buffer(ctypes.byref(scan), self._sc, view.buf, view.len, name)
             if rc == 0:
-                rc = lib.wg_check(ctypes.byref(rep), self._sc, self._rs, scan, self._target)
+                # With an environment, a wheel is judged as installed there (as check()).
+                alone = bool(self._env.value) and lib.wg_scan_get_kind(scan) == 1
+                one = (ctypes.c_void_p * 1)(scan.value)
+                if alone:
+                    rc = lib.wg_env_set_install(self._env, self._sc, one, 1)
+                if rc == 0:
+                    rc = lib.wg_check(ctypes.byref(rep), self._sc, self._rs, scan,
+                                      self._target)
+                if alone:
+                    lib.wg_env_set_install(self._env, self._sc, None, 0)
                 lib.wg_scan_free(scan)
             if rc < 0:
                 done.append((name, None, lib.wg_scanner_error(self._sc)))
