@@ -102,21 +102,35 @@ static int format_one(server *s, const wg_target *t, const char *name, const wg_
 	return 0;
 }
 
+/* wg_check for t; with a site-packages target (env), the wheel is judged as installed
+ * there (what it would break among the installed distributions too), as `check --env` does.
+ * The environment's state is one thread's at a time: under lock. */
+static int check_at(wg_report **rep, server *s, wg_scanner *sc, const wg_scan *scan,
+		    const wg_target *t, wg_env *env, pthread_mutex_t *lock)
+{
+	if (lock)
+		pthread_mutex_lock(lock);
+	bool install = env && wg_scan_get_kind(scan) == WG_SCAN_WHEEL;
+	int rc = install ? wg_env_set_install(env, sc, &scan, 1) : WG_OK;
+	if (rc == WG_OK)
+		rc = wg_check(rep, sc, s->rs, scan, t);
+	if (install)
+		wg_env_set_install(env, sc, NULL, 0);
+	if (lock)
+		pthread_mutex_unlock(lock);
+	return rc;
+}
+
 /* One wheel, one target: the check document (docs/check-json.md). t is owned by the caller. */
 static int judge_one(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
-		     const char *name, const wg_target *t, pthread_mutex_t *lock, serve_verdict *v,
-		     char *err, size_t errlen)
+		     const char *name, const wg_target *t, wg_env *env, pthread_mutex_t *lock,
+		     serve_verdict *v, char *err, size_t errlen)
 {
 	wg_scan *scan = NULL;
 	wg_report *rep = NULL;
 	int rc = wg_scan_buffer(&scan, sc, buf, len, name);
-	if (rc == WG_OK) {
-		if (lock)
-			pthread_mutex_lock(lock);
-		rc = wg_check(&rep, sc, s->rs, scan, t);
-		if (lock)
-			pthread_mutex_unlock(lock);
-	}
+	if (rc == WG_OK)
+		rc = check_at(&rep, s, sc, scan, t, env, lock);
 	wg_scan_free(scan);
 	const char *e = NULL;
 	if (rc < 0) {
@@ -148,6 +162,7 @@ static int judge_one(server *s, wg_scanner *sc, const unsigned char *buf, size_t
 typedef struct {
 	const char *name;       /* the target's name; NULL for the publish profile */
 	const wg_target *t;
+	wg_env *env;            /* a site-packages target's environment, or NULL */
 	pthread_mutex_t *lock;
 	wg_report *rep;         /* NULL: unreadable */
 	char *doc;
@@ -217,7 +232,7 @@ static int judge_fleet(server *s, wg_scanner *sc, const unsigned char *buf, size
 		parts[k++] = (part){.name = NULL, .t = pub};
 	for (size_t i = 0; i < cfg->ntargets; i++) {
 		serve_target *st = &cfg->targets[i];
-		parts[k++] = (part){.name = st->name, .t = st->target,
+		parts[k++] = (part){.name = st->name, .t = st->target, .env = st->env,
 				    .lock = st->env ? &st->env_lock : NULL};
 	}
 	int rc = wg_scan_buffer(&scan, sc, buf, len, name);
@@ -236,11 +251,7 @@ static int judge_fleet(server *s, wg_scanner *sc, const unsigned char *buf, size
 		part *p = &parts[i];
 		const char *pe = emsg;
 		if (scan) {
-			if (p->lock)
-				pthread_mutex_lock(p->lock);
-			rc = wg_check(&p->rep, sc, s->rs, scan, p->t);
-			if (p->lock)
-				pthread_mutex_unlock(p->lock);
+			rc = check_at(&p->rep, s, sc, scan, p->t, p->env, p->lock);
 			if (rc < 0) {
 				pe = wg_scanner_error(sc);
 				pe = *pe ? pe : "cannot be checked";
@@ -324,7 +335,7 @@ int serve_judge_named(server *s, wg_scanner *sc, const unsigned char *buf, size_
 		for (size_t i = 0; i < s->cfg.ntargets; i++) {
 			serve_target *st = &s->cfg.targets[i];
 			if (!strcmp(st->name, fleet))
-				return judge_one(s, sc, buf, len, name, st->target,
+				return judge_one(s, sc, buf, len, name, st->target, st->env,
 						 st->env ? &st->env_lock : NULL, v, err, errlen);
 		}
 		char *e = serve_esc(fleet);
@@ -354,7 +365,7 @@ int serve_judge_named(server *s, wg_scanner *sc, const unsigned char *buf, size_
 		wg_target_free(t);
 		return -1;
 	}
-	int ret = judge_one(s, sc, buf, len, name, t, NULL, v, err, errlen);
+	int ret = judge_one(s, sc, buf, len, name, t, NULL, NULL, v, err, errlen);
 	wg_target_free(t);
 	return ret;
 }
