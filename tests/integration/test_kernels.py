@@ -201,6 +201,35 @@ def a_broken_metadata_json_is_named():
         shutil.rmtree(tmp)
 
 
+@test
+def names_that_are_no_variant_are_walked_as_directories():
+    src = os.path.join(CUDASRC, "prebuilt", "sm80.so")
+    tmp = tempfile.mkdtemp(prefix="wg-kernels-")
+    try:
+        cases = {"torchvision-extra": False, "torch29-cxx11-cu126-x86_64": False,
+                 "torch29-foo-cu126-x86_64-linux": False, "torch210-cxx98-cu118-aarch64-linux": True,
+                 "torch28-cpu-aarch64-darwin": True}
+        for name, is_variant in cases.items():
+            d = os.path.join(tmp, name.replace("-", "_"), name)
+            os.makedirs(d)
+            shutil.copy(src, d)
+            doc, _ = check(os.path.dirname(d))
+            paths = [i["path"] for i in doc["inputs"]]
+            assert paths == [d if is_variant else os.path.dirname(d)], (name, paths)
+            krn = [f["message"] for i in doc["inputs"] for f in i["findings"]
+                   if f["rule"] == "WG-KRN-001"]
+            if name.startswith("torch210"):
+                # cu118 is CUDA 11.8; sm80.so needs libcudart.so.13; an x86_64 object
+                assert any("cu118 (CUDA 11.8)" in m and "libcudart.so.13" in m for m in krn), krn
+                assert any("aarch64-linux" in m and "x86_64 object" in m for m in krn), krn
+            if name.startswith("torch28-cpu"):
+                assert any("cpu (no CUDA)" in m for m in krn), krn
+            if not is_variant:
+                assert not krn, (name, krn)
+    finally:
+        shutil.rmtree(tmp)
+
+
 if __name__ == "__main__":
     if not shutil.which("readelf"):
         raise SystemExit("readelf is needed (binutils)")
