@@ -230,6 +230,22 @@ def names_that_are_no_variant_are_walked_as_directories():
         shutil.rmtree(tmp)
 
 
+@test
+def inspect_shows_what_each_variant_claims():
+    vs = [v for v in variants() if NAME.match(os.path.basename(v))]
+    p = subprocess.run([WG, "inspect"] + vs, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    blocks = p.stdout.split("  (directory)\n")
+    for v, block in zip(vs, blocks[1:]):
+        m = NAME.match(os.path.basename(v))
+        with open(os.path.join(v, "metadata.json")) as f:
+            archs = json.load(f).get("backend", {}).get("archs", [])
+        line = "torch %s.%s, %s, %s" % (m.group(1), m.group(2), m.group(3), m.group(4))
+        assert line in block, (v, block[:300])
+        assert ("archs " + " ".join(archs)) in block if archs else "archs none" in block or \
+            "metadata    none" in block, (v, block[:400])
+
+
 if __name__ == "__main__":
     if not shutil.which("readelf"):
         raise SystemExit("readelf is needed (binutils)")
