@@ -241,6 +241,9 @@ WG_API const char *wg_scan_get_path(const wg_scan *scan);
  * the walk met them; a directory scan holds only its loose ELF objects, and each wheel is an
  * input of its own (scan it with wg_scan_path). 0 for scans of other kinds. A directory with
  * neither a wheel nor an ELF object below it fails wg_scan_path with WG_ENOTFOUND.
+ * Hugging Face kernel build variant directories (build/torch29-cxx11-cu130-x86_64-linux,
+ * docs/kernels.md) are listed here too, each an input of its own, and not walked into; a
+ * variant directory is read even when it holds no object (torch-universal).
  */
 WG_API size_t wg_scan_wheel_count(const wg_scan *scan);
 /** The i-th of those paths (owned by the scan), or NULL. */

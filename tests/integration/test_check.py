@@ -21,6 +21,7 @@ from harness import Missing, main, test, validate as _validate  # noqa: E402
 WG, FIX, CORPUS, ROOT = [os.path.abspath(a) for a in sys.argv[1:5]]
 SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
 W = os.path.join(FIX, "wheels")
+KB = os.path.join(FIX, "kernels", "%s", "build")
 CW = os.path.join(CORPUS, "wheels")
 SUF = "-0.1.0-cp312-cp312-linux_x86_64.whl"
 EXT = ".cpython-312-x86_64-linux-gnu.so"
@@ -270,6 +271,12 @@ def every_rule_triggers_and_stays_quiet():
         ("WG-LD-006", glob.glob(os.path.join(FIX, "upgrade", "torch-2.12.0-*.whl"))[0],
          glob.glob(os.path.join(FIX, "upgrade", "torch-2.11.1-*.whl"))[0],
          ["--env", os.path.join(FIX, "upgrade", "env")]),
+        # Hugging Face kernel build variants (gen-kernels.py): a name and a metadata.json
+        # that lie about the objects; the honest variant of the same kernel is quiet.
+        ("WG-KRN-001", os.path.join(KB % "lying-cuda", "torch29-cxx11-cu126-x86_64-linux"),
+         os.path.join(KB % "honest", "torch29-cxx11-cu130-x86_64-linux"), []),
+        ("WG-KRN-002", os.path.join(KB % "lying-archs", "torch29-cxx11-cu130-x86_64-linux"),
+         os.path.join(KB % "honest", "torch29-cxx11-cu130-x86_64-linux"), []),
         # No interpreter in the g++ environment: PyLong_FromLong is taken as provided, and said.
         ("WG-LD-004", os.path.join(FIX, "abi-ld", "ext_pyapi" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),

@@ -118,6 +118,30 @@ typedef struct {
 	size_t len;
 } wg_source;
 
+/* A Hugging Face hub kernel build variant (kernel.c): a directory named as kernel-builder names
+ * them (build/torch29-cxx11-cu128-x86_64-linux, torch28-metal-aarch64-darwin, torch-universal)
+ * and its metadata.json; what the name and the metadata claim, to be checked against the
+ * objects. */
+typedef struct {
+	const char *name;                  /* the directory's name; NULL: not a variant */
+	unsigned torch_major, torch_minor; /* 0.0 when the name gives none (torch-universal) */
+	int cxx11;                         /* 1 cxx11, 0 cxx98, -1 not named */
+	const char *compute;               /* "cu", "rocm", "xpu", "metal", "cpu", or NULL */
+	const char *compute_label;         /* "cu128" as named */
+	unsigned cuda_major, cuda_minor;   /* from cuXY[Z], else 0 */
+	const char *cpu, *os;              /* "x86_64", "linux", or NULL */
+	/* metadata.json */
+	bool has_metadata;
+	const char *backend;               /* backend.type, or NULL */
+	wg_strlist archs;                  /* backend.archs as written ("8.0", "9.0a") */
+} wg_kernel_variant;
+
+/** Parses a variant directory's name (a basename) into out (strings in a); false when it is
+ * none. */
+bool wg_kernel_variant_parse(wg_kernel_variant *out, wg_arena *a, const char *name);
+/** Reads dir's metadata.json into scan->kernel (problems are recorded, never fatal). */
+void wg_kernel_variant_read(wg_scan *scan, const char *dir);
+
 struct wg_scan {
 	wg_scan_kind kind;
 	const wg_context *ctx;
@@ -134,7 +158,9 @@ struct wg_scan {
 	const char *python_partial, *python_partial_why;
 	wg_vec members;  /* wg_member */
 	/* directory */
-	wg_strlist wheels; /* *.whl files below it, each an input of its own */
+	wg_strlist wheels; /* *.whl files and kernel build variant directories below it, each
+			    * an input of its own */
+	wg_kernel_variant kernel; /* the directory is a kernel build variant (kernel.name) */
 	/* all */
 	wg_vec objects;  /* wg_object* */
 	wg_vec problems; /* wg_problem */

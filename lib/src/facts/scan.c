@@ -46,6 +46,7 @@ WG_API void wg_scan_free(wg_scan *scan)
 	for (size_t i = 0; i < WG_ARRAY_LEN(scan->lists); i++)
 		wg_strlist_free(&scan->lists[i]);
 	wg_strlist_free(&scan->wheels);
+	wg_strlist_free(&scan->kernel.archs);
 	wg_vec_free(&scan->members);
 	wg_vec_free(&scan->objects);
 	wg_vec_free(&scan->problems);

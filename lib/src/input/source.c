@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -160,11 +161,22 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 		wg_scan *scan = wg_scan_new(WG_SCAN_DIRECTORY, path, s->ctx);
 		if (!scan)
 			return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+		const char *base;
+		char trimmed[PATH_MAX];
+		/* build/torch29-cxx11-cu130-x86_64-linux/ is named by its last component */
+		size_t pl = strlen(path);
+		while (pl > 1 && path[pl - 1] == '/')
+			pl--;
+		snprintf(trimmed, sizeof(trimmed), "%.*s", (int)pl, path);
+		base = strrchr(trimmed, '/');
+		base = base ? base + 1 : trimmed;
+		if (wg_kernel_variant_parse(&scan->kernel, &scan->arena, base))
+			wg_kernel_variant_read(scan, path);
 		if (wg_dir_walk(scan, s, path) == WG_ENOMEM) {
 			wg_scan_free(scan);
 			return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 		}
-		if (!scan->objects.len && !scan->wheels.n) {
+		if (!scan->objects.len && !scan->wheels.n && !scan->kernel.name) {
 			/* Nothing to judge is not a pass. */
 			const wg_problem *p = scan->problems.len ? wg_vec_at(&scan->problems, 0) : NULL;
 			wg_seterr(&s->err, WG_ENOTFOUND, "no wheel or ELF object found in %s%s%s", path,

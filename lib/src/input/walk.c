@@ -1,6 +1,6 @@
 /*
  * The directory walk: every ELF object below a directory read in sorted order, every wheel
- * listed as an input of its own; links are skipped, depth and file count are bounded.
+ * and every kernel build variant directory listed as an input of its own; links are skipped, depth and file count are bounded.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <dirent.h>
@@ -75,6 +75,15 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 					    "was not scanned", w->scan->path, w->s->ctx->opts.max_files);
 			w->rc = WG_ELIMIT;
 			break;
+		}
+		wg_kernel_variant kv;
+		if (S_ISDIR(st.st_mode) &&
+		    wg_kernel_variant_parse(&kv, &w->scan->arena, names[i]->d_name)) {
+			/* A kernel build variant (build/torch29-cxx11-cu128-x86_64-linux) is an
+			 * input of its own, judged for what its name claims. */
+			if (wg_strlist_add(&w->scan->wheels, &w->scan->arena, full) < 0)
+				w->rc = WG_ENOMEM;
+			continue;
 		}
 		if (S_ISDIR(st.st_mode)) {
 			walk_dir(w, full, sub, depth + 1);

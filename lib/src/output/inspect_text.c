@@ -354,6 +354,28 @@ static void wheel_block(tx *t, const wg_scan *s, bool members)
 	}
 }
 
+
+/* What a Hugging Face kernel build variant's name and metadata.json claim (docs/kernels.md). */
+static void kernel_block(tx *t, const wg_kernel_variant *kv)
+{
+	char torch[32] = "any", cuda[48] = "";
+	if (kv->torch_major)
+		snprintf(torch, sizeof(torch), "%u.%u", kv->torch_major, kv->torch_minor);
+	if (kv->cuda_major)
+		snprintf(cuda, sizeof(cuda), " (CUDA %u.%u)", kv->cuda_major, kv->cuda_minor);
+	tp(t, "  %-12storch %s, %s, %s%s, %s%s%s\n", "kernel", torch,
+	   kv->cxx11 < 0 ? "C++ ABI not named" : kv->cxx11 ? "cxx11" : "cxx98",
+	   kv->compute_label ? E(t, kv->compute_label) : "no compute", cuda,
+	   kv->cpu ? E(t, kv->cpu) : "any cpu", kv->os ? "-" : "", kv->os ? E(t, kv->os) : "");
+	if (!kv->has_metadata) {
+		tp(t, "  %-12snone\n", "metadata");
+		return;
+	}
+	tp(t, "  %-12sbackend %s, archs", "metadata", kv->backend ? E(t, kv->backend) : "none");
+	for (size_t i = 0; i < kv->archs.n; i++)
+		tp(t, " %s", E(t, kv->archs.v[i]));
+	tp(t, "%s\n", kv->archs.n ? "" : " none");
+}
 WG_API int wg_scan_format_text(char **out, const wg_scan *scan, unsigned int flags,
 			       const wg_gpu *gpus, size_t ngpus)
 {
@@ -379,6 +401,8 @@ WG_API int wg_scan_format_text(char **out, const wg_scan *scan, unsigned int fla
 	   kinds[k <= 4 ? k : 0]);
 	if (wg_scan_has_wheel_metadata(scan))
 		wheel_block(&t, scan, flags & WG_TEXT_MEMBERS);
+	if (k == WG_SCAN_DIRECTORY && scan->kernel.name)
+		kernel_block(&t, &scan->kernel);
 	size_t n = wg_scan_object_count(scan);
 	if (k != WG_SCAN_OBJECT)
 		tp(&t, "  %-12s%zu\n", "ELF objects", n);
