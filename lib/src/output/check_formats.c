@@ -289,23 +289,34 @@ static json_t *artifact_location(const sarif_base *b, const char *path)
 	return j;
 }
 
-/* A finding's file as a file on disk: an input directory's file (a source tree, a kernel
- * build), never a member inside an archive. NULL when there is none. */
+/* A finding's file as a file on disk: in an input directory, or beside an installed
+ * distribution's .dist-info (its files are relative to the site directory); never a member
+ * inside an archive. NULL when there is none. */
 static char *disk_file(const char *path, const wg_finding *f)
 {
 	struct stat st;
-	if (!f || !f->file || !f->line || stat(path, &st) || !S_ISDIR(st.st_mode))
+	if (!f || !f->file || !f->line || f->file[0] == '/' || stat(path, &st) || !S_ISDIR(st.st_mode))
 		return NULL;
-	size_t n = strlen(path) + strlen(f->file) + 2;
+	size_t plen = strlen(path), n = plen + strlen(f->file) + 3;
+	while (plen > 1 && path[plen - 1] == '/')
+		plen--;
 	char *p = malloc(n);
 	if (!p)
 		return NULL;
-	snprintf(p, n, "%s/%s", path, f->file);
-	if (stat(p, &st) || !S_ISREG(st.st_mode)) {
-		free(p);
-		return NULL;
+	snprintf(p, n, "%.*s/%s", (int)plen, path, f->file);
+	if (!stat(p, &st) && S_ISREG(st.st_mode))
+		return p;
+	const char *slash = memrchr(path, '/', plen);
+	if (plen > 10 && !strncmp(path + plen - 10, ".dist-info", 10)) {
+		if (slash)
+			snprintf(p, n, "%.*s/%s", (int)(slash - path), path, f->file);
+		else
+			snprintf(p, n, "%s", f->file);
+		if (!stat(p, &st) && S_ISREG(st.st_mode))
+			return p;
 	}
-	return p;
+	free(p);
+	return NULL;
 }
 
 static json_t *sarif_location(const sarif_base *b, const char *path, const wg_finding *f)
