@@ -336,7 +336,7 @@ def sarif_validates_and_carries_the_findings():
     hol = [r for r in results if r["ruleId"] == "WG-HOL-001"][0]
     # a member of the wheel: its file and line in the message, no region into the .whl
     assert "region" not in hol["locations"][0]["physicalLocation"], hol
-    assert hol["message"]["text"].startswith("wgdemo_wrapper/__init__.py:1 "), hol
+    assert hol["message"]["text"].startswith("wgdemo/__init__.py:1 "), hol
     notes = run0["invocations"][0]["toolExecutionNotifications"]
     assert len(notes) == 1 and "truncated-1.0" in notes[0]["message"]["text"]
     assert run0["invocations"][0]["executionSuccessful"] is False
