@@ -877,7 +877,8 @@ typedef enum {
 /**
  * Several inputs' reports as one document: JSON ("wheelgate.check/1", docs/check-json.md),
  * SARIF 2.1.0 or GitHub workflow commands (docs/ci.md). paths/errors describe inputs that
- * could not be read (reports[i] NULL, errors[i] its message). fail_on: the severity from which an input fails.
+ * could not be read (reports[i] NULL, errors[i] its message). fail_on: the severity from
+ * which an input fails.
  */
 WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 			     const wg_target *target, const char *const *paths,
