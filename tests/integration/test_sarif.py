@@ -159,6 +159,29 @@ def every_rule_help_is_rendered_and_linked():
         assert "Fix: " in r["help"]["text"] and r["helpUri"] in r["help"]["markdown"], r
         anchor = r["helpUri"].split("#")[1]
         assert '<a id="%s"></a>' % anchor in docs, "docs/rules.md has no anchor " + anchor
+    # a rule of the user's: its help rendered too, no link to a page that does not document it
+    tmp = tempfile.mkdtemp()
+    try:
+        rf = os.path.join(tmp, "acme.yaml")
+        with open(rf, "w") as f:
+            f.write("kind: rules\nversion: 1\nrules:\n  - id: ACME_NORECORD\n"
+                    "    check: record-missing\n    profiles: {install: error, publish: error}\n"
+                    "    title: No RECORD in {dist_info}\n"
+                    "    message: \"{dist_info} has no RECORD ({{literal}})\"\n"
+                    "    fix: Rebuild {dist_info}.\n")
+        rc, u = sarif("--rules", rf, os.path.join(W, "norecord-1.0-py3-none-any.whl"))
+        acme = [r for r in u["tool"]["driver"]["rules"] if r["id"] == "ACME_NORECORD"]
+        assert len(acme) == 1 and "helpUri" not in acme[0], acme
+        # '{{' is a literal brace, as the engine renders the finding's message
+        assert acme[0]["fullDescription"]["text"] == "<dist_info> has no RECORD ({literal}})", acme
+        assert acme[0]["shortDescription"]["text"] == "No RECORD in <dist_info>", acme
+        assert acme[0]["properties"]["tags"] == ["record-missing"], acme
+        assert "docs/rules.md" not in acme[0]["help"]["markdown"], acme
+        found = [r for r in u["results"] if r["ruleId"] == "ACME_NORECORD"]
+        assert len(found) == 1 and "norecord-1.0.dist-info has no RECORD ({literal}})" in \
+            found[0]["message"]["text"], u["results"]
+    finally:
+        shutil.rmtree(tmp)
     # most rules' messages have placeholders: they are named (<object>), not dropped
     assert described >= len(rules) // 2, described
     ld3 = [r for r in rules if r["id"] == "WG-LD-003"][0]

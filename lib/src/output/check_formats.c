@@ -209,6 +209,8 @@ static const char *security_severity(wg_severity s)
 static json_t *sarif_rule(const wg_rule *r, wg_profile profile)
 {
 	wg_severity sev = r->sev[profile] >= 0 ? (wg_severity)r->sev[profile] : r->severity;
+	/* docs/rules.md documents the shipped rules; a rule of the user's files has no page */
+	bool shipped = r->source && !strncmp(r->source, "rules/default/", 14);
 	char family[32], uri[512];
 	rule_family(family, sizeof(family), r->id);
 	size_t u = (size_t)snprintf(uri, sizeof(uri), "%s/rules.md#", WG_DOCS_URL);
@@ -225,21 +227,26 @@ static json_t *sarif_rule(const wg_rule *r, wg_profile profile)
 	const char *mparts[] = {"**", title.s, "** (", r->id, ", `", r->check, "`)\n\n", msg.s,
 				"\n\n**Fix:** ", fix.s, "\n\n[", r->id, " in docs/rules.md](", uri,
 				")"};
-	for (size_t i = 0; i < WG_ARRAY_LEN(mparts); i++)
+	size_t nmd = shipped ? WG_ARRAY_LEN(mparts) : 10;
+	for (size_t i = 0; i < nmd; i++)
 		wg_buf_append(&md, mparts[i] ? mparts[i] : "", mparts[i] ? strlen(mparts[i]) : 0);
-	json_t *tags = json_pack("[s, s]", family, r->check);
+	json_t *tags = json_array();
+	if (family[0])
+		json_array_append_new(tags, json_string(family));
+	json_array_append_new(tags, json_string(r->check));
 	/* integrity: a member that is not what RECORD says, a name that escapes the install */
-	if (!strcmp(family, "rec") || !strcmp(family, "whl"))
+	if (shipped && (!strcmp(family, "rec") || !strcmp(family, "whl")))
 		json_array_append_new(tags, json_string("security"));
-	json_t *j = json_pack("{s:s, s:s, s:{s:o}, s:{s:o}, s:{s:o, s:o}, s:s, s:{s:s, s:b}, "
+	json_t *j = json_pack("{s:s, s:s, s:{s:o}, s:{s:o}, s:{s:o, s:o}, s:{s:s, s:b}, "
 			      "s:{s:o, s:s, s:s, s:s}}",
 			      "id", r->id, "name", r->check, "shortDescription", "text",
 			      nstr(title.s), "fullDescription", "text", nstr(msg.s), "help", "text",
-			      nstr(help.s), "markdown", nstr(md.s), "helpUri", uri,
-			      "defaultConfiguration", "level", sarif_level(sev), "enabled",
-			      r->enabled && r->sev[profile] >= 0, "properties", "tags", tags,
-			      "security-severity", security_severity(sev), "precision", "high",
-			      "source", r->source ? r->source : "");
+			      nstr(help.s), "markdown", nstr(md.s), "defaultConfiguration", "level",
+			      sarif_level(sev), "enabled", r->enabled && r->sev[profile] >= 0,
+			      "properties", "tags", tags, "security-severity", security_severity(sev),
+			      "precision", "high", "source", r->source ? r->source : "");
+	if (j && shipped)
+		json_object_set_new(j, "helpUri", json_string(uri));
 	wg_buf_free(&title);
 	wg_buf_free(&msg);
 	wg_buf_free(&fix);
