@@ -103,7 +103,7 @@ void check_help_options(FILE *f, bool audit)
 		"  --list-rules       list the rules and exit\n"
 		"  --self-test        check every rule's examples and exit\n"
 		"output:\n"
-		"  --format FORMAT    text (default), json or sarif\n"
+		"  --format FORMAT    text (default), json, sarif or github (workflow annotations)\n"
 		"  -o, --output FILE  write the report (any format) to FILE instead of stdout\n"
 		"%s"
 		"  --fail-on LEVEL    error (default), warning or info: the lowest severity that\n"
@@ -387,8 +387,9 @@ static int configure(check_args *a, const cli_config *cli)
 
 	a->format = cfg->format ? cfg->format : "text";
 	int fail_on = severity_of(cfg->fail_on ? cfg->fail_on : "error");
-	if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "sarif")) {
-		fail("--format takes text, json or sarif, not '%s'\n", esc(a->format));
+	if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "sarif") &&
+	    strcmp(a->format, "github")) {
+		fail("--format takes text, json, sarif or github, not '%s'\n", esc(a->format));
 		return EXIT_USAGE;
 	}
 	a->profile = wg_profile_parse(cfg->profile ? cfg->profile : "auto");
@@ -864,8 +865,9 @@ static int finish(checker *k, int status)
 	const results *res = &k->res;
 	if (!k->text) {
 		char *doc = NULL;
-		if (wg_reports_format(&doc, !strcmp(k->a->format, "sarif") ? WG_FORMAT_SARIF
-									   : WG_FORMAT_JSON,
+		if (wg_reports_format(&doc, !strcmp(k->a->format, "sarif")    ? WG_FORMAT_SARIF
+					    : !strcmp(k->a->format, "github") ? WG_FORMAT_GITHUB
+									      : WG_FORMAT_JSON,
 				      k->rs, k->target, (const char *const *)res->paths,
 				      (const wg_report *const *)res->reports,
 				      (const char *const *)res->errors, res->n, k->a->fail_on) == WG_OK) {

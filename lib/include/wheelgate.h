@@ -869,16 +869,19 @@ WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, s
 /** Formats of wg_reports_format(): JSON, SARIF, the text `wheelgate check` prints (with
  * or without terminal colours; one block per input, no summary line), and that summary line
  * alone ("3 inputs: 2 passed, 1 failed, 0 unreadable; 1 error, 0 warnings, 0 info (profile:
- * install, fail-on: error)\n"). */
+ * install, fail-on: error)\n"); GitHub Actions workflow commands, one `::error`,
+ * `::warning` or `::notice` line per finding and the summary as a last `::notice` (docs/ci.md;
+ * no newline after it). */
 typedef enum {
 	WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2, WG_FORMAT_TEXT = 3, WG_FORMAT_TEXT_COLOR = 4,
-	WG_FORMAT_SUMMARY = 5
+	WG_FORMAT_SUMMARY = 5, WG_FORMAT_GITHUB = 6
 } wg_format;
 
 /**
- * Several inputs' reports as one document: JSON ("wheelgate.check/1", docs/check-json.md) or
- * SARIF 2.1.0. paths/errors describe inputs that could not be read (reports[i] NULL, errors[i]
- * its message). fail_on: the severity from which an input fails.
+ * Several inputs' reports as one document: JSON ("wheelgate.check/1", docs/check-json.md),
+ * SARIF 2.1.0 or GitHub workflow commands (docs/ci.md). paths/errors describe inputs that
+ * could not be read (reports[i] NULL, errors[i] its message). fail_on: the severity from
+ * which an input fails.
  */
 WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 			     const wg_target *target, const char *const *paths,

@@ -1,6 +1,7 @@
 /*
  * Reports as documents: JSON ("wheelgate.check/1", docs/check-json.md and
- * docs/schema/check.schema.json) and SARIF 2.1.0 (as GitHub code scanning reads it), for
+ * docs/schema/check.schema.json), SARIF 2.1.0 (as GitHub code scanning reads it) and GitHub
+ * workflow commands (docs/ci.md), for
  * several inputs at once, some of which may not have been readable.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -8,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "output/output.h"
 
@@ -151,18 +154,186 @@ static char *uri_of(const char *path)
 	return out;
 }
 
+static char *summary(const wg_target *target, const wg_report *const *reports, size_t n,
+		     wg_severity fail_on);
+
 static const char *sarif_level(wg_severity s)
 {
 	return s == WG_SEV_ERROR ? "error" : s == WG_SEV_WARNING ? "warning" : "note";
 }
 
-static json_t *sarif_location(const char *path, const wg_finding *f)
+#ifndef WG_DOCS_URL
+#define WG_DOCS_URL "https://github.com/wheelgate/wheelgate/blob/main/docs"
+#endif
+
+/* A rule's template as documentation: "{module}" becomes "<module>", "{{" a brace; what a
+ * finding fills in is named, never shown as a raw placeholder. */
+static void describe(wg_buf *b, const char *tpl)
 {
-	char *uri = uri_of(path);
-	json_t *phys = json_pack("{s:{s:o}}", "artifactLocation", "uri", nstr(uri ? uri : ""));
+	for (const char *p = tpl ? tpl : ""; *p;) {
+		const char *e = p[0] == '{' && p[1] != '{' ? strchr(p, '}') : NULL;
+		if (p[0] == '{' && p[1] == '{') {
+			wg_buf_append(b, "{", 1);
+			p += 2;
+		} else if (e) {
+			wg_buf_append(b, "<", 1);
+			wg_buf_append(b, p + 1, (size_t)(e - p - 1));
+			wg_buf_append(b, ">", 1);
+			p = e + 1;
+		} else {
+			wg_buf_append(b, p, 1);
+			p++;
+		}
+	}
+	if (!b->s)
+		wg_buf_append(b, "", 0);
+}
+
+/* "WG-ABI-001" -> "abi", the rule's family (a tag). */
+static void rule_family(char *out, size_t n, const char *id)
+{
+	const char *a = strchr(id, '-'), *z = a ? strchr(a + 1, '-') : NULL;
+	size_t len = a && z ? (size_t)(z - a - 1) : 0, i = 0;
+	for (; i < len && i + 1 < n; i++)
+		out[i] = (char)((a[1 + i] >= 'A' && a[1 + i] <= 'Z') ? a[1 + i] + 32 : a[1 + i]);
+	out[n ? i : 0] = '\0';
+}
+
+/* GitHub ranks code scanning alerts by security-severity (> 9 critical, 7-8.9 high, 4-6.9
+ * medium, below low): an error high, a warning medium, an info low. */
+static const char *security_severity(wg_severity s)
+{
+	return s == WG_SEV_ERROR ? "8.0" : s == WG_SEV_WARNING ? "5.0" : "2.0";
+}
+
+static json_t *sarif_rule(const wg_rule *r, wg_profile profile)
+{
+	wg_severity sev = r->sev[profile] >= 0 ? (wg_severity)r->sev[profile] : r->severity;
+	/* docs/rules.md documents the shipped rules; a rule of the user's files has no page */
+	bool shipped = r->source && !strncmp(r->source, "rules/default/", 14);
+	char family[32], uri[512];
+	rule_family(family, sizeof(family), r->id);
+	size_t u = (size_t)snprintf(uri, sizeof(uri), "%s/rules.md#", WG_DOCS_URL);
+	for (const char *c = r->id; *c && u + 1 < sizeof(uri); c++)
+		uri[u++] = (char)((*c >= 'A' && *c <= 'Z') ? *c + 32 : *c);
+	uri[u < sizeof(uri) ? u : sizeof(uri) - 1] = '\0';
+	wg_buf title = {0}, msg = {0}, fix = {0}, help = {0}, md = {0};
+	describe(&title, r->title);
+	describe(&msg, r->message);
+	describe(&fix, r->fix);
+	const char *parts[] = {msg.s, "\n\nFix: ", fix.s};
+	for (size_t i = 0; i < 3; i++)
+		wg_buf_append(&help, parts[i] ? parts[i] : "", parts[i] ? strlen(parts[i]) : 0);
+	const char *mparts[] = {"**", title.s, "** (", r->id, ", `", r->check, "`)\n\n", msg.s,
+				"\n\n**Fix:** ", fix.s, "\n\n[", r->id, " in docs/rules.md](", uri,
+				")"};
+	size_t nmd = shipped ? WG_ARRAY_LEN(mparts) : 10;
+	for (size_t i = 0; i < nmd; i++)
+		wg_buf_append(&md, mparts[i] ? mparts[i] : "", mparts[i] ? strlen(mparts[i]) : 0);
+	json_t *tags = json_array();
+	if (family[0])
+		json_array_append_new(tags, json_string(family));
+	json_array_append_new(tags, json_string(r->check));
+	/* integrity: a member that is not what RECORD says, a name that escapes the install */
+	if (shipped && (!strcmp(family, "rec") || !strcmp(family, "whl")))
+		json_array_append_new(tags, json_string("security"));
+	json_t *j = json_pack("{s:s, s:s, s:{s:o}, s:{s:o}, s:{s:o, s:o}, s:{s:s, s:b}, "
+			      "s:{s:o, s:s, s:s, s:s}}",
+			      "id", r->id, "name", r->check, "shortDescription", "text",
+			      nstr(title.s), "fullDescription", "text", nstr(msg.s), "help", "text",
+			      nstr(help.s), "markdown", nstr(md.s), "defaultConfiguration", "level",
+			      sarif_level(sev), "enabled", r->enabled && r->sev[profile] >= 0,
+			      "properties", "tags", tags, "security-severity", security_severity(sev),
+			      "precision", "high", "source", r->source ? r->source : "");
+	if (j && shipped)
+		json_object_set_new(j, "helpUri", json_string(uri));
+	wg_buf_free(&title);
+	wg_buf_free(&msg);
+	wg_buf_free(&fix);
+	wg_buf_free(&help);
+	wg_buf_free(&md);
+	return j;
+}
+
+/* Where the inputs' relative paths start: the directory wheelgate ran in (GitHub resolves
+ * it to the checkout). Empty when it cannot be known. */
+typedef struct {
+	char cwd[4096];
+	size_t cwdlen;
+} sarif_base;
+
+static void base_init(sarif_base *b)
+{
+	if (!getcwd(b->cwd, sizeof(b->cwd)))
+		b->cwd[0] = '\0';
+	b->cwdlen = strlen(b->cwd);
+}
+
+/* {"uri": ..., "uriBaseId": "SRCROOT"} for a path relative to the working directory (or
+ * under it), a file:// URI for one elsewhere. */
+static json_t *artifact_location(const sarif_base *b, const char *path)
+{
+	const char *rel = path;
+	bool based = path[0] != '/';
+	if (!based && b->cwdlen > 1 && !strncmp(path, b->cwd, b->cwdlen) && path[b->cwdlen] == '/') {
+		rel = path + b->cwdlen + 1;
+		based = true;
+	}
+	while (based && rel[0] == '.' && rel[1] == '/')
+		rel += 2;
+	char *uri = uri_of(rel);
+	json_t *j;
+	if (based && b->cwd[0]) {
+		j = json_pack("{s:o, s:s}", "uri", nstr(uri ? uri : ""), "uriBaseId", "SRCROOT");
+	} else {
+		wg_buf full = {0};
+		wg_buf_append(&full, "file://", 7);
+		wg_buf_append(&full, uri ? uri : "", uri ? strlen(uri) : 0);
+		j = json_pack("{s:o}", "uri", nstr(full.s ? full.s : ""));
+		wg_buf_free(&full);
+	}
 	free(uri);
-	if (f && f->line)
+	return j;
+}
+
+/* A finding's file as a file on disk: in an input directory, or beside an installed
+ * distribution's .dist-info (its files are relative to the site directory); never a member
+ * inside an archive. NULL when there is none. */
+static char *disk_file(const char *path, const wg_finding *f)
+{
+	struct stat st;
+	if (!f || !f->file || !f->line || f->file[0] == '/' || stat(path, &st) || !S_ISDIR(st.st_mode))
+		return NULL;
+	size_t plen = strlen(path), n = plen + strlen(f->file) + 3;
+	while (plen > 1 && path[plen - 1] == '/')
+		plen--;
+	char *p = malloc(n);
+	if (!p)
+		return NULL;
+	snprintf(p, n, "%.*s/%s", (int)plen, path, f->file);
+	if (!stat(p, &st) && S_ISREG(st.st_mode))
+		return p;
+	const char *slash = memrchr(path, '/', plen);
+	if (plen > 10 && !strncmp(path + plen - 10, ".dist-info", 10)) {
+		if (slash)
+			snprintf(p, n, "%.*s/%s", (int)(slash - path), path, f->file);
+		else
+			snprintf(p, n, "%s", f->file);
+		if (!stat(p, &st) && S_ISREG(st.st_mode))
+			return p;
+	}
+	free(p);
+	return NULL;
+}
+
+static json_t *sarif_location(const sarif_base *b, const char *path, const wg_finding *f)
+{
+	char *file = disk_file(path, f);
+	json_t *phys = json_pack("{s:o}", "artifactLocation",
+				 artifact_location(b, file ? file : path));
+	if (file)
 		json_object_set_new(phys, "region", json_pack("{s:i}", "startLine", (int)f->line));
+	free(file);
 	json_t *loc = json_pack("{s:o}", "physicalLocation", phys);
 	if (f && (f->member || f->symbol)) {
 		wg_buf fq = {0};
@@ -179,29 +350,147 @@ static json_t *sarif_location(const char *path, const wg_finding *f)
 	return loc;
 }
 
+/* The input's name as a fingerprint sees it: the basename, and of a wheel its name and tags
+ * without the version ("pkg-1.2+cu12-cp312-cp312-linux_x86_64.whl" is
+ * "pkg-cp312-cp312-linux_x86_64.whl"): an alert stays the same alert across releases and
+ * wherever the wheel was built. */
+static void fp_input(wg_buf *b, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	const char *dash = strchr(base, '-');
+	if (n > 4 && !strcmp(base + n - 4, ".whl") && dash) {
+		/* name-version[-build]-py-abi-plat.whl: keep the name and the last three parts */
+		const char *p = base + n, *tags = NULL;
+		for (int k = 0; k < 3 && p > dash; k++) {
+			do
+				p--;
+			while (p > dash && *p != '-');
+		}
+		tags = p;
+		if (tags > dash) {
+			wg_buf_append(b, base, (size_t)(dash - base));
+			wg_buf_append(b, tags, strlen(tags));
+			return;
+		}
+	}
+	wg_buf_append(b, base, n);
+}
+
+/* A member path without the version its .dist-info or .data directory carries. */
+static void fp_member(wg_buf *b, const char *m)
+{
+	const char *slash = strchr(m, '/'), *dash = strchr(m, '-');
+	size_t first = slash ? (size_t)(slash - m) : strlen(m);
+	bool versioned = dash && (size_t)(dash - m) < first &&
+			 ((first > 10 && !strncmp(m + first - 10, ".dist-info", 10)) ||
+			  (first > 5 && !strncmp(m + first - 5, ".data", 5)));
+	if (versioned) {
+		wg_buf_append(b, m, (size_t)(dash - m));
+		const char *dot = m + first - (strncmp(m + first - 5, ".data", 5) ? 10 : 5);
+		wg_buf_append(b, dot, strlen(dot));
+		return;
+	}
+	wg_buf_append(b, m, strlen(m));
+}
+
+/* partialFingerprints["wheelgate/v1"]: sha256 of the rule id, the input's name, the member,
+ * the symbol and the file (never the message, whose sizes and counts change), the first 16
+ * bytes in hex, then ":" and which occurrence of that key it is (as GitHub's own hashes). */
+static json_t *fingerprint(json_t *seen, const char *path, const wg_finding *f)
+{
+	wg_buf key = {0};
+	const char *parts[] = {f->rule, f->symbol, f->file};
+	wg_buf_append(&key, parts[0], strlen(parts[0]) + 1);
+	fp_input(&key, path);
+	wg_buf_append(&key, "\n", 1);
+	if (f->member)
+		fp_member(&key, f->member);
+	wg_buf_append(&key, "\n", 1);
+	for (size_t i = 1; i < 3; i++) {
+		wg_buf_append(&key, parts[i] ? parts[i] : "", parts[i] ? strlen(parts[i]) : 0);
+		wg_buf_append(&key, "\n", 1);
+	}
+	uint8_t md[32];
+	wg_sha256 *h = wg_sha256_new();
+	if (!h || !key.s) {
+		wg_buf_free(&key);
+		return json_object();
+	}
+	wg_sha256_update(h, key.s, key.len);
+	wg_sha256_final(h, md);
+	wg_sha256_free(h);
+	wg_buf_free(&key);
+	char hex[33 + 24];
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	json_int_t nth = json_integer_value(json_object_get(seen, hex)) + 1;
+	json_object_set_new(seen, hex, json_integer(nth));
+	snprintf(hex + 32, sizeof(hex) - 32, ":%lld", (long long)nth);
+	return json_pack("{s:s}", "wheelgate/v1", hex);
+}
+
+/* The result's text: the member (and the file and line inside an archive) where the message
+ * does not name them, the message, the fix. */
+static char *result_text(const wg_finding *f, bool region)
+{
+	wg_buf t = {0};
+	const char *msg = f->message ? f->message : "", *fix = f->fix ? f->fix : "";
+	if (f->member && !strstr(msg, f->member)) {
+		wg_buf_append(&t, f->member, strlen(f->member));
+		wg_buf_append(&t, ": ", 2);
+	}
+	if (f->file && !region && !strstr(msg, f->file)) {
+		char line[32];
+		snprintf(line, sizeof(line), ":%u: ", f->line);
+		wg_buf_append(&t, f->file, strlen(f->file));
+		wg_buf_append(&t, line, f->line ? strlen(line) : 0);
+		wg_buf_append(&t, ": ", f->line ? 0 : 2);
+	}
+	wg_buf_append(&t, msg, strlen(msg));
+	wg_buf_append(&t, " Fix: ", 6);
+	wg_buf_append(&t, fix, strlen(fix));
+	return t.s;
+}
+
+static size_t rule_index(const wg_ruleset *rs, const char *id)
+{
+	for (size_t j = 0; rs && id && j < rs->rules.len; j++)
+		if (!strcmp(((const wg_rule *)wg_vec_at(&rs->rules, j))->id, id))
+			return j;
+	return 0;
+}
+
+/* The exit status `wheelgate check` gives these reports: 2 with an unreadable input, 1 with
+ * a failing one, else 0. */
+static int exit_code(const wg_report *const *reports, size_t n, wg_severity fail_on)
+{
+	bool unreadable = false, failed = false;
+	for (size_t i = 0; i < n; i++) {
+		unreadable = unreadable || !reports[i];
+		failed = failed || (reports[i] && wg_report_worst(reports[i]) >= (int)fail_on);
+	}
+	return unreadable ? 2 : failed ? 1 : 0;
+}
+
 static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *const *paths,
-		     const wg_report *const *reports, const char *const *errors, size_t n)
+		     const wg_report *const *reports, const char *const *errors, size_t n,
+		     wg_severity fail_on)
 {
 	wg_profile profile = wg_target_profile(target);
 	json_t *rules = json_array(), *results = json_array(), *notes = json_array();
-	json_t *config = json_array();
-	for (size_t i = 0; rs && i < rs->rules.len; i++) {
-		const wg_rule *r = wg_vec_at(&rs->rules, i);
-		json_array_append_new(rules, json_pack(
-			"{s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s, s:b}, s:{s:[s], s:s}}",
-			"id", r->id, "name", r->check, "shortDescription", "text", r->title,
-			"fullDescription", "text", r->title, "help", "text", r->fix,
-			"defaultConfiguration", "level",
-			sarif_level(r->sev[profile] >= 0 ? (wg_severity)r->sev[profile] : r->severity),
-			"enabled", r->enabled && r->sev[profile] >= 0, "properties", "tags", r->check,
-			"source", r->source));
-	}
+	json_t *config = json_array(), *seen = json_object();
+	sarif_base base;
+	base_init(&base);
+	for (size_t i = 0; rs && i < rs->rules.len; i++)
+		json_array_append_new(rules, sarif_rule(wg_vec_at(&rs->rules, i), profile));
 	for (size_t i = 0; i < n; i++) {
 		const wg_report *r = reports[i];
 		if (!r) {
 			json_array_append_new(notes, json_pack("{s:s, s:{s:o}, s:[o]}", "level", "error",
 				"message", "text", nstr(errors && errors[i] ? errors[i] : "unreadable"),
-				"locations", sarif_location(paths[i], NULL)));
+				"locations", sarif_location(&base, paths[i], NULL)));
 			continue;
 		}
 		/* Rules a missing fact left out: configuration notifications naming the rule. */
@@ -209,46 +498,123 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 		for (size_t k = 0; na && k < json_array_size(na); k++) {
 			json_t *x = json_array_get(na, k);
 			const char *id = json_string_value(json_object_get(x, "rule"));
-			size_t idx = 0;
-			for (size_t j = 0; rs && j < rs->rules.len; j++)
-				if (!strcmp(((const wg_rule *)wg_vec_at(&rs->rules, j))->id, id))
-					idx = j;
 			char text[1024];
 			snprintf(text, sizeof(text), "%s not applied: %s", id,
 				 json_string_value(json_object_get(x, "message")));
 			json_array_append_new(config, json_pack("{s:s, s:{s:o}, s:{s:s, s:I}, s:[o], s:{s:O}}",
 				"level", "note", "message", "text", nstr(text), "associatedRule", "id", id,
-				"index", (json_int_t)idx, "locations", sarif_location(paths[i], NULL),
-				"properties", "lacks", json_object_get(x, "lacks")));
+				"index", (json_int_t)rule_index(rs, id), "locations",
+				sarif_location(&base, paths[i], NULL), "properties", "lacks",
+				json_object_get(x, "lacks")));
 		}
 		json_decref(na);
 		for (size_t k = 0; k < r->findings.len; k++) {
 			const wg_finding *f = wg_vec_at(&r->findings, k);
-			size_t idx = 0;
-			for (size_t j = 0; rs && j < rs->rules.len; j++)
-				if (!strcmp(((const wg_rule *)wg_vec_at(&rs->rules, j))->id, f->rule))
-					idx = j;
+			json_t *loc = sarif_location(&base, paths[i], f);
+			bool region = json_object_get(json_object_get(loc, "physicalLocation"), "region");
 			/* the whole message, however long (a cut could split a character) */
-			wg_buf text = {0};
-			const char *msg = f->message ? f->message : "", *fix = f->fix ? f->fix : "";
-			if (wg_buf_append(&text, msg, strlen(msg)) == WG_OK &&
-			    wg_buf_append(&text, " Fix: ", 6) == WG_OK)
-				wg_buf_append(&text, fix, strlen(fix));
-			json_array_append_new(results, json_pack("{s:o, s:I, s:s, s:{s:o}, s:[o]}",
-				"ruleId", nstr(f->rule), "ruleIndex", (json_int_t)idx, "level",
-				sarif_level(f->severity), "message", "text", nstr(text.s ? text.s : ""),
-				"locations", sarif_location(paths[i], f)));
-			wg_buf_free(&text);
+			char *text = result_text(f, region);
+			json_array_append_new(results, json_pack("{s:o, s:I, s:s, s:{s:o}, s:[o], s:o}",
+				"ruleId", nstr(f->rule), "ruleIndex", (json_int_t)rule_index(rs, f->rule),
+				"level", sarif_level(f->severity), "message", "text", nstr(text ? text : ""),
+				"locations", loc, "partialFingerprints", fingerprint(seen, paths[i], f)));
+			free(text);
 		}
 	}
-	json_t *run = json_pack("{s:{s:{s:s, s:s, s:s, s:o}}, s:o, s:[{s:b, s:o, s:o}]}",
+	json_decref(seen);
+	json_t *run = json_pack("{s:{s:{s:s, s:s, s:s, s:s, s:o}}, s:o, s:[{s:b, s:i, s:o, s:o}]}",
 		"tool", "driver", "name", "wheelgate", "version", wg_version_string(),
-		"semanticVersion", wg_version_string(), "rules", rules, "results", results,
-		"invocations", "executionSuccessful", json_array_size(notes) == 0,
+		"semanticVersion", wg_version_string(), "informationUri", WG_DOCS_URL "/ci.md",
+		"rules", rules, "results", results, "invocations", "executionSuccessful",
+		json_array_size(notes) == 0, "exitCode", exit_code(reports, n, fail_on),
 		"toolExecutionNotifications", notes, "toolConfigurationNotifications", config);
+	if (run && base.cwd[0]) {
+		wg_buf root = {0};
+		char *uri = uri_of(base.cwd);
+		wg_buf_append(&root, "file://", 7);
+		wg_buf_append(&root, uri ? uri : "", uri ? strlen(uri) : 0);
+		wg_buf_append(&root, "/", base.cwdlen > 1 ? 1 : 0);
+		json_object_set_new(run, "originalUriBaseIds",
+				    json_pack("{s:{s:o, s:{s:s}}}", "SRCROOT", "uri",
+					      nstr(root.s ? root.s : ""), "description", "text",
+					      "the directory wheelgate ran in"));
+		free(uri);
+		wg_buf_free(&root);
+	}
 	json_object_set_new(run, "properties", json_pack("{s:s}", "profile", wg_profile_name(profile)));
 	return json_pack("{s:s, s:s, s:[o]}", "$schema", "https://json.schemastore.org/sarif-2.1.0.json",
 			 "version", "2.1.0", "runs", run);
+}
+
+/* GitHub workflow commands: the message's %, CR and LF escaped, a property's also ':' and
+ * ','; the text first made safe for a terminal (controls and invalid UTF-8 escaped). */
+static void gh_put(wg_buf *b, const char *s, bool property)
+{
+	wg_buf safe = {0};
+	wg_buf_escape(&safe, s ? s : "", WG_ESCAPE_UTF8 | WG_ESCAPE_CONTROL);
+	for (const char *p = safe.s ? safe.s : ""; *p; p++) {
+		const char *e = *p == '%' ? "%25" : *p == '\r' ? "%0D" : *p == '\n' ? "%0A"
+			: property && *p == ':' ? "%3A" : property && *p == ',' ? "%2C" : NULL;
+		wg_buf_append(b, e ? e : p, e ? 3 : 1);
+	}
+	wg_buf_free(&safe);
+}
+
+static char *github(const wg_target *target, const char *const *paths,
+		    const wg_report *const *reports, const char *const *errors, size_t n,
+		    wg_severity fail_on)
+{
+	wg_buf b = {0};
+	for (size_t i = 0; i < n; i++) {
+		const wg_report *r = reports[i];
+		if (!r) {
+			wg_buf_append(&b, "::error file=", 13);
+			gh_put(&b, paths[i], true);
+			wg_buf_append(&b, ",title=", 7);
+			gh_put(&b, "wheelgate: unreadable input", true);
+			wg_buf_append(&b, "::", 2);
+			gh_put(&b, errors && errors[i] ? errors[i] : "unreadable", false);
+			wg_buf_append(&b, "\n", 1);
+			continue;
+		}
+		for (size_t k = 0; k < r->findings.len; k++) {
+			const wg_finding *f = wg_vec_at(&r->findings, k);
+			const char *cmd = f->severity == WG_SEV_ERROR ? "::error file="
+					  : f->severity == WG_SEV_WARNING ? "::warning file=" : "::notice file=";
+			char *file = disk_file(paths[i], f);
+			wg_buf_append(&b, cmd, strlen(cmd));
+			gh_put(&b, file ? file : paths[i], true);
+			if (file) {
+				char line[32];
+				snprintf(line, sizeof(line), ",line=%u", f->line);
+				wg_buf_append(&b, line, strlen(line));
+			}
+			wg_buf_append(&b, ",title=", 7);
+			wg_buf t = {0};
+			wg_buf_append(&t, f->rule, strlen(f->rule));
+			wg_buf_append(&t, " ", 1);
+			wg_buf_append(&t, f->title ? f->title : "", f->title ? strlen(f->title) : 0);
+			gh_put(&b, t.s, true);
+			wg_buf_free(&t);
+			wg_buf_append(&b, "::", 2);
+			char *text = result_text(f, file != NULL);
+			gh_put(&b, text, false);
+			free(text);
+			free(file);
+			wg_buf_append(&b, "\n", 1);
+		}
+	}
+	/* the summary as a notice: it shows on the run's summary page */
+	char *sum = summary(target, reports, n, fail_on);
+	if (sum) {
+		sum[strcspn(sum, "\n")] = '\0';
+		wg_buf_append(&b, "::notice title=wheelgate::", 26);
+		gh_put(&b, sum, false); /* the last line: its newline is the caller's */
+	}
+	free(sum);
+	if (!b.s)
+		wg_buf_append(&b, "", 0);
+	return b.s;
 }
 
 /* Appends a literal piece, or (for text from an input) the text with control characters and
@@ -415,15 +781,17 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 		return WG_EINVAL;
 	}
 	*out = NULL;
-	if (format == WG_FORMAT_TEXT || format == WG_FORMAT_TEXT_COLOR || format == WG_FORMAT_SUMMARY) {
+	if (format == WG_FORMAT_TEXT || format == WG_FORMAT_TEXT_COLOR || format == WG_FORMAT_SUMMARY ||
+	    format == WG_FORMAT_GITHUB) {
 		*out = format == WG_FORMAT_SUMMARY ? summary(target, reports, n, fail_on)
+		       : format == WG_FORMAT_GITHUB ? github(target, paths, reports, errors, n, fail_on)
 		       : text(paths, reports, errors, n, fail_on, format == WG_FORMAT_TEXT_COLOR);
 		if (*out)
 			return WG_OK;
 		wg_set_last_error(WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
-	json_t *doc = format == WG_FORMAT_SARIF ? sarif(rs, target, paths, reports, errors, n)
+	json_t *doc = format == WG_FORMAT_SARIF ? sarif(rs, target, paths, reports, errors, n, fail_on)
 		      : format == WG_FORMAT_JSON ? check_json(target, paths, reports, errors, n, fail_on)
 						 : NULL;
 	if (!doc && format != WG_FORMAT_SARIF && format != WG_FORMAT_JSON) {

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""`wheelgate check` in CI (docs/ci.md): SARIF as GitHub code scanning reads it (stable
+partialFingerprints, help without raw placeholders, helpUri into docs/rules.md, security
+severity, SRCROOT, regions only where a file on disk has the line, the exit code) validated
+against the SARIF 2.1.0 schema over the whole corpus, and --format github (workflow commands
+escaped per GitHub's rules, hostile names included).
+
+Usage: test_sarif.py WHEELGATE FIXTURES CORPUS REPO_ROOT [PYTHON_WITH_JSONSCHEMA]
+"""
+import base64
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+from harness import Missing, main, need_path, test, validate as _validate  # noqa: E402
+
+WG, FIX, CORPUS, ROOT = [os.path.abspath(a) for a in sys.argv[1:5]]
+SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
+W = os.path.join(FIX, "wheels")
+CW = os.path.join(CORPUS, "wheels")
+SARIF_SCHEMA = os.path.join(ROOT, "tests", "schemas", "sarif-2.1.0.json")
+FP = "wheelgate/v1"
+FLASH = "flash_attn-2.8.3+cu12torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl"
+PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_.]*\}")
+
+
+def run(*args, cwd=None):
+    p = subprocess.run([WG, "check", "--no-config", *args], capture_output=True, timeout=600,
+                       cwd=cwd)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def sarif(*args, cwd=None):
+    rc, out, err = run("--format", "sarif", *args, cwd=cwd)
+    assert rc in (0, 1, 2), (rc, err)
+    _validate(out, SARIF_SCHEMA, SYS_PY, "Draft4Validator", required=True)
+    return rc, json.loads(out)["runs"][0]
+
+
+def fingerprints(run0, rule=None):
+    return [r["partialFingerprints"][FP] for r in run0["results"]
+            if rule is None or r["ruleId"] == rule]
+
+
+def make_wheel(path, files, record_extra=b""):
+    """A wheel with files {name: bytes}, METADATA and WHEEL for its filename, and a RECORD."""
+    base = os.path.basename(path).split("-")
+    di = base[0] + "-" + base[1] + ".dist-info"
+    files = dict(files)
+    files.setdefault(di + "/METADATA", ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n"
+                                        % (base[0], base[1])).encode())
+    files.setdefault(di + "/WHEEL", b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"
+                     b"Tag: py3-none-any\n")
+    rows = b""
+    for n, data in files.items():
+        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+        rows += b"%s,sha256=%s,%d\n" % (n.encode(), h, len(data))
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in files.items():
+            z.writestr(n, data)
+        z.writestr(di + "/RECORD", rows + record_extra + di.encode() + b"/RECORD,,\n")
+    return path
+
+
+@test
+def the_corpus_sarif_validates_with_fingerprints_and_help_links():
+    need_path(CW, "the corpus")
+    wheels = sorted(glob.glob(os.path.join(CW, "*.whl")))
+    assert len(wheels) >= 6, wheels
+    rc, run0 = sarif("--profile", "publish", *wheels)
+    assert rc == 1, rc  # the corpus has broken wheels (../shared/corpus/README.md)
+    assert run0["invocations"][0]["exitCode"] == rc
+    assert run0["invocations"][0]["executionSuccessful"] is True
+    results = run0["results"]
+    assert len(results) >= 5, len(results)
+    fps = fingerprints(run0)
+    assert len(fps) == len(results) and len(set(fps)) == len(fps), fps
+    assert all(re.fullmatch(r"[0-9a-f]{32}:[0-9]+", f) for f in fps), fps
+    base = run0["originalUriBaseIds"]["SRCROOT"]["uri"]
+    assert base.startswith("file:///") and base.endswith("/"), base
+    for r in results:
+        loc = r["locations"][0]["physicalLocation"]
+        # a wheel is the artifact; a region into a zip member would point at the .whl's bytes
+        assert loc["artifactLocation"]["uri"].endswith(".whl") and "region" not in loc, r
+        assert loc["artifactLocation"]["uri"].startswith("file://") or \
+            loc["artifactLocation"]["uriBaseId"] == "SRCROOT", loc
+    rules = run0["tool"]["driver"]["rules"]
+    for r in rules:
+        assert r["helpUri"].endswith("/rules.md#" + r["id"].lower()), r["helpUri"]
+        sev = {"error": "8.0", "warning": "5.0", "note": "2.0"}[r["defaultConfiguration"]["level"]]
+        assert r["properties"]["security-severity"] == sev, r
+        assert r["properties"]["tags"][:2] == [r["id"].split("-")[1].lower(), r["name"]], r
+
+
+@test
+def fingerprints_are_stable_across_runs_directories_and_messages():
+    need_path(W, "the fixtures")
+    src = os.path.join(W, FLASH)
+    tmp = tempfile.mkdtemp()
+    try:
+        target = ["--target", "torch=2.11.0+cu130,cxx11abi=1", "--profile", "publish"]
+        rc, a = sarif(*target, src)
+        rc, b = sarif(*target, src)
+        assert fingerprints(a) == fingerprints(b) and fingerprints(a), fingerprints(a)
+        # the same wheel in another directory, given by another relative path
+        other = os.path.join(tmp, "renamed", "dist")
+        os.makedirs(other)
+        shutil.copy(src, other)
+        rc, c = sarif(*target, os.path.join("dist", FLASH), cwd=os.path.join(tmp, "renamed"))
+        assert fingerprints(c) == fingerprints(a), (fingerprints(c), fingerprints(a))
+        assert c["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == \
+            {"uri": "dist/" + FLASH.replace("+", "+"), "uriBaseId": "SRCROOT"}, c["results"][0]
+        # another target changes WG-CUDA-002's message (it names the target's torch), not the
+        # alert
+        rc, d = sarif("--target", "torch=2.10.0+cu130,cxx11abi=1", "--profile", "publish", src)
+        ma = [r["message"]["text"] for r in a["results"] if r["ruleId"] == "WG-CUDA-002"]
+        md = [r["message"]["text"] for r in d["results"] if r["ruleId"] == "WG-CUDA-002"]
+        assert ma and md and ma != md, (ma, md)
+        assert fingerprints(a, "WG-CUDA-002") == fingerprints(d, "WG-CUDA-002")
+        # a new release of the same wheel: the findings of its code are the same alerts
+        hollow = os.path.join(W, "hollow-1.0-py3-none-any.whl")
+        h2 = os.path.join(tmp, "hollow-1.1-py3-none-any.whl")
+        shutil.copy(hollow, h2)
+        rc, e = sarif(hollow)
+        rc, f = sarif(h2)
+        assert len(fingerprints(e, "WG-HOL-001")) == 2, e["results"]
+        assert fingerprints(e, "WG-HOL-001") == fingerprints(f, "WG-HOL-001")
+        # ... and another wheel's finding is another alert
+        rc, g = sarif(os.path.join(W, "badrec-1.0-py3-none-any.whl"))
+        assert not set(fingerprints(g)) & set(fingerprints(e)), (fingerprints(g), fingerprints(e))
+    finally:
+        shutil.rmtree(tmp)
+
+
+@test
+def every_rule_help_is_rendered_and_linked():
+    need_path(W, "the fixtures")
+    rc, run0 = sarif(os.path.join(W, "hollow-1.0-py3-none-any.whl"))
+    rules = run0["tool"]["driver"]["rules"]
+    shipped = []
+    for y in sorted(glob.glob(os.path.join(ROOT, "rules", "default", "*.yaml"))):
+        shipped += re.findall(r"^  - id: (\S+)", open(y).read(), re.M)
+    assert sorted(r["id"] for r in rules) == sorted(shipped), (len(rules), len(shipped))
+    docs = open(os.path.join(ROOT, "docs", "rules.md")).read()
+    described = 0
+    for r in rules:
+        texts = [r["shortDescription"]["text"], r["fullDescription"]["text"],
+                 r["help"]["text"], r["help"]["markdown"]]
+        for t in texts:
+            assert not PLACEHOLDER.search(t), (r["id"], t)
+        described += "<" in r["fullDescription"]["text"]
+        assert "Fix: " in r["help"]["text"] and r["helpUri"] in r["help"]["markdown"], r
+        anchor = r["helpUri"].split("#")[1]
+        assert '<a id="%s"></a>' % anchor in docs, "docs/rules.md has no anchor " + anchor
+    # a rule of the user's: its help rendered too, no link to a page that does not document it
+    tmp = tempfile.mkdtemp()
+    try:
+        rf = os.path.join(tmp, "acme.yaml")
+        with open(rf, "w") as f:
+            f.write("kind: rules\nversion: 1\nrules:\n  - id: ACME_NORECORD\n"
+                    "    check: record-missing\n    profiles: {install: error, publish: error}\n"
+                    "    title: No RECORD in {dist_info}\n"
+                    "    message: \"{dist_info} has no RECORD ({{literal}})\"\n"
+                    "    fix: Rebuild {dist_info}.\n")
+        rc, u = sarif("--rules", rf, os.path.join(W, "norecord-1.0-py3-none-any.whl"))
+        acme = [r for r in u["tool"]["driver"]["rules"] if r["id"] == "ACME_NORECORD"]
+        assert len(acme) == 1 and "helpUri" not in acme[0], acme
+        # '{{' is a literal brace, as the engine renders the finding's message
+        assert acme[0]["fullDescription"]["text"] == "<dist_info> has no RECORD ({literal}})", acme
+        assert acme[0]["shortDescription"]["text"] == "No RECORD in <dist_info>", acme
+        assert acme[0]["properties"]["tags"] == ["record-missing"], acme
+        assert "docs/rules.md" not in acme[0]["help"]["markdown"], acme
+        found = [r for r in u["results"] if r["ruleId"] == "ACME_NORECORD"]
+        assert len(found) == 1 and "norecord-1.0.dist-info has no RECORD ({literal}})" in \
+            found[0]["message"]["text"], u["results"]
+    finally:
+        shutil.rmtree(tmp)
+    # most rules' messages have placeholders: they are named (<object>), not dropped
+    assert described >= len(rules) // 2, described
+    ld3 = [r for r in rules if r["id"] == "WG-LD-003"][0]
+    assert "<object> needs <version> from <library>" in ld3["fullDescription"]["text"], ld3
+
+
+@test
+def a_file_on_disk_gets_a_region_a_member_the_message():
+    need_path(W, "the fixtures")
+    tmp = tempfile.mkdtemp()
+    try:
+        hollow = os.path.join(W, "hollow-1.0-py3-none-any.whl")
+        with zipfile.ZipFile(hollow) as z:
+            z.extractall(os.path.join(tmp, "site"))
+        # the wheel: its own artifact, the member's file and line in the message
+        rc, w = sarif(hollow, cwd=tmp)
+        hol = [r for r in w["results"] if r["ruleId"] == "WG-HOL-001"]
+        assert len(hol) == 2, w["results"]
+        for r in hol:
+            phys = r["locations"][0]["physicalLocation"]
+            assert "region" not in phys and phys["artifactLocation"]["uri"].endswith(".whl")
+        texts = sorted(r["message"]["text"] for r in hol)
+        assert texts[0].startswith("hollow/__init__.py:4 ") and \
+            texts[1].startswith("hollow/helpers.py:1 "), texts
+        # installed (its .dist-info): the Python file on disk, with the line
+        rc, d = sarif("site/hollow-1.0.dist-info", cwd=tmp)
+        locs = sorted((r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                       r["locations"][0]["physicalLocation"]["region"]["startLine"])
+                      for r in d["results"] if r["ruleId"] == "WG-HOL-001")
+        assert locs == [("site/hollow/__init__.py", 4), ("site/hollow/helpers.py", 1)], locs
+        for uri, line in locs:  # the line is the import it names
+            assert "import" in open(os.path.join(tmp, uri)).read().splitlines()[line - 1]
+        # a member without a line: named in the message when the message does not name it
+        bad = make_wheel(os.path.join(tmp, "memb-1.0-py3-none-any.whl"),
+                         {"memb/__init__.py": b"x = 1\n"}, b"memb/gone.py,sha256=AAAA,1\n")
+        rc, m = sarif("--profile", "publish", bad, cwd=tmp)
+        rec = [r for r in m["results"] if r["ruleId"] == "WG-REC-003"]
+        assert rec and all("memb/gone.py" in r["message"]["text"] for r in rec), m["results"]
+    finally:
+        shutil.rmtree(tmp)
+
+
+def gh_unescape(s, prop):
+    for a, b in ([("%3A", ":"), ("%2C", ",")] if prop else []) + \
+            [("%0D", "\r"), ("%0A", "\n"), ("%25", "%")]:
+        s = s.replace(a, b)
+    return s
+
+
+def gh_parse(line):
+    """::level prop=v,prop=v::message -> (level, {prop: v}, message), unescaped."""
+    m = re.fullmatch(r"::(error|warning|notice)( [^:]*)?::(.*)", line)
+    assert m, line
+    props = {}
+    for kv in (m.group(2) or "").strip().split(","):
+        if kv:
+            k, v = kv.split("=", 1)
+            props[k] = gh_unescape(v, True)
+    return m.group(1), props, gh_unescape(m.group(3), False)
+
+
+@test
+def github_annotations_one_line_per_finding_escaped():
+    need_path(W, "the fixtures")
+    tmp = tempfile.mkdtemp()
+    try:
+        # a hostile directory name: %, ',', ':', CR and LF, and a terminal escape
+        d = os.path.join(tmp, "a%25b,c:d\r\n::error::pwned\x1b[2J")
+        os.makedirs(d)
+        whl = make_wheel(os.path.join(d, "weird-1.0-py3-none-any.whl"),
+                         {"weird/__init__.py": b"x = 1\n"},
+                         b'"weird/a%0A,b:c.py",sha256=AAAA,1\n'
+                         b'"weird/\n::error::x\r.py",sha256=AAAA,1\n'
+                         b"weird/\x1b]0;pwned\x07.py,sha256=AAAA,1\n")
+        rc, out, err = run("--format", "github", "--fail-on", "warning", whl)
+        assert rc == 1, (rc, err)
+        rc2, doc, _ = run("--format", "json", "--fail-on", "warning", whl)
+        findings = json.loads(doc)["inputs"][0]["findings"]
+        assert b"\x1b" not in out and b"\x07" not in out and b"\r" not in out, out
+        lines = out.decode().rstrip("\n").split("\n")
+        assert len(lines) == len(findings) + 1 and len(findings) >= 3, (lines, findings)
+        for line, f in zip(lines, findings):
+            level, props, msg = gh_parse(line)
+            assert level == {"error": "error", "warning": "warning", "info": "notice"}[f["severity"]]
+            assert props["file"] == whl.replace("\r", "\\x0d").replace("\n", "\\x0a") \
+                .replace("\x1b", "\\x1b"), (props["file"], whl)
+            assert props["title"].startswith(f["rule"] + " "), props
+            assert msg.endswith(" Fix: " + f["fix"]), (msg, f)
+        msgs = [gh_parse(x)[2] for x in lines]
+        assert any("weird/a%0A,b:c.py" in m for m in msgs), msgs  # '%' survives the escape
+        assert any("weird/\\x0a::error::x\\x0d.py" in m for m in msgs), msgs
+        level, props, msg = gh_parse(lines[-1])
+        assert level == "notice" and props == {"title": "wheelgate"}, lines[-1]
+        assert msg.startswith("1 input: 0 passed, 1 failed"), msg
+        # an unreadable input is an error annotation on it
+        rc, out, err = run("--format", "github", os.path.join(tmp, "nope-1.0-py3-none-any.whl"))
+        level, props, msg = gh_parse(out.decode().split("\n")[0])
+        assert rc == 2 and level == "error" and props["file"].endswith("nope-1.0-py3-none-any.whl")
+        assert props["title"] == "wheelgate: unreadable input", props
+    finally:
+        shutil.rmtree(tmp)
+
+
+@test
+def github_is_a_format_of_the_cli_and_the_config():
+    need_path(W, "the fixtures")
+    tmp = tempfile.mkdtemp()
+    try:
+        hollow = os.path.join(W, "hollow-1.0-py3-none-any.whl")
+        with open(os.path.join(tmp, "wheelgate.yaml"), "w") as f:
+            f.write("format: github\n")
+        p = subprocess.run([WG, "check", "--config", os.path.join(tmp, "wheelgate.yaml"), hollow],
+                           capture_output=True, cwd=tmp)
+        lines = p.stdout.decode().splitlines()
+        assert p.returncode == 1 and len(lines) == 3, (p.returncode, lines, p.stderr)
+        assert all(x.startswith("::error file=") for x in lines[:2]), lines
+        rc, out, err = run("--format", "gitlab", hollow)
+        assert rc == 2 and "text, json, sarif or github" in err, (rc, err)
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
