@@ -147,8 +147,8 @@ def verdicts_against_the_real_interpreter():
     for name in ("good", "new310", "new312", "nonlimited", "private", "windows"):
         so = os.path.join(SO, name + ".abi3.so")
         err = dlopen(so)
-        scan = [so, os.path.join(SO, "libwghelper.so")] if name == "good" else [so]
-        fs = check("--profile", "install", "--target", "python=" + ver, *scan)[0]
+        scan = os.path.join(A3, "withhelper") if name == "good" else so
+        fs = check("--profile", "install", "--target", "python=" + ver, scan)[0]
         missing = [f["symbol"] for f in fs if reason(f) in ("too-new", "not-on-linux")]
         if err:
             assert "undefined symbol" in err, err
@@ -165,9 +165,11 @@ def verdicts_against_the_real_interpreter():
 def own_symbols_and_unclaimed_objects():
     need_fixtures()
     good = os.path.join(SO, "good.abi3.so")
-    # PyWg_HelperCompute is defined by libwghelper.so: with it in the scan (the wheel) it is
-    # the wheel's own; the extension alone has nothing that defines it.
-    assert check("--profile", "publish", good, os.path.join(SO, "libwghelper.so"))[0] == []
+    # PyWg_HelperCompute is defined by libwghelper.so: with it in the same input (the wheel,
+    # a directory) it is the input's own; the extension alone has nothing that defines it.
+    assert check("--profile", "publish", os.path.join(A3, "withhelper"))[0] == []
+    (fs,) = check("--profile", "publish", os.path.join(WH, "wgabi3good-1.0-cp38-abi3-linux_x86_64.whl"))
+    assert fs == [], fs
     (fs,) = check("--profile", "publish", good)
     assert [(reason(f), f["symbol"]) for f in fs] == [("not-limited", "PyWg_HelperCompute")], fs
     # A bare .abi3.so claims no version: only membership of the stable ABI is judged.
@@ -175,4 +177,4 @@ def own_symbols_and_unclaimed_objects():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
