@@ -89,7 +89,7 @@ START_TEST(test_enable_disable)
 		wg_ruleset_rule(&ri, rs, i);
 		enabled += ri.enabled;
 	}
-	ck_assert_uint_eq(enabled, 29);
+	ck_assert_uint_eq(enabled, 30);
 	wg_ruleset_free(rs);
 	o.disable = bogus;
 	o.ndisable = 1;
