@@ -99,7 +99,7 @@ static int emit_reason(wg_check_ctx *cc, const wg_object *o, int why, reason *r,
 	wg_vars_set(&v, "added", e ? wg_check_printf(cc, "%u.%u", e->major, e->minor) : "");
 	wg_vars_set(&v, "count", wg_check_printf(cc, "%zu", r->count));
 	wg_vars_set(&v, "more", r->count > 1 ? wg_check_printf(cc, " (and %zu more like it: %s)",
-							     r->count - 1, r->more.s) : "");
+							     r->count - 1, r->more.s ? r->more.s : "") : "");
 	return wg_emit(cc, &v, wg_scan_is_dist(cc->scan) ? o->path : NULL, r->first, NULL, 0);
 }
 
