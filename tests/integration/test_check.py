@@ -277,6 +277,10 @@ def every_rule_triggers_and_stays_quiet():
          os.path.join(KB % "honest", "torch29-cxx11-cu130-x86_64-linux"), []),
         ("WG-KRN-002", os.path.join(KB % "lying-archs", "torch29-cxx11-cu130-x86_64-linux"),
          os.path.join(KB % "honest", "torch29-cxx11-cu130-x86_64-linux"), []),
+        # A cp38-abi3 wheel importing PyUnicode_AsUTF8AndSize (stable ABI since 3.10): the
+        # same object tagged cp310-abi3 tells the truth (gen-abi3.py).
+        ("WG-ABI3-001", os.path.join(FIX, "abi3", "wheels", "wgabi3lie-1.0-cp38-abi3-linux_x86_64.whl"),
+         os.path.join(FIX, "abi3", "wheels", "wgabi3new-1.0-cp310-abi3-linux_x86_64.whl"), []),
         # No interpreter in the g++ environment: PyLong_FromLong is taken as provided, and said.
         ("WG-LD-004", os.path.join(FIX, "abi-ld", "ext_pyapi" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),

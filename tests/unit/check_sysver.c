@@ -155,6 +155,28 @@ START_TEST(test_sys001_agrees_with_dlopen)
 }
 END_TEST
 
+/* CPython's stable ABI (rules/python/stable_abi.yaml): every line read, entries as written. */
+START_TEST(test_pyabi_data)
+{
+	ck_assert_uint_eq(wg_pyabi_count(), 939); /* the symbols: lines of the data file */
+	ck_assert_uint_eq(strlen(wg_pyabi_source()), 40);
+	const wg_pyabi_sym *e = wg_pyabi_find("PyUnicode_AsUTF8AndSize");
+	ck_assert_ptr_nonnull(e);
+	ck_assert(e->major == 3 && e->minor == 10 && !e->abi_only && !e->ifdef && e->on_linux);
+	e = wg_pyabi_find("_Py_Dealloc");
+	ck_assert(e && e->major == 3 && e->minor == 2 && e->abi_only && e->on_linux);
+	e = wg_pyabi_find("PyErr_SetFromWindowsErr");
+	ck_assert(e && e->minor == 7 && !strcmp(e->ifdef, "MS_WINDOWS") && !e->on_linux);
+	e = wg_pyabi_find("PyOS_AfterFork_Child");
+	ck_assert(e && !strcmp(e->ifdef, "HAVE_FORK") && e->on_linux);
+	e = wg_pyabi_find("_Py_NegativeRefcount");
+	ck_assert(e && e->abi_only && !e->on_linux); /* Py_REF_DEBUG builds only */
+	ck_assert_ptr_null(wg_pyabi_find("PyUnicode_AsUTF8"));
+	ck_assert_ptr_null(wg_pyabi_find("_PyLong_Sign"));
+	ck_assert_ptr_null(wg_pyabi_find(""));
+}
+END_TEST
+
 Suite *suite_sysver(void)
 {
 	Suite *s = suite_create("sysver");
@@ -163,6 +185,7 @@ Suite *suite_sysver(void)
 	tcase_add_test(tc, test_versions_compare);
 	tcase_add_test(tc, test_platform_policies);
 	tcase_add_test(tc, test_running_system);
+	tcase_add_test(tc, test_pyabi_data);
 	tcase_add_loop_test(tc, test_sys001_agrees_with_dlopen, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;

@@ -46,4 +46,21 @@ size_t wg_object_sysneeds(const wg_object *o, wg_sysneed out[WG_SYS_FAMILIES]);
 const char *wg_object_symbol_at(const wg_object *o, const char *version, size_t *count);
 size_t wg_object_needs_beyond(const wg_object *o, const wg_sysver *have, char *buf, size_t len);
 
+/* ---- CPython's stable ABI (pyabi.c, rules/python/stable_abi.yaml) ---- */
+
+typedef struct {
+	const char *name;
+	unsigned major, minor; /* the version that added it to the stable ABI */
+	bool abi_only;         /* in the stable ABI, not in the limited API's headers */
+	const char *ifdef;     /* the feature macro it is exported under, or NULL */
+	bool on_linux;         /* whether a Linux release build exports it (ifdef defined there) */
+} wg_pyabi_sym;
+
+/** The stable ABI's entry for a symbol name, or NULL when it is not in the stable ABI. */
+const wg_pyabi_sym *wg_pyabi_find(const char *name);
+/** How many symbols the stable ABI data lists (0 when it could not be read). */
+size_t wg_pyabi_count(void);
+/** The commit of CPython's Misc/stable_abi.toml the data was generated from, or "". */
+const char *wg_pyabi_source(void);
+
 #endif
