@@ -263,7 +263,14 @@ typedef enum {
 	WG_WHEEL_META_VERSION,    /**< METADATA: Version */
 	WG_WHEEL_REQUIRES_PYTHON, /**< METADATA: Requires-Python */
 	/** an installed distribution's INSTALLER (its first line), or NULL when it has none */
-	WG_WHEEL_INSTALLER
+	WG_WHEEL_INSTALLER,
+	/** the PEP 825 variant label at the end of the filename, or NULL */
+	WG_WHEEL_VARIANT_LABEL,
+	/** the variant label that .dist-info/variant.json describes, or NULL without one */
+	WG_WHEEL_VARIANT_JSON_LABEL,
+	/** why .dist-info/variant.json could not be used (not JSON, not one variant), or NULL */
+	WG_WHEEL_VARIANT_ERROR,
+	WG_WHEEL_FIELD_END_ /**< not a field: one past the last */
 } wg_wheel_field;
 
 /**
@@ -285,7 +292,10 @@ typedef enum {
 	WG_LIST_WHEEL_TAGS,     /**< WHEEL: every Tag line */
 	WG_LIST_REQUIRES_DIST,  /**< METADATA: Requires-Dist */
 	WG_LIST_TOP_LEVEL,      /**< top_level.txt */
-	WG_LIST_RECORD_ORPHANS  /**< RECORD rows that name no member */
+	WG_LIST_RECORD_ORPHANS, /**< RECORD rows that name no member */
+	/** variant.json's properties, "namespace :: feature :: value" (PEP 825), in file order */
+	WG_LIST_VARIANT_PROPERTIES,
+	WG_LIST_END_ /**< not a list: one past the last */
 } wg_wheel_list;
 
 WG_API size_t wg_wheel_list_count(const wg_scan *scan, wg_wheel_list list);
