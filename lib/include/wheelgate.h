@@ -666,6 +666,16 @@ WG_API int wg_target_parse(wg_target *t, const char *spec);
  * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
  * then says "no local GPU (...)" (and is "" when some were found). */
 WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
+/**
+ * Adds a PEP 825 variant index file, {name}-{version}-variants.json (the name and version are
+ * read from its file name): every variant wheel of that name and version checked with t must
+ * appear in its "variants" with the same properties (rule WG-VAR-006). WG_EFORMAT (with
+ * wg_error_last() naming the file and the problem) for a file that is not such an index;
+ * WG_ELIMIT past 8 index files.
+ */
+WG_API int wg_target_add_variants(wg_target *t, const char *path);
+/** Whether path names a variant index file ("...-variants.json"). */
+WG_API int wg_is_variants_index(const char *path);
 /** Sets the facts env knows (python, torch, cxx11abi, cuda) that t does not know yet, and
  * checks resolve the wheel's objects in env. t borrows env: env must outlive every use of t
  * (NULL detaches it; the facts stay). Call it before wg_target_parse() to let declared

@@ -126,8 +126,9 @@ int wg_wheelname_parse(wg_wheelname *out, wg_arena *a, const char *filename, wg_
 	int m = wg_regex_match(version_re, md, ver, strlen(ver), caps, 2);
 	wg_rmatch_free(md);
 	if (m != 1)
-		return wg_seterr(err, WG_EFORMAT, "%s: '%s' is not a valid PEP 440 version", filename,
-				 ver);
+		return wg_seterr(err, WG_EFORMAT, "%s: '%s' is not a valid PEP 440 version%s", filename,
+				 ver, n > 5 ? " (too many '-'-separated parts? a name or version with "
+					      "'-' must be escaped as '_')" : "");
 	out->name = parts[0];
 	out->version = ver;
 	if (caps[2] != SIZE_MAX) {

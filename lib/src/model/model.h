@@ -46,4 +46,7 @@ size_t wg_object_sysneeds(const wg_object *o, wg_sysneed out[WG_SYS_FAMILIES]);
 const char *wg_object_symbol_at(const wg_object *o, const char *version, size_t *count);
 size_t wg_object_needs_beyond(const wg_object *o, const wg_sysver *have, char *buf, size_t len);
 
+/** Releases the variant index files of t (model/variants.c). */
+void wg_target_variants_free(wg_target *t);
+
 #endif
