@@ -16,7 +16,7 @@ START_TEST(test_shipped_rules_self_test)
 	wg_ruleset *rs;
 	char *report = NULL;
 	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
-	ck_assert_uint_eq(wg_ruleset_count(rs), 37);
+	ck_assert_uint_eq(wg_ruleset_count(rs), 38);
 	int rc = wg_ruleset_self_test(rs, &report);
 	ck_assert_msg(rc == WG_OK, "rule examples failing:\n%s", report ? report : "");
 	wg_free(report);
@@ -89,7 +89,7 @@ START_TEST(test_enable_disable)
 		wg_ruleset_rule(&ri, rs, i);
 		enabled += ri.enabled;
 	}
-	ck_assert_uint_eq(enabled, 35);
+	ck_assert_uint_eq(enabled, 36);
 	wg_ruleset_free(rs);
 	o.disable = bogus;
 	o.ndisable = 1;
