@@ -134,6 +134,16 @@ def sm_arch_claims_against_cuobjdump():
         else:
             honest += 1
     assert honest >= 4 and lying >= 3, (honest, lying)
+    # a value that names no architecture, and an sm_arch claim on a wheel without CUDA code
+    # (its object links no CUDA: readelf)
+    rc, doc = check(whl("wgvarlie", "1.0", "badval"))
+    got = findings(doc, "WG-VAR-002")
+    assert rc == 1 and len(got) == 1 and "'nvidia :: sm_arch :: sm_90'" in got[0][2], got
+    path = whl("wgvarlie", "1.0", "nocuda")
+    assert not any(cuda_majors(p) for p in members(path).values())
+    rc, doc = check(path)
+    got = findings(doc, "WG-VAR-002")
+    assert rc == 1 and len(got) == 1 and "no object holding CUDA code" in got[0][2], got
 
 
 @test

@@ -40,9 +40,10 @@ static int run(wg_check_ctx *cc)
 		wg_vars v = {0};
 		wg_vars_set(&v, "property", props->v[p]);
 		if (!kind || end == val || arch == 0 || arch > 10000) {
-			wg_vars_set(&v, "object", "(every object)");
-			wg_vars_set(&v, "want", "a value <cc>[a|f]_real or <cc>[a|f]_virtual");
-			wg_vars_set(&v, "have", wg_check_printf(cc, "'%s'", val));
+			wg_vars_set(&v, "want", wg_check_printf(cc, "'%s', which is no architecture", val));
+			wg_vars_set(&v, "object", "the wheel");
+			wg_vars_set(&v, "have", "nothing to compare it with: a value is <cc>[a|f]_real (SASS) or "
+						"<cc>[a|f]_virtual (PTX), as 90_real, 100a_real, 80_virtual");
 			int rc = wg_emit(cc, &v, NULL, NULL, NULL, 0);
 			if (rc < 0)
 				return rc;
@@ -72,8 +73,8 @@ static int run(wg_check_ctx *cc)
 				return rc;
 		}
 		if (!any) {
-			wg_vars_set(&v, "object", "(every object)");
-			wg_vars_set(&v, "have", "no object of the wheel holds CUDA code");
+			wg_vars_set(&v, "object", "the wheel");
+			wg_vars_set(&v, "have", "no object holding CUDA code");
 			int rc = wg_emit(cc, &v, NULL, NULL, NULL, 0);
 			if (rc < 0)
 				return rc;
