@@ -3,7 +3,8 @@
  * an ELF object or a directory) with its members, objects, symbols, fatbins, problems and the
  * Python sources kept for the checks. Readers: the wheel (wheel.c, record.c), ELF (elf.c,
  * libbfd), CUDA fatbins (fatbin.c), symbol classes (symbol_class.c), Python extension names
- * (pyext.c), metadata headers, wheel filenames, RECORD (record_csv.c, libcsv) and Python imports
+ * (pyext.c), metadata headers, wheel filenames, RECORD (record_csv.c, libcsv), PEP 825
+ * variant.json (variant.c, jansson) and Python imports
  * (pyimports.c).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
