@@ -47,6 +47,8 @@ static void help(FILE *f)
 		"environment they are to be installed in, and says what would break: C++ ABI\n"
 		"mismatches with torch, hollow wheels, GPU code that cannot run on the target GPU,\n"
 		"CUDA runtime majors, local version labels, wheel tags and RECORD integrity.\n"
+		"A PEP 825 variant index file (NAME-VERSION-variants.json) among the PATHs is no\n"
+		"input of its own: the variant wheels given with it are checked against it.\n"
 		"\n");
 	check_help_options(f, false);
 	fprintf(f,
