@@ -47,6 +47,8 @@ static void help(FILE *f)
 		"environment they are to be installed in, and says what would break: C++ ABI\n"
 		"mismatches with torch, hollow wheels, GPU code that cannot run on the target GPU,\n"
 		"CUDA runtime majors, local version labels, wheel tags and RECORD integrity.\n"
+		"A PEP 825 variant index file (NAME-VERSION-variants.json) among the PATHs is no\n"
+		"input of its own: the variant wheels given with it are checked against it.\n"
 		"\n");
 	check_help_options(f, false);
 	fprintf(f,
@@ -981,6 +983,31 @@ static int lock_main(check_args *a, const wg_env *env, int argc, char **argv, lo
 	return -1;
 }
 
+/* Whether a wheel of the name and version of a variant index file ({name}-{version}-
+ * variants.json) is among inputs (by file name, names compared normalized). */
+static bool index_has_wheel(const char *index, char **inputs, size_t n)
+{
+	const char *b = strrchr(index, '/');
+	b = b ? b + 1 : index;
+	size_t stem = strlen(b) - strlen("-variants.json");
+	const char *d = memchr(b, '-', stem);
+	char iname[256], wname[256];
+	if (!d || wg_name_normalize(iname, sizeof(iname), b, (size_t)(d - b)) < 0)
+		return false;
+	const char *iver = d + 1;
+	size_t ivl = stem - (size_t)(iver - b);
+	for (size_t i = 0; i < n; i++) {
+		const char *w = strrchr(inputs[i], '/');
+		w = w ? w + 1 : inputs[i];
+		const char *d1 = strchr(w, '-');
+		const char *d2 = d1 ? strchr(d1 + 1, '-') : NULL;
+		if (d2 && wg_name_normalize(wname, sizeof(wname), w, (size_t)(d1 - w)) >= 0 &&
+		    !strcmp(wname, iname) && (size_t)(d2 - d1 - 1) == ivl && !strncmp(d1 + 1, iver, ivl))
+			return true;
+	}
+	return false;
+}
+
 int check_main(int argc, char **argv, const check_command *cmd)
 {
 	check_args a = {0};
@@ -1052,6 +1079,41 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	} else {
 		ninputs = (size_t)(argc > optind ? argc - optind : 0);
 		inputs = argv + optind;
+		/* PEP 825 index files ({name}-{version}-variants.json) are no inputs of their own:
+		 * the wheels given with them are checked against them (WG-VAR-006). */
+		size_t kept = 0, nidx = 0;
+		const char *idx[8];
+		bool had_index = false;
+		for (size_t i = 0; i < ninputs; i++) {
+			if (!wg_is_variants_index(inputs[i])) {
+				inputs[kept++] = inputs[i];
+				continue;
+			}
+			had_index = true;
+			if (nidx < 8)
+				idx[nidx++] = inputs[i];
+			if (wg_target_add_variants(target, inputs[i]) < 0) {
+				fail("%s\n", esc(wg_error_last()));
+				status = EXIT_USAGE;
+				goto out;
+			}
+		}
+		ninputs = kept;
+		/* an index that no wheel given belongs to would check nothing: said, never silent */
+		for (size_t x = 0; x < nidx; x++) {
+			if (!index_has_wheel(idx[x], inputs, ninputs)) {
+				fail("%s: no wheel of its name and version is given with it: a variant index "
+				     "file is checked against the wheels given with it\n", esc(idx[x]));
+				status = EXIT_USAGE;
+				goto out;
+			}
+		}
+		if (had_index && ninputs == 0) {
+			fail("a variant index file is checked against the wheels given with it: give "
+			     "them too\n");
+			status = EXIT_USAGE;
+			goto out;
+		}
 	}
 	if (!cmd && ninputs == 0) {
 		fail("no PATH given\n");

@@ -266,7 +266,14 @@ typedef enum {
 	WG_WHEEL_META_VERSION,    /**< METADATA: Version */
 	WG_WHEEL_REQUIRES_PYTHON, /**< METADATA: Requires-Python */
 	/** an installed distribution's INSTALLER (its first line), or NULL when it has none */
-	WG_WHEEL_INSTALLER
+	WG_WHEEL_INSTALLER,
+	/** the PEP 825 variant label at the end of the filename, or NULL */
+	WG_WHEEL_VARIANT_LABEL,
+	/** the variant label that .dist-info/variant.json describes, or NULL without one */
+	WG_WHEEL_VARIANT_JSON_LABEL,
+	/** why .dist-info/variant.json could not be used (not JSON, not one variant), or NULL */
+	WG_WHEEL_VARIANT_ERROR,
+	WG_WHEEL_FIELD_END_ /**< not a field: one past the last */
 } wg_wheel_field;
 
 /**
@@ -288,7 +295,10 @@ typedef enum {
 	WG_LIST_WHEEL_TAGS,     /**< WHEEL: every Tag line */
 	WG_LIST_REQUIRES_DIST,  /**< METADATA: Requires-Dist */
 	WG_LIST_TOP_LEVEL,      /**< top_level.txt */
-	WG_LIST_RECORD_ORPHANS  /**< RECORD rows that name no member */
+	WG_LIST_RECORD_ORPHANS, /**< RECORD rows that name no member */
+	/** variant.json's properties, "namespace :: feature :: value" (PEP 825), in file order */
+	WG_LIST_VARIANT_PROPERTIES,
+	WG_LIST_END_ /**< not a list: one past the last */
 } wg_wheel_list;
 
 WG_API size_t wg_wheel_list_count(const wg_scan *scan, wg_wheel_list list);
@@ -659,6 +669,16 @@ WG_API int wg_target_parse(wg_target *t, const char *spec);
  * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
  * then says "no local GPU (...)" (and is "" when some were found). */
 WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
+/**
+ * Adds a PEP 825 variant index file, {name}-{version}-variants.json (the name and version are
+ * read from its file name): every variant wheel of that name and version checked with t must
+ * appear in its "variants" with the same properties (rule WG-VAR-006). WG_EFORMAT (with
+ * wg_error_last() naming the file and the problem) for a file that is not such an index;
+ * WG_ELIMIT past 8 index files.
+ */
+WG_API int wg_target_add_variants(wg_target *t, const char *path);
+/** Whether path names a variant index file ("...-variants.json"). */
+WG_API int wg_is_variants_index(const char *path);
 /** Sets the facts env knows (python, torch, cxx11abi, cuda) that t does not know yet, and
  * checks resolve the wheel's objects in env. t borrows env: env must outlive every use of t
  * (NULL detaches it; the facts stay). Call it before wg_target_parse() to let declared

@@ -285,6 +285,23 @@ def every_rule_triggers_and_stays_quiet():
         ("WG-LD-004", os.path.join(FIX, "abi-ld", "ext_pyapi" + EXT),
          os.path.join(FIX, "abi", "ext_plain" + EXT), ["--env", os.path.join(FIX, "envs", "oldabi")]),
     ]
+    # Claims against content (tests/fixtures/gen-claims.py; test_claims.py checks each kind).
+    CL = os.path.join(FIX, "claims")
+    cw = lambda n, l=None: os.path.join(CL, "%s-1.0-cp312-cp312-linux_x86_64%s.whl"
+                                        % (n, "-" + l if l else ""))
+    cases += [
+        ("WG-VAR-001", cw("wgvarlabel", "sm90"), cw("wgvar", "sm90"), []),
+        ("WG-VAR-002", cw("wgvarlie", "sm100"), cw("wgvar", "sm90"), []),
+        ("WG-VAR-003", cw("wgvarlie", "cu128"), cw("wgvar", "sm80"), []),
+        ("WG-VAR-004", cw("wgvart", "lie28"), cw("wgvart", "t28"), []),
+        ("WG-VAR-005", cw("wgvart", "x86v3"), cw("wgvart", "t28"), []),
+        ("WG-VAR-006", cw("wgvar", "sm90"), cw("wgvar", "sm80"),
+         [os.path.join(CL, "badindex", "wgvar-1.0-variants.json")]),
+        ("WG-LABEL-001",
+         os.path.join(CL, "flash_attn-2.8.3+cu13torch2.8cxx11abiFALSE-cp312-cp312-linux_x86_64.whl"),
+         os.path.join(CL, "flash_attn-2.8.3+cu13torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"),
+         []),
+    ]
     # Each rule's severity per profile, as --list-rules shows it ("-": not in that profile).
     rc, out, err = run("--list-rules", "--no-config")
     sev = {l.split()[0]: {"install": l.split()[1], "publish": l.split()[2]}

@@ -16,7 +16,8 @@ START_TEST(test_shipped_rules_self_test)
 	wg_ruleset *rs;
 	char *report = NULL;
 	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
-	ck_assert_uint_eq(wg_ruleset_count(rs), 31 + 2 /* kernels.yaml: WG-KRN-001, -002 */ + 1 /* WG-ABI3-001 */);
+	ck_assert_uint_eq(wg_ruleset_count(rs), 31 + 2 /* kernels.yaml: WG-KRN-001, -002 */ + 1 /* WG-ABI3-001 */ +
+			  7 /* claims.yaml */);
 	int rc = wg_ruleset_self_test(rs, &report);
 	ck_assert_msg(rc == WG_OK, "rule examples failing:\n%s", report ? report : "");
 	wg_free(report);
@@ -89,7 +90,8 @@ START_TEST(test_enable_disable)
 		wg_ruleset_rule(&ri, rs, i);
 		enabled += ri.enabled;
 	}
-	ck_assert_uint_eq(enabled, 29 + 2 /* kernels.yaml */ + 1 /* WG-ABI3-001 */);
+	ck_assert_uint_eq(enabled, 29 + 2 /* kernels.yaml */ + 1 /* WG-ABI3-001 */ +
+			  7 /* claims.yaml */);
 	wg_ruleset_free(rs);
 	o.disable = bogus;
 	o.ndisable = 1;

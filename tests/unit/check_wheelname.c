@@ -46,7 +46,10 @@ static const struct {
 	{"foo-1.0-py3..py2-none-any.whl", "empty python tag"},
 	{"foo-1.0-py3-no ne-any.whl", "invalid character ' ' in abi tag"},
 	{"foo-1.0-py3-none-.whl", "empty platform tag"},
+	{"foo-1.0-cp312-cp312-linux_x86_64-Bad.whl", "invalid variant label 'Bad'"},
+	{"foo-1.0-1-cp312-cp312-linux_x86_64-x-y.whl", "too many"},
 };
+
 
 static const char *joined(wg_arena *a, const wg_strlist *l)
 {
@@ -104,6 +107,36 @@ START_TEST(test_bad)
 }
 END_TEST
 
+/* PEP 825: a variant label after the platform tag, with or without a build tag; six parts
+ * whose third is no python tag stay a (bad) build tag. */
+START_TEST(test_variant_label)
+{
+	static const struct {
+		const char *file, *variant, *build, *plat;
+	} c[] = {
+		{"torch-2.8.0-cp312-cp312-manylinux_2_28_x86_64-cu128.whl", "cu128", NULL,
+		 "manylinux_2_28_x86_64"},
+		{"wgvar-1.0-2-cp312-cp312-linux_x86_64-sm90_a.1.whl", "sm90_a.1", "2", "linux_x86_64"},
+		{"wgvar-1.0-2-py3-none-any.whl", NULL, "2", "any"},
+		{"wgvar-1.0-py3-none-any-null.whl", "null", NULL, "any"},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		wg_arena a = {0};
+		wg_wheelname wn;
+		wg_err err = {0};
+		ck_assert_msg(wg_wheelname_parse(&wn, &a, c[i].file, &err) == WG_OK, "%s: %s",
+			      c[i].file, err.msg);
+		str_eq(wn.variant, c[i].variant);
+		str_eq(wn.build, c[i].build);
+		ck_assert_str_eq(joined(&a, &wn.plat), c[i].plat);
+		wg_strlist_free(&wn.py);
+		wg_strlist_free(&wn.abi);
+		wg_strlist_free(&wn.plat);
+		wg_arena_free(&a);
+	}
+}
+END_TEST
+
 START_TEST(test_normalize)
 {
 	wg_arena a = {0};
@@ -143,6 +176,7 @@ Suite *suite_wheelname(void)
 	TCase *tc = tcase_create("parse");
 	tcase_add_loop_test(tc, test_good, 0, (int)(sizeof(good) / sizeof(good[0])));
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_variant_label);
 	tcase_add_test(tc, test_normalize);
 	tcase_add_test(tc, test_name_normalize);
 	suite_add_tcase(s, tc);

@@ -3,7 +3,8 @@
  * an ELF object or a directory) with its members, objects, symbols, fatbins, problems and the
  * Python sources kept for the checks. Readers: the wheel (wheel.c, record.c), ELF (elf.c,
  * libbfd), CUDA fatbins (fatbin.c), symbol classes (symbol_class.c), Python extension names
- * (pyext.c), metadata headers, wheel filenames, RECORD (record_csv.c, libcsv) and Python imports
+ * (pyext.c), metadata headers, wheel filenames, RECORD (record_csv.c, libcsv), PEP 825
+ * variant.json (variant.c, jansson) and Python imports
  * (pyimports.c).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -149,8 +150,8 @@ struct wg_scan {
 	const char *path;
 	wg_arena arena;
 	/* wheel */
-	const char *fields[WG_WHEEL_INSTALLER + 1];
-	wg_strlist lists[WG_LIST_RECORD_ORPHANS + 1];
+	const char *fields[WG_WHEEL_FIELD_END_];
+	wg_strlist lists[WG_LIST_END_];
 	bool has_record;
 	bool repackaged; /* installed by a system's packaging (wg_scan_is_repackaged) */
 	/* Python sources past max_python_bytes/_lines were not kept: the member where that began,
@@ -206,6 +207,7 @@ int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *
 
 typedef struct {
 	const char *name, *version, *public_version, *local, *build;
+	const char *variant; /* PEP 825 variant label (after the platform tag), or NULL */
 	wg_strlist py, abi, plat;
 } wg_wheelname;
 
@@ -270,6 +272,17 @@ const char *wg_fatbin_compression_name(int c);
 
 /* Applies the string-ABI classification to every symbol of obj. */
 void wg_object_classify(wg_object *obj, wg_matcher *m);
+
+/* ---- PEP 825 wheel variants (variant.c, jansson) ---- */
+
+/** Reads a wheel's .dist-info/variant.json (member) into scan's variant fields and list. */
+void wg_variant_read(wg_scan *scan, const char *member, const char *text, size_t len);
+/** Appends "namespace :: feature :: value" for each property of a variant's properties
+ * (a json_t object); on failure why says what is wrong. */
+int wg_variant_properties(wg_strlist *out, wg_arena *a, const void *json_obj, char *why,
+			  size_t n);
+/** Whether prop ("ns :: feature :: value") is of namespace ns and feature; *value its value. */
+bool wg_variant_is(const char *prop, const char *ns, const char *feature, const char **value);
 
 /* ---- the wheel reader (wheel.c) ---- */
 

@@ -74,7 +74,7 @@ static bool wanted_text(const char *name, const char *dist_info)
 		return false;
 	const char *f = slash + 1;
 	return !strcmp(f, "WHEEL") || !strcmp(f, "METADATA") || !strcmp(f, "RECORD") ||
-	       !strcmp(f, "top_level.txt");
+	       !strcmp(f, "top_level.txt") || !strcmp(f, "variant.json");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -478,6 +478,8 @@ static void parse_text_members(wg_scan *scan, text_member *texts, size_t ntexts,
 			}
 		} else if (!strcmp(f, "RECORD")) {
 			rec = t;
+		} else if (!strcmp(f, "variant.json")) {
+			wg_variant_read(scan, t->name, t->text, t->len);
 		}
 	}
 	if (!scan->fields[WG_WHEEL_WHEEL_VERSION])
@@ -533,6 +535,7 @@ static void parse_filename(wg_scan *scan, const char *name)
 	scan->fields[WG_WHEEL_PUBLIC_VERSION] = wn.public_version;
 	scan->fields[WG_WHEEL_LOCAL_VERSION] = wn.local;
 	scan->fields[WG_WHEEL_BUILD_TAG] = wn.build;
+	scan->fields[WG_WHEEL_VARIANT_LABEL] = wn.variant;
 	scan->lists[WG_LIST_PYTHON_TAGS] = wn.py;
 	scan->lists[WG_LIST_ABI_TAGS] = wn.abi;
 	scan->lists[WG_LIST_PLATFORM_TAGS] = wn.plat;

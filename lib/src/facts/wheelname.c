@@ -61,9 +61,34 @@ static int split_tags(wg_strlist *out, wg_arena *a, const char *field, const cha
 	}
 }
 
+/* PEP 825: a variant label is ^[0-9a-z_.]+$ */
+static bool valid_variant_label(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s) && !(*s >= 'a' && *s <= 'z') && *s != '_' &&
+		    *s != '.')
+			return false;
+	return true;
+}
+
+/* Whether s reads as a python tag (py3, cp312, pp310...): what tells a variant label at the
+ * end of six parts from a build tag at the third. */
+static bool looks_like_python_tag(const char *s)
+{
+	static const char *const impl[] = {"py", "cp", "pp", "ip", "jy", "graalpy", NULL};
+	for (int i = 0; impl[i]; i++) {
+		size_t n = strlen(impl[i]);
+		if (!strncmp(s, impl[i], n) && isdigit((unsigned char)s[n]))
+			return true;
+	}
+	return false;
+}
+
 int wg_wheelname_parse(wg_wheelname *out, wg_arena *a, const char *filename, wg_err *err)
 {
-	char *parts[6];
+	char *parts[7];
 	int n = 0;
 	memset(out, 0, sizeof(*out));
 	if (!wg_has_suffix(filename, ".whl"))
@@ -72,7 +97,7 @@ int wg_wheelname_parse(wg_wheelname *out, wg_arena *a, const char *filename, wg_
 	if (!stem)
 		return wg_seterr(err, WG_ENOMEM, "out of memory");
 	for (char *p = stem;;) {
-		if (n == 6)
+		if (n == 7)
 			return wg_seterr(err, WG_EFORMAT,
 					 "%s: too many '-'-separated parts (a name or version with '-' must "
 					 "be escaped as '_')", filename);
@@ -101,8 +126,9 @@ int wg_wheelname_parse(wg_wheelname *out, wg_arena *a, const char *filename, wg_
 	int m = wg_regex_match(version_re, md, ver, strlen(ver), caps, 2);
 	wg_rmatch_free(md);
 	if (m != 1)
-		return wg_seterr(err, WG_EFORMAT, "%s: '%s' is not a valid PEP 440 version", filename,
-				 ver);
+		return wg_seterr(err, WG_EFORMAT, "%s: '%s' is not a valid PEP 440 version%s", filename,
+				 ver, n > 5 ? " (too many '-'-separated parts? a name or version with "
+					      "'-' must be escaped as '_')" : "");
 	out->name = parts[0];
 	out->version = ver;
 	if (caps[2] != SIZE_MAX) {
@@ -112,6 +138,15 @@ int wg_wheelname_parse(wg_wheelname *out, wg_arena *a, const char *filename, wg_
 		out->public_version = ver;
 	}
 	int t = 2;
+	/* PEP 825: name-version[-build]-python-abi-platform[-variant].whl */
+	if (n == 7 || (n == 6 && !isdigit((unsigned char)parts[2][0]) &&
+		       looks_like_python_tag(parts[2]))) {
+		if (!valid_variant_label(parts[n - 1]))
+			return wg_seterr(err, WG_EFORMAT, "%s: invalid variant label '%s' (PEP 825: "
+					 "0-9, a-z, '_' and '.')", filename, parts[n - 1]);
+		out->variant = parts[n - 1];
+		n--;
+	}
 	if (n == 6) {
 		if (!isdigit((unsigned char)parts[2][0]))
 			return wg_seterr(err, WG_EFORMAT, "%s: build tag '%s' must start with a digit",

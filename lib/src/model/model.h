@@ -62,5 +62,7 @@ const wg_pyabi_sym *wg_pyabi_find(const char *name);
 size_t wg_pyabi_count(void);
 /** The commit of CPython's Misc/stable_abi.toml the data was generated from, or "". */
 const char *wg_pyabi_source(void);
+/** Releases the variant index files of t (model/variants.c). */
+void wg_target_variants_free(wg_target *t);
 
 #endif

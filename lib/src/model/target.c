@@ -34,6 +34,8 @@ WG_API int wg_target_new(wg_target **out)
 
 WG_API void wg_target_free(wg_target *t)
 {
+	if (t)
+		wg_target_variants_free(t);
 	free(t);
 }
 

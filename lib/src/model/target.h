@@ -22,6 +22,8 @@ typedef struct wg_sysver {
  * them do not apply. Callers outside the library hold it through wg_target_new(); it may
  * grow freely.
  */
+#define WG_MAX_VARIANT_INDEXES 8
+
 struct wg_target {
 	unsigned python_major, python_minor;
 	char torch[64];                  /**< "2.9.1+cu128", or "" */
@@ -42,6 +44,14 @@ struct wg_target {
 	wg_sysver sysvers[8];
 	/** The question asked (wg_profile): WG_PROFILE_AUTO lets wg_target_profile() choose. */
 	int profile;
+	/** PEP 825 index files ({name}-{version}-variants.json) given with the wheels
+	 * (wg_target_add_variants): the normalized name, the version, and the file's "variants"
+	 * object (a json_t, owned: wg_target_free releases it). */
+	size_t nvariant_indexes;
+	struct wg_variant_index {
+		char path[512], name[128], version[64];
+		void *variants;
+	} variant_indexes[WG_MAX_VARIANT_INDEXES];
 };
 
 /** t with nothing known (for a target on the stack inside the library). */

@@ -80,13 +80,23 @@ static json_t *wheel_json(const wg_scan *s)
 				  "sha256", str_or_null(m->sha256_b64),
 				  "record", wg_record_status_name(m->record)));
 	}
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:b, s:o}, s:o}",
+	json_t *w = json_pack("{s:o, s:o, s:o, s:o, s:o, s:{s:b, s:o}, s:o}",
 			 "filename", fn, "dist_info", str_or_null(s->fields[WG_WHEEL_DIST_INFO]),
 			 "wheel_file", wf, "metadata", md,
 			 "top_level", strlist(&s->lists[WG_LIST_TOP_LEVEL]),
 			 "record", "present", s->has_record,
 			 "orphans", strlist(&s->lists[WG_LIST_RECORD_ORPHANS]),
 			 "members", members);
+	/* PEP 825 variant wheels only: the filename's label and variant.json's */
+	if (w && (s->fields[WG_WHEEL_VARIANT_LABEL] || s->fields[WG_WHEEL_VARIANT_JSON_LABEL] ||
+		  s->fields[WG_WHEEL_VARIANT_ERROR]))
+		json_object_set_new(w, "variant",
+			json_pack("{s:o, s:o, s:o, s:o}",
+				  "label", str_or_null(s->fields[WG_WHEEL_VARIANT_LABEL]),
+				  "json_label", str_or_null(s->fields[WG_WHEEL_VARIANT_JSON_LABEL]),
+				  "properties", strlist(&s->lists[WG_LIST_VARIANT_PROPERTIES]),
+				  "error", str_or_null(s->fields[WG_WHEEL_VARIANT_ERROR])));
+	return w;
 }
 
 static json_t *abi_bits(unsigned bits)

@@ -315,6 +315,19 @@ static void wheel_block(tx *t, const wg_scan *s, bool members)
 		list_line(t, "abi tags", s, WG_LIST_ABI_TAGS, ".");
 		list_line(t, "platforms", s, WG_LIST_PLATFORM_TAGS, ".");
 	}
+	if (wg_wheel_get(s, WG_WHEEL_VARIANT_LABEL) || wg_wheel_get(s, WG_WHEEL_VARIANT_JSON_LABEL) ||
+	    wg_wheel_get(s, WG_WHEEL_VARIANT_ERROR)) {
+		/* PEP 825: the filename's label, variant.json's, and its properties */
+		tp(t, "  %-12slabel %s, variant.json %s", "variant",
+		   or_dash(t, wg_wheel_get(s, WG_WHEEL_VARIANT_LABEL)),
+		   or_dash(t, wg_wheel_get(s, WG_WHEEL_VARIANT_JSON_LABEL)));
+		if (wg_wheel_get(s, WG_WHEEL_VARIANT_ERROR))
+			tp(t, " %s(%s)%s", t->yellow, E(t, wg_wheel_get(s, WG_WHEEL_VARIANT_ERROR)),
+			   t->off);
+		tp(t, "\n");
+		if (wg_wheel_list_count(s, WG_LIST_VARIANT_PROPERTIES))
+			list_line(t, "properties", s, WG_LIST_VARIANT_PROPERTIES, ", ");
+	}
 	tp(t, "  %-12s%s\n", "dist-info", or_dash(t, wg_wheel_get(s, WG_WHEEL_DIST_INFO)));
 	tp(t, "  %-12sWheel-Version %s, Root-Is-Purelib %s, Generator %s\n", "WHEEL",
 	   or_dash(t, wg_wheel_get(s, WG_WHEEL_WHEEL_VERSION)),
