@@ -96,6 +96,9 @@ WG_API const char *wg_error_name(int code);
 WG_API const char *wg_error_last(void);
 /** "0.1.0" */
 WG_API const char *wg_version_string(void);
+/** "Did you mean": the one of names[0..n) nearest to word (case-insensitive edit distance),
+ * or NULL when none is close enough to be a typo of it. */
+WG_API const char *wg_suggest(const char *word, const char *const *names, size_t n);
 /** Frees memory the library handed to the caller (JSON text and the like). */
 WG_API void wg_free(void *ptr);
 
@@ -774,9 +777,11 @@ typedef struct wg_ruleset_options {
 	unsigned int version;
 	const char *const *rule_paths; /**< user rule files or directories (*.yaml), in order */
 	size_t nrule_paths;
-	const char *const *disable;    /**< rule ids to switch off */
+	/** Rule selectors, case-insensitive: an id (WG-SYS-001), an id prefix (WG-SYS, WG), a
+	 * rule's name (its check kind: hollow-wheel) or a glob of ids or names (WG-SYS-*). */
+	const char *const *disable;    /**< rules to switch off */
 	size_t ndisable;
-	const char *const *enable;     /**< rule ids to switch on (rules shipped disabled) */
+	const char *const *enable;     /**< rules to switch on (rules shipped disabled) */
 	size_t nenable;
 	int no_default_rules;          /**< do not load the shipped rules */
 } wg_ruleset_options;
@@ -785,8 +790,9 @@ typedef struct wg_ruleset_options {
 
 /**
  * Loads the shipped rules, then the user's (a rule with a shipped id replaces it), then
- * applies enable/disable. Every pattern is compiled once. A broken file fails with
- * "file:line:col: what is wrong" in wg_error_last(); an unknown id in enable/disable too.
+ * applies enable, then disable. Every pattern is compiled once. A broken file fails with
+ * "file:line:col: what is wrong" in wg_error_last(); a selector in enable/disable that
+ * matches no rule too (with a "did you mean" where one is close).
  * The ruleset is immutable and may be shared by threads.
  */
 WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_ruleset_options *opts);
