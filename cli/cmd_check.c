@@ -340,6 +340,7 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 				help(stdout);
 			return EXIT_CLEAN;
 		default:
+			suggest_option(argv, optind, longopts);
 			fprintf(stderr, "Try '%s --help'.\n", prog);
 			return EXIT_USAGE;
 		}
