@@ -94,11 +94,15 @@ void check_help_options(FILE *f, bool audit)
 		"rules:\n"
 		"  --rules PATH       a rule file or a directory of them, added to the shipped\n"
 		"                     rules (same id: replaces); repeatable\n"
-		"  --disable ID       switch a rule off (repeatable, or ID,ID)\n"
-		"  --enable ID        switch a rule on\n"
+		"  --disable RULE     switch rules off (repeatable, or RULE,RULE): an id\n"
+		"                     (WG-SYS-001), an id prefix (WG-SYS), a name (hollow-wheel)\n"
+		"                     or a glob (WG-SYS-*), in any case\n"
+		"  --enable RULE      switch rules on (the same selectors)\n"
 		"  --config FILE      options from FILE (wheelgate.yaml, or pyproject.toml's\n"
-		"                     [tool.wheelgate]); default: ./wheelgate.yaml, else\n"
-		"                     ./pyproject.toml\n"
+		"                     [tool.wheelgate]); default: the first wheelgate.yaml or\n"
+		"                     pyproject.toml with [tool.wheelgate] in this directory\n"
+		"                     or above it, up to a .git directory's (named on stderr\n"
+		"                     when found above)\n"
 		"  --no-config        read no configuration file\n"
 		"  --list-rules       list the rules and exit\n"
 		"  --self-test        check every rule's examples and exit\n"
@@ -365,8 +369,8 @@ static int configure(check_args *a, const cli_config *cli)
 		if (config)
 			rc = wg_has_suffix_cli(config, ".toml") ? cfg_read_pyproject(cfg, config, &found, err, sizeof(err))
 							       : cfg_read_yaml(cfg, config, &found, err, sizeof(err));
-		else if ((rc = cfg_read_yaml(cfg, "wheelgate.yaml", &found, err, sizeof(err))) == 0 && !found)
-			rc = cfg_read_pyproject(cfg, "pyproject.toml", &found, err, sizeof(err));
+		else
+			rc = cfg_find(cfg, &found, err, sizeof(err));
 		if (rc == 0 && config && !found) {
 			snprintf(err, sizeof(err), "%s: not found%s", config,
 				 wg_has_suffix_cli(config, ".toml") ? " (or no [tool.wheelgate] table)" : "");
@@ -376,6 +380,9 @@ static int configure(check_args *a, const cli_config *cli)
 			fail("%s\n", esc(err));
 			return EXIT_USAGE;
 		}
+		/* One found in a directory above names itself: it is not where one looks first. */
+		if (found && !config && !a->quiet && strchr(cfg->source, '/'))
+			fprintf(stderr, "%s: configuration from %s\n", prog, esc(cfg->source));
 	}
 	for (size_t i = 0; i < cli->nrules; i++) cfg_add(cfg, "rules", cli->rules[i]);
 	for (size_t i = 0; i < cli->ndisable; i++) cfg_add(cfg, "disable", cli->disable[i]);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,4 +235,59 @@ int cfg_read_pyproject(cli_config *cfg, const char *path, int *found, char *err,
 		rc = -1;
 	}
 	return rc;
+}
+
+/* Rule paths relative to the directory of the file they came from (dir: "" for the current). */
+static int rebase_rules(cli_config *cfg, size_t from, const char *dir)
+{
+	for (size_t i = from; i < cfg->nrules && *dir; i++) {
+		if (cfg->rules[i][0] == '/')
+			continue;
+		size_t n = strlen(dir) + strlen(cfg->rules[i]) + 2;
+		char *p = malloc(n);
+		if (!p)
+			return -1;
+		snprintf(p, n, "%s/%s", dir, cfg->rules[i]);
+		free(cfg->rules[i]);
+		cfg->rules[i] = p;
+	}
+	return 0;
+}
+
+int cfg_find(cli_config *cfg, int *found, char *err, size_t errlen)
+{
+	char cwd[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 32];
+	*found = 0;
+	if (!getcwd(cwd, sizeof(cwd))) {
+		/* No name for where we are (removed, or too deep): only this directory is read. */
+		int rc = cfg_read_yaml(cfg, "wheelgate.yaml", found, err, errlen);
+		return rc == 0 && !*found ? cfg_read_pyproject(cfg, "pyproject.toml", found, err, errlen)
+					  : rc;
+	}
+	snprintf(dir, sizeof(dir), "%s", cwd);
+	for (;;) {
+		/* Paths in the current directory stay relative, as they always were. */
+		bool here = !strcmp(dir, cwd);
+		const char *base = here ? "" : dir;
+		size_t nrules = cfg->nrules;
+		int rc;
+		snprintf(path, sizeof(path), "%s%s%s", base, here ? "" : "/", "wheelgate.yaml");
+		if ((rc = cfg_read_yaml(cfg, path, found, err, errlen)) < 0 || *found)
+			return rc < 0 ? rc : rebase_rules(cfg, nrules, base);
+		snprintf(path, sizeof(path), "%s%s%s", base, here ? "" : "/", "pyproject.toml");
+		if ((rc = cfg_read_pyproject(cfg, path, found, err, errlen)) < 0 || *found)
+			return rc < 0 ? rc : rebase_rules(cfg, nrules, base);
+		/* A repository's top is as far as one looks, like the filesystem's root. */
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/.git", !strcmp(dir, "/") ? "" : dir);
+		if (stat(path, &st) == 0 || !strcmp(dir, "/"))
+			return 0;
+		char *slash = strrchr(dir, '/');
+		if (slash == dir)
+			dir[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+		else
+			return 0;
+	}
 }

@@ -38,6 +38,11 @@ void cfg_free(cli_config *cfg);
 /* 0 when read (or absent: *found = 0), -1 with the reason in err ("file:line:col: ..."). */
 int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size_t errlen);
 int cfg_read_pyproject(cli_config *cfg, const char *path, int *found, char *err, size_t errlen);
+/* The configuration of the current directory, else the nearest above it (like ruff): in each
+ * directory wheelgate.yaml, else pyproject.toml with [tool.wheelgate]; the search stops after a
+ * directory holding .git, or at /. Relative rule paths of a file above are made relative to its
+ * directory. Same return as cfg_read_yaml; cfg->source names the file. */
+int cfg_find(cli_config *cfg, int *found, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }
