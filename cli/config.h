@@ -25,6 +25,9 @@ typedef struct {
 	size_t ngpus;
 	char *targets[CFG_MAX]; /* --target specs, applied in order */
 	size_t ntargets;
+	char *ignores[CFG_MAX]; /* ignore: each "GLOB\nSELECTOR,SELECTOR" */
+	size_t nignores;
+	char *baseline;         /* baseline: FILE (--baseline) */
 	char *fail_on;
 	char *profile;
 	char *format;
@@ -34,6 +37,8 @@ typedef struct {
 /* Adds one key's value (a string, or one list item) to cfg; -1 for an unknown key. */
 int cfg_add(cli_config *cfg, const char *key, const char *value);
 void cfg_free(cli_config *cfg);
+/* Adds an ignore entry: inputs matching glob skip the findings of rules[0..n) (selectors). */
+int cfg_ignore_entry(cli_config *cfg, const char *glob, const char *const *rules, size_t n);
 
 /* 0 when read (or absent: *found = 0), -1 with the reason in err ("file:line:col: ..."). */
 int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size_t errlen);

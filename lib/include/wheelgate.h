@@ -821,6 +821,10 @@ WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i);
  * each failing example in *report (free with wg_free; may be NULL).
  */
 WG_API int wg_ruleset_self_test(const wg_ruleset *rs, char **report);
+/** Whether selector (as in wg_ruleset_options.disable: id, id prefix, name or glob, any case)
+ * picks the rule with id rule_id: 1 or 0; WG_EINVAL (with a "did you mean" in
+ * wg_error_last()) when it picks no rule of rs at all. */
+WG_API int wg_ruleset_selects(const wg_ruleset *rs, const char *selector, const char *rule_id);
 
 typedef struct wg_report wg_report;
 
@@ -846,6 +850,9 @@ typedef struct wg_finding_info {
 
 WG_API size_t wg_report_count(const wg_report *r);
 WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i);
+/** Takes finding i out of the report (a finding ignored or baselined by the caller); the
+ * findings after it move down by one. WG_ENOTFOUND past the end. */
+WG_API int wg_report_remove(wg_report *r, size_t i);
 /** The highest severity among the findings, or -1 when there are none. */
 WG_API int wg_report_worst(const wg_report *r);
 /** The profile the report was made in (install or publish). */

@@ -514,6 +514,8 @@ static bool selects(const char *sel, const wg_rule *r)
 
 /* Applies one selector of --enable/--disable; an error naming it (and the nearest id, prefix or
  * name) when it selects no rule. */
+static int no_match(const wg_ruleset *rs, const char *opt, const char *sel, wg_err *err);
+
 static int select_rules(wg_ruleset *rs, const char *opt, const char *sel, bool on, wg_err *err)
 {
 	size_t hits = 0;
@@ -524,8 +526,11 @@ static int select_rules(wg_ruleset *rs, const char *opt, const char *sel, bool o
 			hits++;
 		}
 	}
-	if (hits)
-		return WG_OK;
+	return hits ? WG_OK : no_match(rs, opt, sel, err);
+}
+
+static int no_match(const wg_ruleset *rs, const char *opt, const char *sel, wg_err *err)
+{
 	/* Candidates: every id, every id prefix (up to each '-') and every name. */
 	size_t max = rs->rules.len * 4, n = 0;
 	const char **names = calloc(max ? max : 1, sizeof(*names));
@@ -600,6 +605,27 @@ WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_rule
 	}
 	*out = rs;
 	return WG_OK;
+}
+
+WG_API int wg_ruleset_selects(const wg_ruleset *rs, const char *selector, const char *rule_id)
+{
+	wg_err err = {0};
+	if (!rs || !selector || !rule_id)
+		return wg_null_arg("wg_ruleset_selects");
+	bool any = false;
+	for (size_t i = 0; i < rs->rules.len; i++) {
+		const wg_rule *r = wg_vec_at(&rs->rules, i);
+		if (selects(selector, r)) {
+			if (!strcmp(r->id, rule_id))
+				return 1;
+			any = true;
+		}
+	}
+	if (any)
+		return 0;
+	int rc = no_match(rs, "rule selector", selector, &err);
+	wg_set_last_error(rc, "%s", err.msg);
+	return rc;
 }
 
 WG_API void wg_ruleset_free(wg_ruleset *rs)
