@@ -252,6 +252,7 @@ typedef struct {
 	bool no_config, list, self_test, quiet;
 	bool together;      /* --together: the inputs are one install into --env */
 	const char *write_baseline; /* --write-baseline FILE */
+	size_t cfg_selectors;       /* how many enable/disable selectors the file gave */
 	int profile;
 	wg_severity fail_on;
 } check_args;
@@ -395,6 +396,7 @@ static int configure(check_args *a, const cli_config *cli)
 		if (found && !config && !a->quiet && strchr(cfg->source, '/'))
 			fprintf(stderr, "%s: configuration from %s\n", prog, esc(cfg->source));
 	}
+	a->cfg_selectors = cfg->ndisable + cfg->nenable;
 	for (size_t i = 0; i < cli->nrules; i++) cfg_add(cfg, "rules", cli->rules[i]);
 	for (size_t i = 0; i < cli->ndisable; i++) cfg_add(cfg, "disable", cli->disable[i]);
 	for (size_t i = 0; i < cli->nenable; i++) cfg_add(cfg, "enable", cli->enable[i]);
@@ -1123,6 +1125,11 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	if (wg_context_new(&ctx, &opts) < 0 || wg_ruleset_new(&rs, ctx, &ro) < 0 ||
 	    wg_scanner_new(&sc, ctx) < 0) {
 		fail("%s\n", esc(wg_error_last()));
+		/* A selector may come from the file rather than the command line: say which file. */
+		if (!rs && a.cfg_selectors && a.cfg.source && (strstr(wg_error_last(), "--disable:") ||
+							     strstr(wg_error_last(), "--enable:")))
+			fail("(the rules to enable and disable include those of %s)\n",
+			     esc(a.cfg.source));
 		status = EXIT_USAGE;
 		goto out;
 	}

@@ -98,7 +98,7 @@ def selectors_in_the_configuration():
     with open(os.path.join(d, "wheelgate.yaml"), "w") as f:
         f.write("disable: [WG-SIS]\n")
     rc, out, err = run("check", SYS, cwd=d)
-    assert rc == 2 and "did you mean 'WG-SYS'?" in err, (rc, err)
+    assert rc == 2 and "did you mean 'WG-SYS'?" in err and "wheelgate.yaml" in err, (rc, err)
     shutil.rmtree(d)
 
 
