@@ -512,10 +512,10 @@ static bool selects(const char *sel, const wg_rule *r)
 	return true;
 }
 
-/* Applies one selector of --enable/--disable; an error naming it (and the nearest id, prefix or
- * name) when it selects no rule. */
+/* The error for a selector that picks no rule: naming it, and the nearest id, prefix or name. */
 static int no_match(const wg_ruleset *rs, const char *opt, const char *sel, wg_err *err);
 
+/* Applies one selector of --enable/--disable to every rule it picks. */
 static int select_rules(wg_ruleset *rs, const char *opt, const char *sel, bool on, wg_err *err)
 {
 	size_t hits = 0;
