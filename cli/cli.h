@@ -65,6 +65,10 @@ void progress_line(const char *line);
 /** -j N: 0 to 256 into *out; else prints why and returns -1. */
 int parse_jobs(const char *cmd, const char *arg, uint32_t *out);
 bool wg_has_suffix_cli(const char *s, const char *suffix);
+struct option;
+/** After getopt_long refused an option: "did you mean '--NAME'?" on stderr where a long option
+ * is close to the word it stopped at (argv[optind - 1]). */
+void suggest_option(char **argv, int optind_now, const struct option *longopts);
 /* Text from an input made safe for a terminal: control characters and invalid UTF-8 escaped
  * (\xNN). The result stays valid until 16 more calls; NULL for NULL. */
 const char *esc(const char *s);

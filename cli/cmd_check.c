@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "suppress.h"
 #include "lock.h"
 
 #define MAX_INPUTS 4096
@@ -96,11 +97,15 @@ void check_help_options(FILE *f, bool audit)
 		"rules:\n"
 		"  --rules PATH       a rule file or a directory of them, added to the shipped\n"
 		"                     rules (same id: replaces); repeatable\n"
-		"  --disable ID       switch a rule off (repeatable, or ID,ID)\n"
-		"  --enable ID        switch a rule on\n"
+		"  --disable RULE     switch rules off (repeatable, or RULE,RULE): an id\n"
+		"                     (WG-SYS-001), an id prefix (WG-SYS), a name (hollow-wheel)\n"
+		"                     or a glob (WG-SYS-*), in any case\n"
+		"  --enable RULE      switch rules on (the same selectors)\n"
 		"  --config FILE      options from FILE (wheelgate.yaml, or pyproject.toml's\n"
-		"                     [tool.wheelgate]); default: ./wheelgate.yaml, else\n"
-		"                     ./pyproject.toml\n"
+		"                     [tool.wheelgate]); default: the first wheelgate.yaml or\n"
+		"                     pyproject.toml with [tool.wheelgate] in this directory\n"
+		"                     or above it, up to a .git directory's (named on stderr\n"
+		"                     when found above)\n"
 		"  --no-config        read no configuration file\n"
 		"  --list-rules       list the rules and exit\n"
 		"  --self-test        check every rule's examples and exit\n"
@@ -110,6 +115,10 @@ void check_help_options(FILE *f, bool audit)
 		"%s"
 		"  --fail-on LEVEL    error (default), warning or info: the lowest severity that\n"
 		"                     fails an input\n"
+		"  --baseline FILE    known findings (a --write-baseline file, or a --format json\n"
+		"                     report) pass, counted as baselined; new ones fail. Matched\n"
+		"                     by rule, input name without its version, member, symbol\n"
+		"  --write-baseline FILE  write every finding of this run as a baseline\n"
 		"  -q, --quiet        text: print only failing inputs and the summary\n"
 		"  -j, --jobs N       threads reading members and inputs at once (default: one\n"
 		"                     per CPU this process may use; 1: no threads); reports are\n"
@@ -244,6 +253,8 @@ typedef struct {
 	uint32_t jobs;      /* -j: 0 for one thread per CPU */
 	bool no_config, list, self_test, quiet;
 	bool together;      /* --together: the inputs are one install into --env */
+	const char *write_baseline; /* --write-baseline FILE */
+	size_t cfg_selectors;       /* how many enable/disable selectors the file gave */
 	int profile;
 	wg_severity fail_on;
 } check_args;
@@ -253,7 +264,8 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
 	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME,
-	       O_MAX_STDIN, O_ONLY, O_TOGETHER, O_LOCK, O_ALLOW_NO_WHEEL, O_ALLOW_UNHASHED };
+	       O_MAX_STDIN, O_ONLY, O_TOGETHER, O_LOCK, O_ALLOW_NO_WHEEL, O_ALLOW_UNHASHED,
+	       O_BASELINE, O_WRITE_BASELINE };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -270,6 +282,8 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		{"lock", required_argument, NULL, O_LOCK},
 		{"allow-no-wheel", no_argument, NULL, O_ALLOW_NO_WHEEL},
 		{"allow-unhashed", no_argument, NULL, O_ALLOW_UNHASHED},
+		{"baseline", required_argument, NULL, O_BASELINE},
+		{"write-baseline", required_argument, NULL, O_WRITE_BASELINE},
 		{NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
@@ -310,6 +324,8 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		case O_LOCK: a->lock = optarg; break;
 		case O_ALLOW_NO_WHEEL: a->allow_no_wheel = true; break;
 		case O_ALLOW_UNHASHED: a->allow_unhashed = true; break;
+		case O_BASELINE: bad = cfg_add(cli, "baseline", optarg); break;
+		case O_WRITE_BASELINE: a->write_baseline = optarg; break;
 		case O_MAX_STDIN:
 			if (!parse_size(optarg, &a->max_stdin)) {
 				fail("--max-stdin takes a size (bytes, or "
@@ -342,6 +358,7 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 				help(stdout);
 			return EXIT_CLEAN;
 		default:
+			suggest_option(argv, optind, longopts);
 			fprintf(stderr, "Try '%s --help'.\n", prog);
 			return EXIT_USAGE;
 		}
@@ -366,8 +383,8 @@ static int configure(check_args *a, const cli_config *cli)
 		if (config)
 			rc = wg_has_suffix_cli(config, ".toml") ? cfg_read_pyproject(cfg, config, &found, err, sizeof(err))
 							       : cfg_read_yaml(cfg, config, &found, err, sizeof(err));
-		else if ((rc = cfg_read_yaml(cfg, "wheelgate.yaml", &found, err, sizeof(err))) == 0 && !found)
-			rc = cfg_read_pyproject(cfg, "pyproject.toml", &found, err, sizeof(err));
+		else
+			rc = cfg_find(cfg, &found, err, sizeof(err));
 		if (rc == 0 && config && !found) {
 			snprintf(err, sizeof(err), "%s: not found%s", config,
 				 wg_has_suffix_cli(config, ".toml") ? " (or no [tool.wheelgate] table)" : "");
@@ -377,7 +394,11 @@ static int configure(check_args *a, const cli_config *cli)
 			fail("%s\n", esc(err));
 			return EXIT_USAGE;
 		}
+		/* One found in a directory above names itself: it is not where one looks first. */
+		if (found && !config && !a->quiet && strchr(cfg->source, '/'))
+			fprintf(stderr, "%s: configuration from %s\n", prog, esc(cfg->source));
 	}
+	a->cfg_selectors = cfg->ndisable + cfg->nenable;
 	for (size_t i = 0; i < cli->nrules; i++) cfg_add(cfg, "rules", cli->rules[i]);
 	for (size_t i = 0; i < cli->ndisable; i++) cfg_add(cfg, "disable", cli->disable[i]);
 	for (size_t i = 0; i < cli->nenable; i++) cfg_add(cfg, "enable", cli->enable[i]);
@@ -386,6 +407,7 @@ static int configure(check_args *a, const cli_config *cli)
 	if (cli->fail_on) cfg_add(cfg, "fail-on", cli->fail_on);
 	if (cli->profile) cfg_add(cfg, "profile", cli->profile);
 	if (cli->format) cfg_add(cfg, "format", cli->format);
+	if (cli->baseline) cfg_add(cfg, "baseline", cli->baseline);
 
 	a->format = cfg->format ? cfg->format : "text";
 	int fail_on = severity_of(cfg->fail_on ? cfg->fail_on : "error");
@@ -484,7 +506,41 @@ typedef struct {
 	wg_env *env;        /* --env, or NULL */
 	wg_scanner *env_sc; /* the environment's scanner (its lazy loads, its install plans) */
 	const lock_input *lock; /* --lock: the inputs, in the order of the paths (their labels) */
+	suppress *sup;          /* ignores and the baseline, or NULL */
+	size_t (*sups)[2];      /* per result: findings ignored, baselined */
+	size_t nsups;
 } checker;
+
+/* The ignored and the baselined findings out of the last result's report, counted. */
+static int suppress_last(checker *k)
+{
+	size_t i = k->res.n - 1;
+	if (!k->sup)
+		return 0;
+	if (i >= k->nsups) {
+		size_t n = k->nsups ? k->nsups * 2 : 16;
+		size_t (*p)[2] = realloc(k->sups, n * sizeof(*p));
+		if (!p)
+			return -1;
+		memset(p + k->nsups, 0, (n - k->nsups) * sizeof(*p));
+		k->sups = p;
+		k->nsups = n;
+	}
+	if (!k->res.reports[i])
+		return 0;
+	return suppress_apply(k->sup, k->rs, k->res.paths[i], k->res.reports[i], &k->sups[i][0],
+			      &k->sups[i][1]);
+}
+
+/* After an input's text report: what was taken out of it. */
+static void print_suppressed(const checker *k)
+{
+	size_t i = k->res.n - 1;
+	if (!k->sup || !k->text || k->a->quiet || i >= k->nsups || !(k->sups[i][0] + k->sups[i][1]))
+		return;
+	fprintf(k->out, "  %zu known finding%s baselined, %zu ignored by the configuration\n",
+		k->sups[i][1], k->sups[i][1] == 1 ? "" : "s", k->sups[i][0]);
+}
 
 /* Reads one input (a path, or "-" for stdin); *name: the name it goes by in the report. */
 static int read_input(checker *k, wg_scanner *sc, const char *path, const char **name,
@@ -676,9 +732,14 @@ static int check_batch(checker *k, char **paths, size_t n, const lock_input *loc
 				o[i].rep = NULL; /* the results own it */
 				k->res.notes[k->res.n - 1] = o[i].note;
 				o[i].note = NULL;
+				if (suppress_last(k) < 0) {
+					fail("out of memory\n");
+					status = EXIT_USAGE;
+				}
 				if (k->text)
 					print_report(k->out, k->rs, &k->res, k->res.n - 1, k->a->fail_on,
 						     k->a->quiet, k->color);
+				print_suppressed(k);
 				const char *note = k->res.notes[k->res.n - 1];
 				if (note && k->text && k->out == stdout && !k->a->quiet)
 					fprintf(k->out, "  note: %s\n", esc(note));
@@ -771,9 +832,14 @@ static int check_together(checker *k, char **paths, size_t n)
 		}
 		if (rep && b.msgs[i])
 			wg_report_free(rep);
+		if (suppress_last(k) < 0) {
+			fail("out of memory\n");
+			status = EXIT_USAGE;
+		}
 		if (k->text)
 			print_report(k->out, k->rs, &k->res, k->res.n - 1, k->a->fail_on, k->a->quiet,
 				     k->color);
+		print_suppressed(k);
 	}
 	wg_env_set_install(k->env, k->env_sc, NULL, 0);
 out:
@@ -807,14 +873,15 @@ static int check_inputs(checker *k, char **inputs, size_t ninputs)
 
 /* A command's additions to the JSON document (audit: each input's note, the distributions
  * not audited); the document as the library wrote it when there are none. */
-static void annotate(char **doc, const results *res)
+static void annotate(char **doc, const checker *k)
 {
+	const results *res = &k->res;
 	const char *const *paths = NULL, *const *why = NULL;
 	size_t nn = mode && mode->not_checked ? mode->not_checked(&paths, &why) : 0;
 	bool notes = false;
 	for (size_t i = 0; i < res->n && !notes; i++)
 		notes = res->notes[i] != NULL;
-	if (!notes && !nn && !(mode && mode->not_checked))
+	if (!notes && !nn && !(mode && mode->not_checked) && !k->sup)
 		return;
 	json_t *j = json_loads(*doc, 0, NULL);
 	json_t *inputs = j ? json_object_get(j, "inputs") : NULL;
@@ -826,6 +893,21 @@ static void annotate(char **doc, const results *res)
 		if (res->notes[i])
 			json_object_set_new(json_array_get(inputs, i), "note",
 					    json_string(res->notes[i]));
+	if (k->sup) {
+		size_t tot[2] = {0, 0};
+		for (size_t i = 0; i < res->n; i++) {
+			size_t ig = i < k->nsups ? k->sups[i][0] : 0, bl = i < k->nsups ? k->sups[i][1] : 0;
+			json_t *in = json_array_get(inputs, i);
+			json_object_set_new(in, "ignored", json_integer((json_int_t)ig));
+			json_object_set_new(in, "baselined", json_integer((json_int_t)bl));
+			tot[0] += ig;
+			tot[1] += bl;
+		}
+		json_object_set_new(json_object_get(j, "summary"), "ignored",
+				    json_integer((json_int_t)tot[0]));
+		json_object_set_new(json_object_get(j, "summary"), "baselined",
+				    json_integer((json_int_t)tot[1]));
+	}
 	if (mode && mode->not_checked) {
 		json_t *na = json_array();
 		for (size_t i = 0; na && i < nn; i++)
@@ -874,7 +956,7 @@ static int finish(checker *k, int status)
 				      (const wg_report *const *)res->reports,
 				      (const char *const *)res->errors, res->n, k->a->fail_on) == WG_OK) {
 			if (!strcmp(k->a->format, "json"))
-				annotate(&doc, res);
+				annotate(&doc, k);
 			fputs(doc, k->out);
 			fputc('\n', k->out);
 		}
@@ -894,6 +976,28 @@ static int finish(checker *k, int status)
 	if (summary && (!k->text || k->out != stdout))
 		fputs(summary, stderr);
 	wg_free(summary);
+	size_t tot[2] = {0, 0};
+	for (size_t i = 0; i < res->n && i < k->nsups; i++) {
+		tot[0] += k->sups[i][0];
+		tot[1] += k->sups[i][1];
+	}
+	/* Known findings pass, but are counted beside the summary. */
+	if (k->sup) {
+		char line[512];
+		snprintf(line, sizeof(line), "%zu known finding%s baselined (%s), %zu ignored by the "
+			 "configuration\n", tot[1], tot[1] == 1 ? "" : "s",
+			 k->a->cfg.baseline ? esc(k->a->cfg.baseline) : "no --baseline", tot[0]);
+		if (k->text)
+			fputs(line, k->out);
+		if (!k->text || k->out != stdout)
+			fputs(line, stderr);
+	}
+	char werr[1024];
+	if (k->a->write_baseline && suppress_write_baseline(k->sup, k->a->write_baseline, werr,
+							    sizeof(werr)) < 0) {
+		fail("%s\n", esc(werr));
+		status = EXIT_USAGE;
+	}
 	if (k->out != stdout && fclose(k->out) != 0) {
 		fail("-o: %s: %s\n", k->a->output, strerror(errno));
 		status = EXIT_USAGE;
@@ -1050,6 +1154,11 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	if (wg_context_new(&ctx, &opts) < 0 || wg_ruleset_new(&rs, ctx, &ro) < 0 ||
 	    wg_scanner_new(&sc, ctx) < 0) {
 		fail("%s\n", esc(wg_error_last()));
+		/* A selector may come from the file rather than the command line: say which file. */
+		if (!rs && a.cfg_selectors && a.cfg.source && (strstr(wg_error_last(), "--disable:") ||
+							     strstr(wg_error_last(), "--enable:")))
+			fail("(the rules to enable and disable include those of %s)\n",
+			     esc(a.cfg.source));
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -1135,7 +1244,20 @@ int check_main(int argc, char **argv, const check_command *cmd)
 		opts.max_stdin = a.max_stdin;
 	checker k = {&a, sc, rs, target, (size_t)opts.max_stdin, stdout,
 		     !strcmp(a.format, "text"), false, {0}, ctx, NULL, 0, false, env != NULL,
-		     PTHREAD_MUTEX_INITIALIZER, env, env_sc, locked};
+		     PTHREAD_MUTEX_INITIALIZER, env, env_sc, locked, NULL, NULL, 0};
+	if (a.cfg.nignores || a.cfg.baseline || a.write_baseline) {
+		char serr[1024];
+		if (!(k.sup = suppress_new(a.cfg.ignores, a.cfg.nignores, serr, sizeof(serr))) ||
+		    suppress_check_rules(k.sup, rs, serr, sizeof(serr)) < 0 ||
+		    (a.cfg.baseline && suppress_load_baseline(k.sup, a.cfg.baseline, serr,
+							      sizeof(serr)) < 0)) {
+			bool ign = !strncmp(serr, "ignore", 6) && a.cfg.source;
+			fail("%s%s%s\n", ign ? esc(a.cfg.source) : "", ign ? ": " : "", esc(serr));
+			suppress_free(k.sup);
+			status = EXIT_USAGE;
+			goto out;
+		}
+	}
 	if (a.output && !(k.out = fopen(a.output, "w"))) {
 		fail("-o: %s: %s\n", a.output, strerror(errno));
 		status = EXIT_USAGE;
@@ -1144,6 +1266,8 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	k.color = k.text && k.out == stdout && use_color;
 	status = finish(&k, check_inputs(&k, inputs, ninputs));
 	results_free(&k.res);
+	suppress_free(k.sup);
+	free(k.sups);
 out:
 	wg_target_free(target);
 	wg_env_free(env);

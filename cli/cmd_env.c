@@ -59,6 +59,7 @@ int cmd_env(int argc, char **argv)
 			       "'wheelgate check --env PATH' checks wheels against it.\n");
 			return EXIT_CLEAN;
 		default:
+			suggest_option(argv, optind, longopts);
 			fprintf(stderr, "Try 'wheelgate env --help'.\n");
 			return EXIT_USAGE;
 		}

@@ -123,6 +123,7 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 			break;
 		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
+			suggest_option(argv, optind, longopts);
 			fprintf(stderr, "Try 'wheelgate inspect --help'.\n");
 			return EXIT_USAGE;
 		}

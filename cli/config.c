@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,13 @@ int cfg_add(cli_config *cfg, const char *key, const char *value)
 		return push(cfg->gpus, &cfg->ngpus, value);
 	if (!strcmp(key, "target"))
 		return push(cfg->targets, &cfg->ntargets, value);
+	if (!strcmp(key, "ignore"))
+		return strchr(value, '\n') ? push(cfg->ignores, &cfg->nignores, value) : -1;
+	if (!strcmp(key, "baseline")) {
+		free(cfg->baseline);
+		cfg->baseline = strdup(value);
+		return 0;
+	}
 	if (!strcmp(key, "fail-on") || !strcmp(key, "fail_on")) {
 		free(cfg->fail_on);
 		cfg->fail_on = strdup(value);
@@ -59,11 +67,14 @@ int cfg_add(cli_config *cfg, const char *key, const char *value)
 
 void cfg_free(cli_config *cfg)
 {
-	char **lists[] = {cfg->rules, cfg->disable, cfg->enable, cfg->gpus, cfg->targets};
-	size_t ns[] = {cfg->nrules, cfg->ndisable, cfg->nenable, cfg->ngpus, cfg->ntargets};
-	for (size_t l = 0; l < 5; l++)
+	char **lists[] = {cfg->rules, cfg->disable, cfg->enable, cfg->gpus, cfg->targets,
+			  cfg->ignores};
+	size_t ns[] = {cfg->nrules, cfg->ndisable, cfg->nenable, cfg->ngpus, cfg->ntargets,
+		       cfg->nignores};
+	for (size_t l = 0; l < 6; l++)
 		for (size_t i = 0; i < ns[l]; i++)
 			free(lists[l][i]);
+	free(cfg->baseline);
 	free(cfg->fail_on);
 	free(cfg->profile);
 	free(cfg->format);
@@ -109,6 +120,69 @@ static FILE *open_config(const char *path, char *err, size_t errlen, int *rc)
 	return f;
 }
 
+int cfg_ignore_entry(cli_config *cfg, const char *glob, const char *const *rules, size_t n)
+{
+	size_t len = strlen(glob) + 2;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(rules[i]) + 1;
+	char *v = malloc(len);
+	if (!v)
+		return -1;
+	size_t o = (size_t)snprintf(v, len, "%s\n", glob);
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(v + o, len - o, "%s%s", i ? "," : "", rules[i]);
+	int rc = cfg_add(cfg, "ignore", v);
+	free(v);
+	return rc;
+}
+
+/* ignore: [{path: GLOB, rules: [SELECTOR...] or SELECTOR}]; -1 with err naming the place. */
+static int yaml_ignores(cli_config *cfg, yaml_document_t *doc, yaml_node_t *v, const char *path,
+			char *err, size_t errlen)
+{
+	for (yaml_node_item_t *it = v && v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start
+								       : NULL;
+	     it && it < v->data.sequence.items.top; it++) {
+		yaml_node_t *e = yaml_document_get_node(doc, *it);
+		const char *glob = NULL, *rules[CFG_MAX];
+		size_t n = 0;
+		bool ok = e && e->type == YAML_MAPPING_NODE;
+		for (yaml_node_pair_t *pr = ok ? e->data.mapping.pairs.start : NULL;
+		     pr && pr < e->data.mapping.pairs.top && ok; pr++) {
+			yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+			yaml_node_t *x = yaml_document_get_node(doc, pr->value);
+			const char *key = k && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
+			if (!strcmp(key, "path") && x && x->type == YAML_SCALAR_NODE) {
+				glob = (const char *)x->data.scalar.value;
+			} else if (!strcmp(key, "rules") && x && x->type == YAML_SCALAR_NODE) {
+				rules[n++] = (const char *)x->data.scalar.value;
+			} else if (!strcmp(key, "rules") && x && x->type == YAML_SEQUENCE_NODE) {
+				for (yaml_node_item_t *r = x->data.sequence.items.start;
+				     r < x->data.sequence.items.top && ok; r++) {
+					yaml_node_t *y = yaml_document_get_node(doc, *r);
+					ok = y && y->type == YAML_SCALAR_NODE && n < CFG_MAX;
+					if (ok)
+						rules[n++] = (const char *)y->data.scalar.value;
+				}
+			} else {
+				ok = false;
+			}
+		}
+		if (!ok || !glob || !n || cfg_ignore_entry(cfg, glob, rules, n) < 0) {
+			snprintf(err, errlen, "%s:%zu:%zu: ignore: each entry is {path: GLOB, rules: "
+				 "[RULE, ...]} (a rule: an id, id prefix, name or glob)", path,
+				 (e ? e->start_mark.line : 0) + 1, (e ? e->start_mark.column : 0) + 1);
+			return -1;
+		}
+	}
+	if (!v || v->type != YAML_SEQUENCE_NODE) {
+		snprintf(err, errlen, "%s:%zu:%zu: ignore: a list of {path: GLOB, rules: [RULE, ...]}",
+			 path, (v ? v->start_mark.line : 0) + 1, (v ? v->start_mark.column : 0) + 1);
+		return -1;
+	}
+	return 0;
+}
+
 int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size_t errlen)
 {
 	*found = 0;
@@ -140,7 +214,11 @@ int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size
 		yaml_node_t *k = yaml_document_get_node(&doc, pr->key);
 		yaml_node_t *v = yaml_document_get_node(&doc, pr->value);
 		const char *key = k && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "?";
-		if (v && v->type == YAML_SCALAR_NODE) {
+		if (!strcmp(key, "ignore")) {
+			rc = yaml_ignores(cfg, &doc, v, path, err, errlen);
+			if (rc)
+				break;
+		} else if (v && v->type == YAML_SCALAR_NODE) {
 			rc = cfg_add(cfg, key, (const char *)v->data.scalar.value);
 		} else if (v && v->type == YAML_SEQUENCE_NODE) {
 			for (yaml_node_item_t *it = v->data.sequence.items.start;
@@ -155,7 +233,8 @@ int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size
 		}
 		if (rc)
 			snprintf(err, errlen, "%s:%zu:%zu: '%s': unknown option or not a string/list "
-				 "(options: rules, disable, enable, gpu, target, fail-on, format)", path,
+				 "(options: rules, disable, enable, gpu, target, fail-on, format, profile, ignore, "
+				 "baseline)", path,
 				 k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0, key);
 	}
 	yaml_document_delete(&doc);
@@ -234,4 +313,59 @@ int cfg_read_pyproject(cli_config *cfg, const char *path, int *found, char *err,
 		rc = -1;
 	}
 	return rc;
+}
+
+/* Rule paths relative to the directory of the file they came from (dir: "" for the current). */
+static int rebase_rules(cli_config *cfg, size_t from, const char *dir)
+{
+	for (size_t i = from; i < cfg->nrules && *dir; i++) {
+		if (cfg->rules[i][0] == '/')
+			continue;
+		size_t n = strlen(dir) + strlen(cfg->rules[i]) + 2;
+		char *p = malloc(n);
+		if (!p)
+			return -1;
+		snprintf(p, n, "%s/%s", dir, cfg->rules[i]);
+		free(cfg->rules[i]);
+		cfg->rules[i] = p;
+	}
+	return 0;
+}
+
+int cfg_find(cli_config *cfg, int *found, char *err, size_t errlen)
+{
+	char cwd[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 32];
+	*found = 0;
+	if (!getcwd(cwd, sizeof(cwd))) {
+		/* No name for where we are (removed, or too deep): only this directory is read. */
+		int rc = cfg_read_yaml(cfg, "wheelgate.yaml", found, err, errlen);
+		return rc == 0 && !*found ? cfg_read_pyproject(cfg, "pyproject.toml", found, err, errlen)
+					  : rc;
+	}
+	snprintf(dir, sizeof(dir), "%s", cwd);
+	for (;;) {
+		/* Paths in the current directory stay relative, as they always were. */
+		bool here = !strcmp(dir, cwd);
+		const char *base = here ? "" : dir;
+		size_t nrules = cfg->nrules;
+		int rc;
+		snprintf(path, sizeof(path), "%s%s%s", base, here ? "" : "/", "wheelgate.yaml");
+		if ((rc = cfg_read_yaml(cfg, path, found, err, errlen)) < 0 || *found)
+			return rc < 0 ? rc : rebase_rules(cfg, nrules, base);
+		snprintf(path, sizeof(path), "%s%s%s", base, here ? "" : "/", "pyproject.toml");
+		if ((rc = cfg_read_pyproject(cfg, path, found, err, errlen)) < 0 || *found)
+			return rc < 0 ? rc : rebase_rules(cfg, nrules, base);
+		/* A repository's top is as far as one looks, like the filesystem's root. */
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/.git", !strcmp(dir, "/") ? "" : dir);
+		if (stat(path, &st) == 0 || !strcmp(dir, "/"))
+			return 0;
+		char *slash = strrchr(dir, '/');
+		if (slash == dir)
+			dir[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+		else
+			return 0;
+	}
 }

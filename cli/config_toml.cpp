@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <toml++/toml.h>
 
@@ -36,7 +38,32 @@ wg_toml_read_pyproject_v1(cli_config *cfg, const char *path, const char *text, s
 		for (auto &&[k, v] : *wg) {
 			std::string key(k.str());
 			int rc = 0;
-			if (auto s = v.value<std::string>()) {
+			if (key == "ignore") {
+				// [[tool.wheelgate.ignore]] path = GLOB, rules = [RULE...]: one string
+				// "GLOB\nRULE,RULE" per entry, as cfg_add takes it.
+				const toml::array *a = v.as_array();
+				rc = a ? 0 : -1;
+				for (size_t i = 0; a && i < a->size() && !rc; i++) {
+					const toml::table *t = a->get(i)->as_table();
+					auto glob = t ? (*t)["path"].value<std::string>() : std::nullopt;
+					std::string entry = glob ? *glob + "\n" : std::string();
+					size_t n = 0;
+					if (auto one = t ? (*t)["rules"].value<std::string>() : std::nullopt) {
+						entry += *one;
+						n = 1;
+					} else if (const toml::array *r = t ? (*t)["rules"].as_array() : nullptr) {
+						for (auto &&item : *r) {
+							auto s2 = item.value<std::string>();
+							if (!s2) {
+								n = 0;
+								break;
+							}
+							entry += (n++ ? "," : "") + *s2;
+						}
+					}
+					rc = glob && n && t->size() == 2 ? add(cfg, "ignore", entry.c_str()) : -1;
+				}
+			} else if (auto s = v.value<std::string>()) {
 				rc = add(cfg, key.c_str(), s->c_str());
 			} else if (const toml::array *a = v.as_array()) {
 				for (auto &&item : *a) {
@@ -51,7 +78,8 @@ wg_toml_read_pyproject_v1(cli_config *cfg, const char *path, const char *text, s
 			if (rc) {
 				std::snprintf(err, errlen, "%s:%u:%u: [tool.wheelgate] '%s': unknown option "
 					      "or not a string/list (options: rules, disable, enable, gpu, "
-					      "target, fail-on, format)", path, (unsigned)v.source().begin.line,
+					      "target, fail-on, format, profile, baseline; ignore: "
+					      "[[tool.wheelgate.ignore]] with path and rules)", path, (unsigned)v.source().begin.line,
 					      (unsigned)v.source().begin.column, key.c_str());
 				return -1;
 			}

@@ -56,7 +56,14 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "wheelgate: unknown command '%s'\n\n", argv[1]);
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		names[i] = commands[i].name;
+	const char *best = wg_suggest(argv[1], names, sizeof(names) / sizeof(names[0]));
+	fprintf(stderr, "wheelgate: unknown command '%s'", esc(argv[1]));
+	if (best)
+		fprintf(stderr, "; did you mean '%s'?", best);
+	fprintf(stderr, "\n\n");
 	usage(stderr);
 	return EXIT_USAGE;
 }

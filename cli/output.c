@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,4 +202,28 @@ int queue_wheels(char ***queue, size_t *n, size_t at, const wg_scan *scan)
 			return -1;
 		}
 	return 0;
+}
+
+void suggest_option(char **argv, int optind_now, const struct option *longopts)
+{
+	/* The word getopt stopped at: the one before optind, or at optind for a missing value. */
+	const char *arg = optind_now > 0 ? argv[optind_now - 1] : NULL;
+	if (!arg || strncmp(arg, "--", 2) != 0)
+		return;
+	char word[128];
+	size_t n = strcspn(arg + 2, "=");
+	if (n >= sizeof(word))
+		return;
+	memcpy(word, arg + 2, n);
+	word[n] = '\0';
+	const char *names[128];
+	size_t k = 0;
+	for (const struct option *o = longopts; o->name && k < 128; o++)
+		names[k++] = o->name;
+	for (size_t i = 0; i < k; i++)
+		if (!strcmp(names[i], word))
+			return; /* known: a missing or extra value, which getopt told */
+	const char *best = wg_suggest(word, names, k);
+	if (best)
+		fprintf(stderr, "did you mean '--%s'?\n", best);
 }

@@ -96,6 +96,9 @@ WG_API const char *wg_error_name(int code);
 WG_API const char *wg_error_last(void);
 /** "0.1.0" */
 WG_API const char *wg_version_string(void);
+/** "Did you mean": the one of names[0..n) nearest to word (case-insensitive edit distance),
+ * or NULL when none is close enough to be a typo of it. */
+WG_API const char *wg_suggest(const char *word, const char *const *names, size_t n);
 /** Frees memory the library handed to the caller (JSON text and the like). */
 WG_API void wg_free(void *ptr);
 
@@ -797,9 +800,11 @@ typedef struct wg_ruleset_options {
 	unsigned int version;
 	const char *const *rule_paths; /**< user rule files or directories (*.yaml), in order */
 	size_t nrule_paths;
-	const char *const *disable;    /**< rule ids to switch off */
+	/** Rule selectors, case-insensitive: an id (WG-SYS-001), an id prefix (WG-SYS, WG), a
+	 * rule's name (its check kind: hollow-wheel) or a glob of ids or names (WG-SYS-*). */
+	const char *const *disable;    /**< rules to switch off */
 	size_t ndisable;
-	const char *const *enable;     /**< rule ids to switch on (rules shipped disabled) */
+	const char *const *enable;     /**< rules to switch on (rules shipped disabled) */
 	size_t nenable;
 	int no_default_rules;          /**< do not load the shipped rules */
 } wg_ruleset_options;
@@ -808,8 +813,9 @@ typedef struct wg_ruleset_options {
 
 /**
  * Loads the shipped rules, then the user's (a rule with a shipped id replaces it), then
- * applies enable/disable. Every pattern is compiled once. A broken file fails with
- * "file:line:col: what is wrong" in wg_error_last(); an unknown id in enable/disable too.
+ * applies enable, then disable. Every pattern is compiled once. A broken file fails with
+ * "file:line:col: what is wrong" in wg_error_last(); a selector in enable/disable that
+ * matches no rule too (with a "did you mean" where one is close).
  * The ruleset is immutable and may be shared by threads.
  */
 WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_ruleset_options *opts);
@@ -838,6 +844,10 @@ WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i);
  * each failing example in *report (free with wg_free; may be NULL).
  */
 WG_API int wg_ruleset_self_test(const wg_ruleset *rs, char **report);
+/** Whether selector (as in wg_ruleset_options.disable: id, id prefix, name or glob, any case)
+ * picks the rule with id rule_id: 1 or 0; WG_EINVAL (with a "did you mean" in
+ * wg_error_last()) when it picks no rule of rs at all. */
+WG_API int wg_ruleset_selects(const wg_ruleset *rs, const char *selector, const char *rule_id);
 
 typedef struct wg_report wg_report;
 
@@ -863,6 +873,9 @@ typedef struct wg_finding_info {
 
 WG_API size_t wg_report_count(const wg_report *r);
 WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i);
+/** Takes finding i out of the report (a finding ignored or baselined by the caller); the
+ * findings after it move down by one. WG_ENOTFOUND past the end. */
+WG_API int wg_report_remove(wg_report *r, size_t i);
 /** The highest severity among the findings, or -1 when there are none. */
 WG_API int wg_report_worst(const wg_report *r);
 /** The profile the report was made in (install or publish). */

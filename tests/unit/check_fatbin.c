@@ -371,6 +371,18 @@ START_TEST(test_gpu_names_and_isa)
 		ck_assert_msg(wg_gpu_parse(&g, t_ctx, bad[i]) == WG_ENOTFOUND, "'%s' accepted", bad[i]);
 		ck_assert_ptr_nonnull(strstr(wg_error_last(), "unknown GPU"));
 	}
+	/* Well-formed, but no GPU has that capability: refused, naming the known range. */
+	static const char *const far[] = {"sm_999", "99.0", "sm_20", "2.1", "compute_130", "13.0"};
+	for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+		wg_gpu g = WG_GPU_INIT;
+		ck_assert_msg(wg_gpu_parse(&g, t_ctx, far[i]) == WG_EINVAL, "'%s' accepted", far[i]);
+		ck_assert_ptr_nonnull(strstr(wg_error_last(), "outside the known range 3.0 to 12.9"));
+	}
+	static const char *const edge[] = {"sm_30", "3.0", "sm_121", "12.1", "sm_120a"};
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
+		wg_gpu g = WG_GPU_INIT;
+		ck_assert_msg(wg_gpu_parse(&g, t_ctx, edge[i]) == WG_OK, "'%s' refused", edge[i]);
+	}
 	unsigned cm, cn;
 	ck_assert_int_eq(wg_ptx_isa_cuda(t_ctx, 9, 0, &cm, &cn), WG_OK);
 	ck_assert(cm == 13 && cn == 0);

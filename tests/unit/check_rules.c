@@ -101,6 +101,77 @@ START_TEST(test_enable_disable)
 }
 END_TEST
 
+/* How many rules are off after disabling sel (*rc: what wg_ruleset_new returned). */
+static size_t disabled_by(const char *sel, int *rc)
+{
+	wg_ruleset_options o = WG_RULESET_OPTIONS_INIT;
+	const char *const d[] = {sel};
+	o.disable = d;
+	o.ndisable = 1;
+	wg_ruleset *rs = NULL;
+	size_t off = 0;
+	*rc = wg_ruleset_new(&rs, t_ctx, &o);
+	for (size_t i = 0; rs && i < wg_ruleset_count(rs); i++) {
+		wg_rule_info ri = WG_RULE_INFO_INIT;
+		wg_ruleset_rule(&ri, rs, i);
+		off += !ri.enabled;
+	}
+	wg_ruleset_free(rs);
+	return off;
+}
+
+START_TEST(test_rule_selectors)
+{
+	wg_ruleset *rs = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	size_t off0 = 0, sys = 0, hol = 0, sys00 = 0, wg = wg_ruleset_count(rs);
+	for (size_t i = 0; i < wg_ruleset_count(rs); i++) {
+		wg_rule_info ri = WG_RULE_INFO_INIT;
+		wg_ruleset_rule(&ri, rs, i);
+		off0 += !ri.enabled;
+		sys += ri.enabled && !strncmp(ri.id, "WG-SYS-", 7);
+		sys00 += ri.enabled && !strncmp(ri.id, "WG-SYS-00", 9);
+		hol += ri.enabled && !strcmp(ri.check, "hollow-wheel");
+		wg -= !ri.enabled;
+	}
+	wg_ruleset_free(rs);
+	ck_assert_uint_gt(sys, 1);
+	ck_assert_uint_eq(hol, 1);
+	int rc;
+	/* id prefix, any case */
+	ck_assert_uint_eq(disabled_by("WG-SYS", &rc), off0 + sys);
+	ck_assert_int_eq(rc, WG_OK);
+	ck_assert_uint_eq(disabled_by("wg-sys", &rc), off0 + sys);
+	ck_assert_uint_eq(disabled_by("WG", &rc), off0 + wg);
+	/* a prefix ends at a '-': WG-SY is no prefix */
+	disabled_by("WG-SY", &rc);
+	ck_assert_int_eq(rc, WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "did you mean 'WG-SYS'?"));
+	/* exact id in lower case, name, name with '_', glob */
+	ck_assert_uint_eq(disabled_by("wg-sys-001", &rc), off0 + 1);
+	ck_assert_uint_eq(disabled_by("hollow-wheel", &rc), off0 + 1);
+	ck_assert_uint_eq(disabled_by("HOLLOW_WHEEL", &rc), off0 + 1);
+	ck_assert_uint_eq(disabled_by("wg-sys-*", &rc), off0 + sys);
+	ck_assert_uint_eq(disabled_by("WG-SYS-00?", &rc), off0 + sys00);
+	ck_assert_uint_eq(disabled_by("hollow-*", &rc), off0 + 1);
+	ck_assert_int_eq(rc, WG_OK);
+	/* matches nothing: an error naming it, with the nearest */
+	disabled_by("hollow-weel", &rc);
+	ck_assert_int_eq(rc, WG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "--disable: no rule 'hollow-weel'"));
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "did you mean 'hollow-wheel'?"));
+	disabled_by("WG-SYS-01", &rc);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "did you mean 'WG-SYS-001'?"));
+	disabled_by("XYZ-*", &rc);
+	ck_assert_int_eq(rc, WG_EINVAL);
+	ck_assert_ptr_null(strstr(wg_error_last(), "did you mean"));
+	const char *const names[] = {"check", "audit", "inspect"};
+	ck_assert_str_eq(wg_suggest("chekc", names, 3), "check");
+	ck_assert_str_eq(wg_suggest("INSPCT", names, 3), "inspect");
+	ck_assert_ptr_null(wg_suggest("frobnicate", names, 3));
+}
+END_TEST
+
 START_TEST(test_user_rule_file_errors)
 {
 	char path[] = "/tmp/wg-rule-XXXXXX.yaml";
@@ -171,6 +242,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_shipped_rules_self_test);
 	tcase_add_loop_test(tc, test_target_parse, 0, (int)(sizeof(targets) / sizeof(targets[0])));
 	tcase_add_test(tc, test_enable_disable);
+	tcase_add_test(tc, test_rule_selectors);
 	tcase_add_test(tc, test_user_rule_file_errors);
 	tcase_add_test(tc, test_findings_on_fixtures);
 	suite_add_tcase(s, tc);

@@ -396,8 +396,9 @@ class Checker:
 
     env: an environment (venv, prefix or site-packages) to judge against; target: KEY=VALUE
     specs (python, torch, cxx11abi, cuda); gpus: GPU names, sm_XY or compute capabilities;
-    rules: extra rule files; disable / enable: rule ids. Each of target, gpus, rules, disable
-    and enable takes a list or a single string."""
+    rules: extra rule files; disable / enable: rule selectors (an id, an id prefix such as
+    "WG-SYS", a name such as "hollow-wheel" or a glob; any case). Each of target, gpus, rules,
+    disable and enable takes a list or a single string."""
 
     def __init__(self, env: Optional[StrPath] = None, target: Names = None, gpus: Names = (),
                  rules: Names = (), disable: Names = (), enable: Names = (),

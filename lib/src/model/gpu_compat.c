@@ -12,6 +12,9 @@
 
 #include "model/model.h"
 
+/* The oldest compute capability major --gpu accepts (Kepler). */
+#define WG_GPU_OLDEST_MAJOR 3u
+
 struct wg_cuda_data {
 	struct gpu_row {
 		char *name, *key;
@@ -140,6 +143,7 @@ WG_API int wg_gpu_parse(wg_gpu *out, const wg_context *ctx, const char *spec)
 		out->cc_major = major;
 		out->cc_minor = minor;
 	} else {
+		out->cc_major = 0;
 		char key[64];
 		name_key(key, sizeof(key), spec);
 		for (size_t i = 0; i < d->ngpus; i++)
@@ -155,7 +159,18 @@ WG_API int wg_gpu_parse(wg_gpu *out, const wg_context *ctx, const char *spec)
 				  "5090, ...; 'wheelgate gpus' lists them)", spec);
 		return WG_ENOTFOUND;
 	}
-	return WG_OK; /* a bare capability names no particular GPU */
+	/* A bare capability names no particular GPU, but one that exists: from 3.0 (Kepler, the
+	 * oldest any CUDA 12 or 11 toolkit still reads) to the newest major of the known GPUs. */
+	unsigned newest = 0;
+	for (size_t i = 0; i < d->ngpus; i++)
+		newest = d->gpus[i].major > newest ? d->gpus[i].major : newest;
+	if (out->cc_major < WG_GPU_OLDEST_MAJOR || out->cc_major > newest) {
+		wg_set_last_error(WG_EINVAL, "GPU '%s': compute capability %u.%u is outside the known "
+				  "range %u.0 to %u.9 ('wheelgate gpus' lists the known GPUs)", spec,
+				  out->cc_major, out->cc_minor, WG_GPU_OLDEST_MAJOR, newest);
+		return WG_EINVAL;
+	}
+	return WG_OK;
 }
 
 WG_API size_t wg_gpu_known_count(const wg_context *ctx)

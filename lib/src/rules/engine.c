@@ -407,6 +407,19 @@ WG_API size_t wg_report_count(const wg_report *r)
 	return r ? r->findings.len : 0;
 }
 
+WG_API int wg_report_remove(wg_report *r, size_t i)
+{
+	if (!r)
+		return wg_null_arg("wg_report_remove");
+	if (i >= r->findings.len)
+		return WG_ENOTFOUND;
+	char *base = r->findings.items;
+	size_t sz = r->findings.item_size;
+	memmove(base + i * sz, base + (i + 1) * sz, (r->findings.len - i - 1) * sz);
+	r->findings.len--;
+	return WG_OK;
+}
+
 WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
 {
 	if (!out || !r)

@@ -5,12 +5,15 @@
  * user's rule with a shipped id replaces it. Every error says file:line:col.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -485,14 +488,79 @@ static int load_path(wg_ruleset *rs, const char *path, uint64_t max, wg_err *err
 	return rc;
 }
 
-static wg_rule *find_rule(wg_ruleset *rs, const char *id)
+/* Whether selector sel picks rule r: its id, an id prefix ending at a '-' (WG-SYS), its name
+ * (the check kind, '_' for '-' allowed) or a glob of either, all ignoring case. */
+static bool selects(const char *sel, const wg_rule *r)
 {
+	char name[128];
+	size_t i;
+	for (i = 0; r->check[i] && i + 1 < sizeof(name); i++)
+		name[i] = r->check[i];
+	name[i] = '\0';
+	if (strpbrk(sel, "*?["))
+		return fnmatch(sel, r->id, FNM_CASEFOLD) == 0 || fnmatch(sel, name, FNM_CASEFOLD) == 0;
+	size_t n = strlen(sel);
+	if (!strcasecmp(sel, r->id) || (n && !strncasecmp(sel, r->id, n) && r->id[n] == '-'))
+		return true;
+	if (strlen(name) != n)
+		return false;
+	for (i = 0; i < n; i++) {
+		char a = (char)tolower((unsigned char)sel[i]), b = name[i];
+		if (a != b && !(a == '_' && b == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* The error for a selector that picks no rule: naming it, and the nearest id, prefix or name. */
+static int no_match(const wg_ruleset *rs, const char *opt, const char *sel, wg_err *err);
+
+/* Applies one selector of --enable/--disable to every rule it picks. */
+static int select_rules(wg_ruleset *rs, const char *opt, const char *sel, bool on, wg_err *err)
+{
+	size_t hits = 0;
 	for (size_t i = 0; i < rs->rules.len; i++) {
 		wg_rule *r = wg_vec_at(&rs->rules, i);
-		if (!strcmp(r->id, id))
-			return r;
+		if (selects(sel, r)) {
+			r->enabled = on;
+			hits++;
+		}
 	}
-	return NULL;
+	return hits ? WG_OK : no_match(rs, opt, sel, err);
+}
+
+static int no_match(const wg_ruleset *rs, const char *opt, const char *sel, wg_err *err)
+{
+	/* Candidates: every id, every id prefix (up to each '-') and every name. */
+	size_t max = rs->rules.len * 4, n = 0;
+	const char **names = calloc(max ? max : 1, sizeof(*names));
+	char (*prefixes)[64] = calloc(max ? max : 1, sizeof(*prefixes));
+	const char *best = NULL;
+	char hint[160] = "";
+	if (names && prefixes) {
+		for (size_t i = 0; i < rs->rules.len; i++) {
+			const wg_rule *r = wg_vec_at(&rs->rules, i);
+			names[n++] = r->id;
+			names[n++] = r->check;
+			size_t k = 0;
+			for (const char *d = strchr(r->id, '-'); d && k < 2; d = strchr(d + 1, '-'), k++) {
+				size_t len = (size_t)(d - r->id);
+				if (len >= sizeof(prefixes[0]))
+					break;
+				memcpy(prefixes[n], r->id, len);
+				prefixes[n][len] = '\0';
+				names[n] = prefixes[n];
+				n++;
+			}
+		}
+		if ((best = wg_suggest(sel, names, n)))
+			snprintf(hint, sizeof(hint), "; did you mean '%s'?", best);
+	}
+	int rc = wg_seterr(err, WG_EINVAL, "%s: no rule '%s' (no rule id, id prefix, name or glob "
+			   "matches it%s)", opt, sel, hint);
+	free(names);
+	free(prefixes);
+	return rc;
 }
 
 WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_ruleset_options *o)
@@ -524,20 +592,12 @@ WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_rule
 			}
 	for (size_t i = 0; i < o->nrule_paths && rc == WG_OK; i++)
 		rc = load_path(rs, o->rule_paths[i], max_rule_file, &err);
-	for (size_t i = 0; i < o->nenable && rc == WG_OK; i++) {
-		wg_rule *r = find_rule(rs, o->enable[i]);
-		if (!r)
-			rc = wg_seterr(&err, WG_EINVAL, "--enable: no rule '%s'", o->enable[i]);
-		else
-			r->enabled = true;
-	}
-	for (size_t i = 0; i < o->ndisable && rc == WG_OK; i++) {
-		wg_rule *r = find_rule(rs, o->disable[i]);
-		if (!r)
-			rc = wg_seterr(&err, WG_EINVAL, "--disable: no rule '%s'", o->disable[i]);
-		else
-			r->enabled = false;
-	}
+	for (size_t i = 0; i < o->nenable && rc == WG_OK; i++)
+		rc = o->enable[i] ? select_rules(rs, "--enable", o->enable[i], true, &err)
+				  : wg_seterr(&err, WG_EINVAL, "--enable: a NULL selector");
+	for (size_t i = 0; i < o->ndisable && rc == WG_OK; i++)
+		rc = o->disable[i] ? select_rules(rs, "--disable", o->disable[i], false, &err)
+				   : wg_seterr(&err, WG_EINVAL, "--disable: a NULL selector");
 	if (rc < 0) {
 		wg_set_last_error(rc, "%s", err.msg[0] ? err.msg : wg_strerror(rc));
 		wg_ruleset_free(rs);
@@ -545,6 +605,27 @@ WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_rule
 	}
 	*out = rs;
 	return WG_OK;
+}
+
+WG_API int wg_ruleset_selects(const wg_ruleset *rs, const char *selector, const char *rule_id)
+{
+	wg_err err = {0};
+	if (!rs || !selector || !rule_id)
+		return wg_null_arg("wg_ruleset_selects");
+	bool any = false;
+	for (size_t i = 0; i < rs->rules.len; i++) {
+		const wg_rule *r = wg_vec_at(&rs->rules, i);
+		if (selects(selector, r)) {
+			if (!strcmp(r->id, rule_id))
+				return 1;
+			any = true;
+		}
+	}
+	if (any)
+		return 0;
+	int rc = no_match(rs, "rule selector", selector, &err);
+	wg_set_last_error(rc, "%s", err.msg);
+	return rc;
 }
 
 WG_API void wg_ruleset_free(wg_ruleset *rs)
