@@ -1,0 +1,914 @@
+/*
+ * `wheelgate scan`: many inputs (paths, directories, a list of paths) judged with check's
+ * rules, one JSON Lines record ("wheelgate.scan/1", docs/scan.md) per input written as each
+ * input is done. `--shard I/N` splits a list stably by file name; `--resume OUT.jsonl` skips
+ * the inputs whose sha256 the file already holds and appends the rest.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+#include "suppress.h"
+
+static const char prog[] = "wheelgate scan";
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: wheelgate scan [options] [PATH...]\n"
+		"\n"
+		"Judges many wheels with the rules of 'wheelgate check' and writes one JSON Lines\n"
+		"record (\"wheelgate.scan/1\", see docs/scan.md) per input as soon as it is done:\n"
+		"its sha256, size, name, version, tags, the verdict, counts and findings for the\n"
+		"target, the seconds it took, or why it could not be read. A PATH is a wheel or a\n"
+		"directory (every *.whl below it).\n"
+		"\n"
+		"inputs:\n"
+		"  --from FILE        one path a line ('-': stdin); blank lines and lines starting\n"
+		"                     with '#' are skipped; URLs are refused (download them first)\n"
+		"  --shard I/N        only the inputs of shard I of N (0 <= I < N): an input belongs\n"
+		"                     to shard FNV-1a-64(its file name, without directories) mod N,\n"
+		"                     so every machine given the same list takes a disjoint share\n"
+		"  --resume FILE      skip the inputs whose sha256 a record of FILE already has and\n"
+		"                     append the records of the others to FILE (a last line cut\n"
+		"                     short by a killed scan is dropped and written again)\n"
+		"output:\n"
+		"  -o, --output FILE  write the records to FILE (default: stdout)\n"
+		"  -j, --jobs N       inputs read at once (default: one per CPU; 1: no threads)\n"
+		"  -q, --quiet        no progress line and no summary on stderr\n"
+		"target and rules (as 'wheelgate check'):\n"
+		"  --target SPEC, --gpu GPU, --env PATH, --profile P, --rules PATH,\n"
+		"  --disable RULE, --enable RULE, --config FILE, --no-config, --fail-on LEVEL\n"
+		"  -h, --help         show this help\n"
+		"\n"
+		"exit status: 0 when every input passes, 1 when an input fails (a finding at or\n"
+		"above --fail-on), 2 for usage errors and inputs that cannot be read.\n");
+}
+
+/* ---- inputs ---- */
+
+typedef struct {
+	char **v;
+	size_t n, cap;
+} strlist;
+
+static int strlist_add(strlist *l, const char *s)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		char **p = realloc(l->v, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		l->v = p;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n] = strdup(s)))
+		return -1;
+	l->n++;
+	return 0;
+}
+
+static void strlist_free(strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* nftw has no payload: the list being filled. */
+static strlist *walk_out;
+static int walk_oom;
+
+static int walk_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_F && wg_has_suffix_cli(path, ".whl") && strlist_add(walk_out, path) < 0) {
+		walk_oom = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* A PATH: a directory gives every *.whl below it (sorted), anything else itself. */
+static int add_path(strlist *l, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return strlist_add(l, path);
+	size_t first = l->n;
+	walk_out = l;
+	walk_oom = 0;
+	if (nftw(path, walk_one, 32, FTW_PHYS) != 0 && !walk_oom) {
+		fail("%s: %s\n", esc(path), strerror(errno));
+		return -2;
+	}
+	if (walk_oom)
+		return -1;
+	qsort(l->v + first, l->n - first, sizeof(*l->v), cmp_str);
+	if (l->n == first)
+		fprintf(stderr, "%s: %s: no wheel (*.whl) below it\n", prog, esc(path));
+	return 0;
+}
+
+/* --from FILE ('-': stdin): one path a line. */
+static int add_from(strlist *l, const char *file)
+{
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	if (!f) {
+		fail("--from: %s: %s\n", esc(file), strerror(errno));
+		return -2;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = 0;
+	while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
+				   line[len - 1] == ' ' || line[len - 1] == '\t'))
+			line[--len] = '\0';
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p && *p != '#')
+			rc = add_path(l, p);
+	}
+	if (rc == 0 && ferror(f)) {
+		fail("--from: %s: %s\n", esc(file), strerror(errno));
+		rc = -2;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+/* The shard of an input: FNV-1a 64 of its file name (no directories), mod N. */
+static uint64_t name_hash(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *b; b++) {
+		h ^= (unsigned char)*b;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* ---- --resume: the sha256 already recorded ---- */
+
+typedef struct {
+	char (*v)[65];
+	size_t n;
+} shaset;
+
+static int cmp_sha(const void *a, const void *b)
+{
+	return memcmp(a, b, 64);
+}
+
+static bool shaset_has(const shaset *s, const char *hex)
+{
+	return s->n && bsearch(hex, s->v, s->n, sizeof(*s->v), cmp_sha) != NULL;
+}
+
+static bool is_hex64(const char *s)
+{
+	if (strlen(s) != 64)
+		return false;
+	for (size_t i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Reads FILE's records: their sha256 into *set; a last line cut short (no newline, or not
+ * JSON: a scan killed while writing it) is cut off the file. An absent FILE is empty. 0, or -1
+ * (the message printed). */
+static int resume_read(shaset *set, const char *file, size_t *records)
+{
+	*records = 0;
+	int fd = open(file, O_RDWR);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0) {
+		fail("--resume: %s: %s\n", esc(file), strerror(errno));
+		return -1;
+	}
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		fail("--resume: %s: %s\n", esc(file), strerror(errno));
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0, lineno = 0, setcap = 0;
+	ssize_t len;
+	off_t good = 0; /* the end of the last whole record */
+	int rc = 0;
+	bool cut = false;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		bool whole = len > 0 && line[len - 1] == '\n';
+		json_error_t je;
+		json_t *j = json_loadb(line, (size_t)len, 0, &je);
+		const char *sha = json_string_value(json_object_get(j, "sha256"));
+		const char *schema = json_string_value(json_object_get(j, "schema"));
+		bool ok = j && json_is_object(j) && schema && !strcmp(schema, "wheelgate.scan/1");
+		if (!whole || !ok) {
+			/* Only the last line may be broken: a killed scan's. */
+			int c = getc(f);
+			if (c != EOF || !len) {
+				fail("--resume: %s:%zu: not a wheelgate.scan/1 record%s%s\n", esc(file),
+				     lineno, j ? "" : ": ", j ? "" : esc(je.text));
+				json_decref(j);
+				rc = -1;
+				break;
+			}
+			json_decref(j);
+			cut = true;
+			break;
+		}
+		if (sha && is_hex64(sha)) {
+			if (set->n == setcap) {
+				size_t nc = setcap ? setcap * 2 : 256;
+				char (*p)[65] = realloc(set->v, nc * sizeof(*p));
+				if (!p) {
+					json_decref(j);
+					fail("out of memory\n");
+					rc = -1;
+					break;
+				}
+				set->v = p;
+				setcap = nc;
+			}
+			memcpy(set->v[set->n++], sha, 65);
+		}
+		json_decref(j);
+		(*records)++;
+		good += len;
+	}
+	free(line);
+	if (rc == 0 && cut) {
+		if (ftruncate(fd, good) != 0) {
+			fail("--resume: %s: %s\n", esc(file), strerror(errno));
+			rc = -1;
+		} else {
+			fprintf(stderr, "%s: --resume: %s: its last line was cut short (a killed scan): "
+				"dropped, that input is scanned again\n", prog, esc(file));
+		}
+	}
+	fclose(f);
+	if (set->n)
+		qsort(set->v, set->n, sizeof(*set->v), cmp_sha);
+	return rc;
+}
+
+/* ---- the scan ---- */
+
+typedef struct {
+	/* options */
+	cli_config cfg;
+	const char *config, *output, *resume, *env_path;
+	bool no_config, quiet;
+	uint32_t jobs;
+	unsigned shard_i, shard_n;
+	int profile;
+	wg_severity fail_on;
+	char target_name[1024];
+	/* state */
+	wg_context *ctx;
+	wg_ruleset *rs;
+	wg_target *target;
+	wg_env *env;
+	wg_scanner *env_sc;
+	wg_scanner **scs;
+	unsigned nscs;
+	suppress *sup;
+	shaset done;
+	char **inputs;
+	size_t n;
+	FILE *out;
+	pthread_mutex_t lock; /* the output, the counts, the environment */
+	size_t finished, skipped, passed, failed, unreadable;
+	bool write_error;
+	bool tty;
+	struct timespec t0;
+} scanner_state;
+
+static double now_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* The file's sha256 (hex) and size; -1 with errno's message in err. */
+static int file_sha256(const char *path, char hex[65], uint64_t *size, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned char buf[1 << 16], dig[32];
+	unsigned dl = 0;
+	int rc = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) ? 0 : -1;
+	uint64_t total = 0;
+	ssize_t r;
+	while (rc == 0 && (r = read(fd, buf, sizeof(buf))) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			rc = -1;
+			break;
+		}
+		total += (uint64_t)r;
+		if (!EVP_DigestUpdate(md, buf, (size_t)r))
+			rc = -1;
+	}
+	if (rc == 0 && !EVP_DigestFinal_ex(md, dig, &dl))
+		rc = -1;
+	if (rc < 0 && !*err)
+		snprintf(err, errlen, "%s: cannot compute its sha256", path);
+	EVP_MD_CTX_free(md);
+	close(fd);
+	for (unsigned i = 0; rc == 0 && i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", dig[i]);
+	*size = total;
+	return rc;
+}
+
+/* A string from an input or a path as JSON: invalid UTF-8 escaped (\xNN), never dropped. */
+static json_t *jstr(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	char *e = NULL;
+	wg_escape(&e, s, WG_ESCAPE_UTF8);
+	j = e ? json_string(e) : json_null();
+	wg_free(e);
+	return j;
+}
+
+/* The wheel's tags as its file name gives them: each python-abi-platform combination. */
+static json_t *tags_of(const wg_scan *scan)
+{
+	json_t *a = json_array();
+	size_t np = wg_wheel_list_count(scan, WG_LIST_PYTHON_TAGS);
+	size_t na = wg_wheel_list_count(scan, WG_LIST_ABI_TAGS);
+	size_t nl = wg_wheel_list_count(scan, WG_LIST_PLATFORM_TAGS);
+	for (size_t p = 0; p < np; p++)
+		for (size_t b = 0; b < na; b++)
+			for (size_t l = 0; l < nl; l++) {
+				char tag[512];
+				snprintf(tag, sizeof(tag), "%s-%s-%s",
+					 wg_wheel_list_item(scan, WG_LIST_PYTHON_TAGS, p),
+					 wg_wheel_list_item(scan, WG_LIST_ABI_TAGS, b),
+					 wg_wheel_list_item(scan, WG_LIST_PLATFORM_TAGS, l));
+				json_array_append_new(a, jstr(tag));
+			}
+	return a;
+}
+
+/* The target's entry from check's JSON document of one input (the library's own verdict,
+ * counts and findings), reduced to the scan record's keys. */
+static json_t *target_entry(scanner_state *s, const char *path, const wg_report *rep,
+			    const char *error)
+{
+	char *doc = NULL;
+	json_t *t = json_object();
+	json_object_set_new(t, "target", json_string(s->target_name));
+	json_object_set_new(t, "profile", json_string(wg_profile_name(rep ? wg_report_profile(rep)
+		: (wg_profile)s->profile)));
+	if (wg_reports_format(&doc, WG_FORMAT_JSON, s->rs, s->target, &path, &rep, &error, 1,
+			      s->fail_on) < 0) {
+		json_object_set_new(t, "verdict", json_string("error"));
+		wg_free(doc);
+		return t;
+	}
+	json_t *j = json_loads(doc, 0, NULL);
+	wg_free(doc);
+	const char *prof = json_string_value(json_object_get(j, "profile"));
+	if (prof)
+		json_object_set_new(t, "profile", json_string(prof));
+	json_t *in = json_array_get(json_object_get(j, "inputs"), 0);
+	json_object_set(t, "verdict", json_object_get(in, "verdict"));
+	json_object_set(t, "counts", json_object_get(in, "counts"));
+	json_t *fs = json_array();
+	json_t *f;
+	size_t i;
+	json_array_foreach(json_object_get(in, "findings"), i, f) {
+		json_t *o = json_object();
+		static const char *const keys[] = {"rule", "severity", "message", "member", "symbol"};
+		for (size_t k = 0; k < 5; k++) {
+			json_t *v = json_object_get(f, keys[k]);
+			json_object_set(o, keys[k], v ? v : json_null());
+		}
+		json_array_append_new(fs, o);
+	}
+	json_object_set_new(t, "findings", fs);
+	json_decref(j);
+	return t;
+}
+
+static void progress(scanner_state *s)
+{
+	if (!s->tty || s->quiet)
+		return;
+	double el = now_since(&s->t0);
+	size_t done = s->finished + s->skipped;
+	double rate = el > 0 ? (double)s->finished / el : 0;
+	size_t left = s->n - done;
+	char line[256];
+	if (rate > 0)
+		snprintf(line, sizeof(line), "scan: %zu/%zu (%zu skipped) %.1f/s ETA %.0fs", done,
+			 s->n, s->skipped, rate, (double)left / rate);
+	else
+		snprintf(line, sizeof(line), "scan: %zu/%zu (%zu skipped)", done, s->n, s->skipped);
+	progress_line(line);
+}
+
+static wg_scanner *slot_scanner(scanner_state *s, unsigned slot)
+{
+	if (slot >= s->nscs)
+		slot = 0;
+	if (!s->scs[slot] && wg_scanner_new(&s->scs[slot], s->ctx) < 0)
+		return NULL;
+	return s->scs[slot];
+}
+
+static void scan_job(void *arg, size_t i, unsigned slot)
+{
+	scanner_state *s = arg;
+	const char *path = s->inputs[i];
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	char hex[65] = "", err[1024] = "";
+	uint64_t size = 0;
+	bool have_sha = false;
+	wg_scan *scan = NULL;
+	wg_report *rep = NULL;
+	const char *error = NULL;
+	wg_scanner *sc = slot_scanner(s, slot);
+	if (strstr(path, "://")) {
+		snprintf(err, sizeof(err), "%s: URLs are not read by 'wheelgate scan': download "
+			 "the wheel and give its path", path);
+	} else if (!sc) {
+		snprintf(err, sizeof(err), "out of memory");
+	} else if (file_sha256(path, hex, &size, err, sizeof(err)) == 0) {
+		have_sha = true;
+		if (shaset_has(&s->done, hex)) {
+			pthread_mutex_lock(&s->lock);
+			s->skipped++;
+			progress(s);
+			pthread_mutex_unlock(&s->lock);
+			return;
+		}
+		if (wg_scan_path(&scan, sc, path) < 0) {
+			snprintf(err, sizeof(err), "%s", wg_scanner_error(sc));
+		} else {
+			if (s->env)
+				pthread_mutex_lock(&s->lock);
+			/* as check: a wheel judged against an environment is an install of it alone */
+			bool install = s->env && wg_scan_get_kind(scan) == WG_SCAN_WHEEL;
+			const wg_scan *one = scan;
+			if (install && wg_env_set_install(s->env, s->env_sc, &one, 1) < 0)
+				snprintf(err, sizeof(err), "%s", wg_scanner_error(s->env_sc));
+			else if (wg_check(&rep, sc, s->rs, scan, s->target) < 0)
+				snprintf(err, sizeof(err), "%s", wg_scanner_error(sc));
+			if (install)
+				wg_env_set_install(s->env, s->env_sc, NULL, 0);
+			if (rep && !*err && s->sup) {
+				size_t ig = 0, bl = 0;
+				if (!s->env)
+					pthread_mutex_lock(&s->lock);
+				if (suppress_apply(s->sup, s->rs, path, rep, &ig, &bl) < 0)
+					snprintf(err, sizeof(err), "out of memory");
+				if (!s->env)
+					pthread_mutex_unlock(&s->lock);
+			}
+			if (s->env)
+				pthread_mutex_unlock(&s->lock);
+		}
+	}
+	if (*err) {
+		wg_report_free(rep);
+		rep = NULL;
+		error = err;
+	}
+	json_t *r = json_object();
+	json_object_set_new(r, "schema", json_string("wheelgate.scan/1"));
+	json_object_set_new(r, "path", jstr(path));
+	json_object_set_new(r, "name", jstr(scan ? wg_wheel_get(scan, WG_WHEEL_NAME) : NULL));
+	json_object_set_new(r, "version", jstr(scan ? wg_wheel_get(scan, WG_WHEEL_VERSION) : NULL));
+	json_object_set_new(r, "tags", scan ? tags_of(scan) : json_array());
+	json_object_set_new(r, "sha256", have_sha ? json_string(hex) : json_null());
+	json_object_set_new(r, "size", have_sha ? json_integer((json_int_t)size) : json_null());
+	json_t *targets = json_array();
+	json_array_append_new(targets, target_entry(s, path, rep, error));
+	json_object_set_new(r, "targets", targets);
+	json_object_set_new(r, "seconds", json_real(now_since(&t0)));
+	json_object_set_new(r, "error", jstr(error));
+	char *line = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	json_decref(r);
+	int worst = rep ? wg_report_worst(rep) : -1;
+	wg_report_free(rep);
+	wg_scan_free(scan);
+
+	pthread_mutex_lock(&s->lock);
+	if (!line || fputs(line, s->out) == EOF || fputc('\n', s->out) == EOF ||
+	    fflush(s->out) != 0)
+		s->write_error = true;
+	s->finished++;
+	if (error)
+		s->unreadable++;
+	else if (worst >= (int)s->fail_on)
+		s->failed++;
+	else
+		s->passed++;
+	if (error && !s->quiet) {
+		if (s->tty)
+			progress_clear();
+		fprintf(stderr, "wheelgate: %s\n", esc(error));
+	}
+	progress(s);
+	pthread_mutex_unlock(&s->lock);
+	free(line);
+}
+
+/* ---- options ---- */
+
+static int severity_of(const char *s)
+{
+	return !strcmp(s, "error") ? WG_SEV_ERROR : !strcmp(s, "warning") ? WG_SEV_WARNING
+					       : !strcmp(s, "info") ? WG_SEV_INFO : -1;
+}
+
+static int add_csv(cli_config *cfg, const char *key, const char *arg)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", arg);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (cfg_add(cfg, key, t) < 0)
+			return -1;
+	return 0;
+}
+
+/* -1 to go on, else the exit status. */
+static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc, char **argv)
+{
+	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
+	       O_FAILON, O_ENV, O_PROFILE, O_FROM, O_RESUME, O_SHARD };
+	static const struct option longopts[] = {
+		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
+		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
+		{"enable", required_argument, NULL, O_ENABLE}, {"config", required_argument, NULL, O_CONFIG},
+		{"no-config", no_argument, NULL, O_NOCONFIG},
+		{"fail-on", required_argument, NULL, O_FAILON}, {"env", required_argument, NULL, O_ENV},
+		{"profile", required_argument, NULL, O_PROFILE},
+		{"from", required_argument, NULL, O_FROM}, {"resume", required_argument, NULL, O_RESUME},
+		{"shard", required_argument, NULL, O_SHARD},
+		{"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
+		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qhj:", longopts, NULL)) != -1) {
+		int bad = 0;
+		switch (c) {
+		case O_TARGET: bad = cfg_add(cli, "target", optarg); break;
+		case O_GPU: bad = add_csv(cli, "gpu", optarg); break;
+		case O_RULES: bad = cfg_add(cli, "rules", optarg); break;
+		case O_DISABLE: bad = add_csv(cli, "disable", optarg); break;
+		case O_ENABLE: bad = add_csv(cli, "enable", optarg); break;
+		case O_CONFIG: s->config = optarg; break;
+		case O_NOCONFIG: s->no_config = true; break;
+		case O_FAILON: bad = cfg_add(cli, "fail-on", optarg); break;
+		case O_PROFILE: bad = cfg_add(cli, "profile", optarg); break;
+		case O_ENV: s->env_path = optarg; break;
+		case O_FROM:
+			if (strlist_add(from, optarg) < 0) {
+				fail("out of memory\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case O_RESUME: s->resume = optarg; break;
+		case O_SHARD: {
+			unsigned i, n;
+			char tail;
+			if (sscanf(optarg, "%u/%u%c", &i, &n, &tail) != 2 || n == 0 || i >= n) {
+				fail("--shard takes I/N with 0 <= I < N (e.g. 0/4), not '%s'\n",
+				     esc(optarg));
+				return EXIT_USAGE;
+			}
+			s->shard_i = i;
+			s->shard_n = n;
+			break;
+		}
+		case 'o': s->output = optarg; break;
+		case 'q': s->quiet = true; break;
+		case 'j':
+			if (parse_jobs("scan", optarg, &s->jobs) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'h': help(stdout); return EXIT_CLEAN;
+		default:
+			suggest_option(argv, optind, longopts);
+			fprintf(stderr, "Try '%s --help'.\n", prog);
+			return EXIT_USAGE;
+		}
+		if (bad) {
+			fail("too many values for --%s\n", longopts[c - O_TARGET].name);
+			return EXIT_USAGE;
+		}
+	}
+	if (s->output && s->resume && strcmp(s->output, s->resume)) {
+		fail("--resume FILE appends to FILE: -o names another file ('%s')\n", esc(s->output));
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* The configuration file, then the command line on top (as check). */
+static int configure(scanner_state *s, const cli_config *cli)
+{
+	char err[1024];
+	int found = 0;
+	cli_config *cfg = &s->cfg;
+	if (!s->no_config) {
+		int rc;
+		if (s->config)
+			rc = wg_has_suffix_cli(s->config, ".toml")
+				     ? cfg_read_pyproject(cfg, s->config, &found, err, sizeof(err))
+				     : cfg_read_yaml(cfg, s->config, &found, err, sizeof(err));
+		else
+			rc = cfg_find(cfg, &found, err, sizeof(err));
+		if (rc == 0 && s->config && !found) {
+			snprintf(err, sizeof(err), "%s: not found", s->config);
+			rc = -1;
+		}
+		if (rc < 0) {
+			fail("%s\n", esc(err));
+			return EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < cli->nrules; i++) cfg_add(cfg, "rules", cli->rules[i]);
+	for (size_t i = 0; i < cli->ndisable; i++) cfg_add(cfg, "disable", cli->disable[i]);
+	for (size_t i = 0; i < cli->nenable; i++) cfg_add(cfg, "enable", cli->enable[i]);
+	for (size_t i = 0; i < cli->ngpus; i++) cfg_add(cfg, "gpu", cli->gpus[i]);
+	for (size_t i = 0; i < cli->ntargets; i++) cfg_add(cfg, "target", cli->targets[i]);
+	if (cli->fail_on) cfg_add(cfg, "fail-on", cli->fail_on);
+	if (cli->profile) cfg_add(cfg, "profile", cli->profile);
+	s->profile = wg_profile_parse(cfg->profile ? cfg->profile : "auto");
+	if (s->profile < 0) {
+		fail("--profile takes install, publish or auto, not '%s'\n", esc(cfg->profile));
+		return EXIT_USAGE;
+	}
+	int fo = severity_of(cfg->fail_on ? cfg->fail_on : "error");
+	if (fo < 0) {
+		fail("--fail-on takes error, warning or info, not '%s'\n", esc(cfg->fail_on));
+		return EXIT_USAGE;
+	}
+	s->fail_on = (wg_severity)fo;
+	/* The target's name in the records: what defines it, else "default". */
+	size_t o = 0;
+	s->target_name[0] = '\0';
+	if (s->env_path)
+		o += (size_t)snprintf(s->target_name + o, sizeof(s->target_name) - o, "env=%s",
+				      s->env_path);
+	for (size_t i = 0; i < cfg->ntargets && o < sizeof(s->target_name); i++)
+		o += (size_t)snprintf(s->target_name + o, sizeof(s->target_name) - o, "%s%s",
+				      o ? "," : "", cfg->targets[i]);
+	for (size_t i = 0; i < cfg->ngpus && o < sizeof(s->target_name); i++)
+		o += (size_t)snprintf(s->target_name + o, sizeof(s->target_name) - o, "%sgpu=%s",
+				      o ? "," : "", cfg->gpus[i]);
+	if (!s->target_name[0])
+		snprintf(s->target_name, sizeof(s->target_name), "default");
+	return -1;
+}
+
+static int make_target(scanner_state *s)
+{
+	if (wg_target_new(&s->target) < 0 ||
+	    wg_target_set(s->target, "profile", wg_profile_name((wg_profile)s->profile)) < 0) {
+		fail("%s\n", esc(wg_error_last()));
+		return EXIT_USAGE;
+	}
+	if (s->env_path) {
+		wg_env_options eo = WG_ENV_OPTIONS_INIT;
+		if (wg_scanner_new(&s->env_sc, s->ctx) < 0 ||
+		    wg_env_open(&s->env, s->env_sc, s->env_path, &eo) < 0) {
+			fail("--env: %s\n", esc(s->env_sc ? wg_scanner_error(s->env_sc)
+						    : wg_error_last()));
+			return EXIT_USAGE;
+		}
+		wg_target_set_env(s->target, s->env);
+	}
+	for (size_t i = 0; i < s->cfg.ntargets; i++)
+		if (wg_target_parse(s->target, s->cfg.targets[i]) < 0) {
+			fail("%s\n", esc(wg_error_last()));
+			return EXIT_USAGE;
+		}
+	for (size_t i = 0; i < s->cfg.ngpus; i++)
+		if (wg_target_add_gpu(s->target, s->ctx, s->cfg.gpus[i]) < 0) {
+			fail("--gpu: %s\n", esc(wg_error_last()));
+			return EXIT_USAGE;
+		}
+	return -1;
+}
+
+int cmd_scan(int argc, char **argv)
+{
+	scanner_state s = {0};
+	cli_config cli = {0};
+	strlist from = {0}, all = {0};
+	int status = parse_args(&s, &cli, &from, argc, argv);
+	if (status < 0)
+		status = configure(&s, &cli);
+	cfg_free(&cli);
+	if (status >= 0)
+		goto done;
+	status = EXIT_CLEAN;
+	/* the inputs: the PATHs, then each --from list; a directory gives its wheels */
+	for (int i = optind; i < argc && status == EXIT_CLEAN; i++) {
+		int rc = add_path(&all, argv[i]);
+		if (rc < 0) {
+			if (rc == -1)
+				fail("out of memory\n");
+			status = EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < from.n && status == EXIT_CLEAN; i++) {
+		int rc = add_from(&all, from.v[i]);
+		if (rc < 0) {
+			if (rc == -1)
+				fail("out of memory\n");
+			status = EXIT_USAGE;
+		}
+	}
+	if (status != EXIT_CLEAN)
+		goto done;
+	if (argc == optind && from.n == 0) {
+		fail("no PATH and no --from list given\n");
+		help(stderr);
+		status = EXIT_USAGE;
+		goto done;
+	}
+	size_t total = all.n, kept = 0;
+	if (s.shard_n)
+		for (size_t i = 0; i < all.n; i++) {
+			if (name_hash(all.v[i]) % s.shard_n == s.shard_i)
+				all.v[kept++] = all.v[i];
+			else
+				free(all.v[i]);
+		}
+	else
+		kept = all.n;
+	all.n = kept;
+	size_t recorded = 0;
+	if (s.resume && resume_read(&s.done, s.resume, &recorded) < 0) {
+		status = EXIT_USAGE;
+		goto done;
+	}
+	wg_options opts = WG_OPTIONS_INIT;
+	opts.jobs = s.jobs;
+	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
+	ro.rule_paths = (const char *const *)s.cfg.rules;
+	ro.nrule_paths = s.cfg.nrules;
+	ro.disable = (const char *const *)s.cfg.disable;
+	ro.ndisable = s.cfg.ndisable;
+	ro.enable = (const char *const *)s.cfg.enable;
+	ro.nenable = s.cfg.nenable;
+	if (wg_context_new(&s.ctx, &opts) < 0 || wg_ruleset_new(&s.rs, s.ctx, &ro) < 0) {
+		fail("%s\n", esc(wg_error_last()));
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if ((status = make_target(&s)) >= 0)
+		goto done;
+	status = EXIT_CLEAN;
+	if (s.cfg.nignores) {
+		char serr[1024];
+		if (!(s.sup = suppress_new(s.cfg.ignores, s.cfg.nignores, serr, sizeof(serr))) ||
+		    suppress_check_rules(s.sup, s.rs, serr, sizeof(serr)) < 0) {
+			fail("%s%s%s\n", s.cfg.source ? esc(s.cfg.source) : "", s.cfg.source ? ": " : "",
+			     esc(serr));
+			status = EXIT_USAGE;
+			goto done;
+		}
+	}
+	const char *outpath = s.resume ? s.resume : s.output;
+	s.out = stdout;
+	if (outpath && !(s.out = fopen(outpath, s.resume ? "a" : "w"))) {
+		fail("%s: %s\n", esc(outpath), strerror(errno));
+		s.out = NULL;
+		status = EXIT_USAGE;
+		goto done;
+	}
+	s.inputs = all.v;
+	s.n = all.n;
+	s.nscs = wg_context_slots(s.ctx);
+	if (!(s.scs = calloc(s.nscs ? s.nscs : 1, sizeof(*s.scs)))) {
+		fail("out of memory\n");
+		status = EXIT_USAGE;
+		goto done;
+	}
+	if (s.nscs == 0)
+		s.nscs = 1;
+	pthread_mutex_init(&s.lock, NULL);
+	s.tty = isatty(STDERR_FILENO);
+	clock_gettime(CLOCK_MONOTONIC, &s.t0);
+	if (!s.quiet && s.shard_n)
+		fprintf(stderr, "%s: shard %u/%u: %zu of %zu inputs\n", prog, s.shard_i, s.shard_n,
+			s.n, total);
+	if (!s.quiet && s.resume)
+		fprintf(stderr, "%s: --resume: %s holds %zu records (%zu sha256)\n", prog,
+			esc(s.resume), recorded, s.done.n);
+	wg_context_run(s.ctx, s.n, scan_job, &s);
+	if (s.tty && !s.quiet)
+		progress_clear();
+	pthread_mutex_destroy(&s.lock);
+	if (s.out != stdout) {
+		if (fflush(s.out) != 0 || fsync(fileno(s.out)) != 0)
+			s.write_error = true;
+		if (fclose(s.out) != 0)
+			s.write_error = true;
+	} else if (fflush(stdout) != 0) {
+		s.write_error = true;
+	}
+	s.out = NULL;
+	double el = now_since(&s.t0);
+	if (!s.quiet)
+		fprintf(stderr, "%s: %zu inputs: %zu scanned (%zu passed, %zu failed, %zu unreadable), "
+			"%zu skipped (already recorded); %.1fs, %.1f inputs/s\n", prog, s.n, s.finished,
+			s.passed, s.failed, s.unreadable, s.skipped, el,
+			el > 0 ? (double)s.finished / el : 0.0);
+	if (s.write_error) {
+		fail("%s: cannot write the records: %s\n", outpath ? esc(outpath) : "stdout",
+		     strerror(errno));
+		status = EXIT_USAGE;
+	} else {
+		status = s.unreadable ? EXIT_USAGE : s.failed ? EXIT_FINDINGS : EXIT_CLEAN;
+	}
+done:
+	if (s.out && s.out != stdout)
+		fclose(s.out);
+	for (unsigned i = 0; s.scs && i < s.nscs; i++)
+		wg_scanner_free(s.scs[i]);
+	free(s.scs);
+	suppress_free(s.sup);
+	wg_target_free(s.target);
+	wg_env_free(s.env);
+	wg_scanner_free(s.env_sc);
+	wg_ruleset_free(s.rs);
+	wg_context_free(s.ctx);
+	cfg_free(&s.cfg);
+	free(s.done.v);
+	strlist_free(&from);
+	strlist_free(&all);
+	return status;
+}
