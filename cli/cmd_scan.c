@@ -335,7 +335,8 @@ static double now_since(const struct timespec *t0)
 /* The file's sha256 (hex) and size; -1 with errno's message in err. */
 static int file_sha256(const char *path, char hex[65], uint64_t *size, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO among the inputs is refused below, never waited on */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -348,6 +349,7 @@ static int file_sha256(const char *path, char hex[65], uint64_t *size, char *err
 		close(fd);
 		return -1;
 	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	unsigned char buf[1 << 16], dig[32];
 	unsigned dl = 0;

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""`wheelgate scan` (issue 17, point 1): many inputs as JSON Lines records (wheelgate.scan/1,
+docs/scan.md). The verdicts and findings are check's for the same input and options (compared
+with `wheelgate check --format json`); --shard I/N splits a list into disjoint shares; --from
+reads a list from a file or stdin; -j changes nothing but the order; a scan killed with SIGKILL
+resumes (--resume) without scanning again what it recorded, a last line cut short included.
+
+Usage: test_scan.py WHEELGATE FIXTURES
+"""
+import base64
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import main, need_path, test  # noqa: E402
+
+WG, FIX = [os.path.abspath(a) for a in sys.argv[1:3]]
+W = os.path.join(FIX, "wheels")
+TMP = tempfile.mkdtemp(prefix="wg-scan-")
+KEYS = ["schema", "path", "name", "version", "tags", "sha256", "size", "targets", "seconds",
+        "error"]
+TARGET_KEYS = ["target", "profile", "verdict", "counts", "findings"]
+FINDING_KEYS = ["rule", "severity", "message", "member", "symbol"]
+
+
+def wg(*args, stdin=None):
+    p = subprocess.run([WG, *args], capture_output=True, timeout=600, input=stdin)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def records(text):
+    out = []
+    for line in text.splitlines():
+        r = json.loads(line)
+        assert list(r) == KEYS, "record keys %s" % list(r)
+        assert r["schema"] == "wheelgate.scan/1"
+        for t in r["targets"]:
+            assert list(t)[:3] == TARGET_KEYS[:3], t
+        out.append(r)
+    return out
+
+
+def wheels():
+    need_path(W, "the fixture wheels (build/tests/fixtures/wheels)")
+    return sorted(os.path.join(W, f) for f in os.listdir(W) if f.endswith(".whl"))
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def strip(r):
+    """A record without what differs run to run (its timing)."""
+    r = dict(r)
+    del r["seconds"]
+    return json.dumps(r, sort_keys=True)
+
+
+def same_as_check(recs, opts):
+    """Every record's verdict, counts and findings are check's for the same path and options."""
+    paths = [r["path"] for r in recs]
+    rc, out, err = wg("check", "--format", "json", "--no-config", "-j2", *opts, *paths)
+    assert rc in (0, 1, 2), err
+    doc = json.loads(out)
+    by_path = {i["path"]: i for i in doc["inputs"]}
+    assert len(by_path) == len(paths), (len(by_path), len(paths))
+    for r in recs:
+        c = by_path[r["path"]]
+        (t,) = r["targets"]
+        assert t["verdict"] == c["verdict"], (r["path"], t["verdict"], c["verdict"])
+        assert t["profile"] == doc["profile"], (t["profile"], doc["profile"])
+        assert (r["error"] is None) == (c["error"] is None), (r["path"], r["error"], c["error"])
+        if r["error"]:
+            assert t["verdict"] == "error" and r["error"] == c["error"], (r["error"], c["error"])
+            continue
+        assert t["counts"] == c["counts"], (r["path"], t["counts"], c["counts"])
+        want = [{k: f[k] for k in FINDING_KEYS} for f in c["findings"]]
+        assert t["findings"] == want, (r["path"], t["findings"], want)
+
+
+@test
+def directory_equals_check():
+    ws = wheels()
+    rc, out, err = wg("scan", "--no-config", "-j2", W)
+    recs = records(out)
+    assert sorted(r["path"] for r in recs) == ws, "one record per wheel below the directory"
+    verdicts = [r["targets"][0]["verdict"] for r in recs]
+    # The fixtures hold passing, failing and unreadable wheels: every verdict is exercised.
+    assert {"pass", "fail", "error"} <= set(verdicts), verdicts
+    assert rc == 2, (rc, err)  # unreadable inputs among them
+    for r in recs:
+        assert r["sha256"] == sha(r["path"]) and r["size"] == os.path.getsize(r["path"]), r["path"]
+        assert r["targets"][0]["target"] == "default"
+        assert isinstance(r["seconds"], float) and r["seconds"] >= 0
+    flash = [r for r in recs if r["name"] == "flash_attn"]
+    assert flash and flash[0]["tags"] == ["cp312-cp312-linux_x86_64"], flash
+    assert "summary" not in out
+    same_as_check(recs, [])
+
+
+@test
+def target_options_equal_check():
+    opts = ["--target", "python=3.12,torch=2.8.0+cu128,cxx11abi=0,glibc=2.39,glibcxx=3.4.33",
+            "--gpu", "sm_90", "--fail-on", "warning"]
+    rc, out, err = wg("scan", "--no-config", "-j2", *opts, W)
+    recs = records(out)
+    assert len(recs) == len(wheels())
+    t = recs[0]["targets"][0]
+    assert t["profile"] == "install" and "torch=2.8.0+cu128" in t["target"] and "gpu=sm_90" in \
+        t["target"], t
+    same_as_check(recs, opts)
+
+
+@test
+def exit_status():
+    passing = [r["path"] for r in records(wg("scan", "--no-config", W)[1])
+               if r["targets"][0]["verdict"] == "pass"]
+    failing = [r["path"] for r in records(wg("scan", "--no-config", W)[1])
+               if r["targets"][0]["verdict"] == "fail"]
+    assert wg("scan", "--no-config", *passing)[0] == 0
+    assert wg("scan", "--no-config", passing[0], failing[0])[0] == 1
+    rc, out, err = wg("scan", "--no-config", passing[0], os.path.join(TMP, "absent.whl"))
+    assert rc == 2, rc
+    (bad,) = [r for r in records(out) if r["error"]]
+    assert "absent.whl" in bad["error"] and bad["sha256"] is None and \
+        bad["targets"][0]["verdict"] == "error", bad
+    assert wg("scan")[0] == 2  # nothing to scan
+    for bad_shard in ("2/2", "1/0", "x", "1/2/3"):
+        rc, _, err = wg("scan", "--shard", bad_shard, W)
+        assert rc == 2 and "--shard" in err, (bad_shard, err)
+
+
+@test
+def shards_split_disjoint():
+    ws = wheels()
+    got = []
+    for n in (2, 3):
+        parts = []
+        for i in range(n):
+            rc, out, err = wg("scan", "--no-config", "--shard", "%d/%d" % (i, n), W)
+            parts.append({r["path"] for r in records(out)})
+        for a in range(n):
+            for b in range(a + 1, n):
+                assert not parts[a] & parts[b], "shards %d and %d overlap" % (a, b)
+        assert set().union(*parts) == set(ws), "the shards of %d cover every input" % n
+        assert all(parts), "every shard of %d has inputs (%s)" % (n, [len(p) for p in parts])
+        got.append(parts)
+    # Stable by file name: the same wheel under another directory lands in the same shard.
+    d = os.path.join(TMP, "moved")
+    os.makedirs(d, exist_ok=True)
+    for w in ws:
+        shutil.copy(w, d)
+    moved = {os.path.basename(r["path"])
+             for r in records(wg("scan", "--no-config", "--shard", "0/2", d)[1])}
+    assert moved == {os.path.basename(p) for p in got[0][0]}
+
+
+@test
+def from_file_and_stdin():
+    ws = wheels()
+    lst = os.path.join(TMP, "list.txt")
+    with open(lst, "w") as f:
+        f.write("# the fixture wheels\n\n" + "\n".join(ws) + "\n")
+    whole = sorted(strip(r) for r in records(wg("scan", "--no-config", W)[1]))
+    fromfile = sorted(strip(r) for r in records(wg("scan", "--no-config", "--from", lst)[1]))
+    assert fromfile == whole
+    rc, out, err = wg("scan", "--no-config", "--from", "-", stdin=("\n".join(ws)).encode())
+    assert sorted(strip(r) for r in records(out)) == whole
+    # A URL is refused with a message, as a record of its own; the rest goes on.
+    rc, out, err = wg("scan", "--no-config", "--from", "-",
+                      stdin=("https://example.org/x-1.0-py3-none-any.whl\n" + ws[0]).encode())
+    recs = records(out)
+    assert rc == 2 and len(recs) == 2, (rc, out)
+    url = [r for r in recs if r["path"].startswith("https:")][0]
+    assert "URL" in url["error"], url
+    rc, out, err = wg("scan", "--from", os.path.join(TMP, "nolist"))
+    assert rc == 2 and "nolist" in err, err
+
+
+@test
+def jobs_same_records():
+    one = sorted(strip(r) for r in records(wg("scan", "--no-config", "-j1", W)[1]))
+    two = sorted(strip(r) for r in records(wg("scan", "--no-config", "-j2", W)[1]))
+    assert one == two and len(one) == len(wheels())
+
+
+def make_repo(n):
+    """n distinct small wheels (pure Python, RECORD right), so that a scan of them takes a
+    while: something to kill."""
+    d = os.path.join(TMP, "repo")
+    if os.path.isdir(d):
+        return d
+    os.makedirs(d)
+    rnd = random.Random(17)
+    for i in range(n):
+        name = "pkg%04d" % i
+        files = {"%s/__init__.py" % name: ("V = %d\n" % i).encode(),
+                 "%s/data.bin" % name: bytes(rnd.getrandbits(8) for _ in range(2048)),
+                 "%s-1.0.dist-info/METADATA" % name:
+                     ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode(),
+                 "%s-1.0.dist-info/WHEEL" % name:
+                     b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+        rec = []
+        for k, v in files.items():
+            h = base64.urlsafe_b64encode(hashlib.sha256(v).digest()).rstrip(b"=").decode()
+            rec.append("%s,sha256=%s,%d" % (k, h, len(v)))
+        rec.append("%s-1.0.dist-info/RECORD,," % name)
+        files["%s-1.0.dist-info/RECORD" % name] = ("\n".join(rec) + "\n").encode()
+        with zipfile.ZipFile(os.path.join(d, "%s-1.0-py3-none-any.whl" % name), "w",
+                             zipfile.ZIP_DEFLATED) as z:
+            for k, v in files.items():
+                z.writestr(k, v)
+    return d
+
+
+def lines(path):
+    with open(path, "rb") as f:
+        return f.read().count(b"\n")
+
+
+@test
+def killed_scan_resumes():
+    repo = make_repo(600)
+    out = os.path.join(TMP, "killed.jsonl")
+    p = subprocess.Popen([WG, "scan", "--no-config", "-j1", "-o", out, repo],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None and \
+            (not os.path.exists(out) or lines(out) < 20):
+        time.sleep(0.002)
+    assert p.poll() is None, "the scan ended before it could be killed"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    with open(out, "rb") as f:
+        before = f.read()
+    done = before.count(b"\n")
+    assert 20 <= done < 600, done
+    whole = before[:before.rfind(b"\n") + 1]
+    shas = {json.loads(x)["sha256"] for x in whole.decode().splitlines()}
+    rc, _, err = wg("scan", "--no-config", "-j2", "--resume", out, repo)
+    assert rc == 0, (rc, err)
+    assert "%d records" % done in err, err
+    with open(out, "rb") as f:
+        after = f.read()
+    assert after.startswith(whole), "the records already written are kept as they were"
+    recs = records(after.decode())
+    assert len(recs) == 600, len(recs)
+    assert len({r["sha256"] for r in recs}) == 600, "no input scanned twice"
+    assert "%d scanned" % (600 - done) in err and "%d skipped" % done in err, err
+    assert shas <= {r["sha256"] for r in recs}
+    # Nothing left: a second --resume scans nothing and adds nothing.
+    rc, _, err = wg("scan", "--no-config", "--resume", out, repo)
+    assert rc == 0 and "0 scanned" in err and lines(out) == 600, err
+
+
+@test
+def resume_cut_line():
+    ws = wheels()
+    full = os.path.join(TMP, "full.jsonl")
+    assert wg("scan", "--no-config", "-j1", "-o", full, W)[0] == 2
+    with open(full, "rb") as f:
+        data = f.read().splitlines(keepends=True)
+    assert len(data) == len(ws)
+    # Killed while writing record 10: 9 whole lines, then half of the tenth.
+    cut = os.path.join(TMP, "cut.jsonl")
+    with open(cut, "wb") as f:
+        f.write(b"".join(data[:9]) + data[9][:len(data[9]) // 2])
+    rc, _, err = wg("scan", "--no-config", "--resume", cut, W)
+    assert "cut short" in err, err
+    recs = records(open(cut).read())
+    assert len(recs) == len(ws), (len(recs), len(ws))
+    paths = [r["path"] for r in recs]
+    assert sorted(paths) == ws and len(set(paths)) == len(ws)
+    # Inputs that could not be read have no sha256: they are scanned again, and nothing else.
+    unread = sum(1 for x in data[:9] if json.loads(x)["sha256"] is None)
+    assert "%d skipped" % (9 - unread) in err, err
+    # A broken line that is not the last is no killed scan's: refused, the file untouched.
+    bad = os.path.join(TMP, "bad.jsonl")
+    with open(bad, "wb") as f:
+        f.write(data[0] + b"{not json\n" + data[1])
+    size = os.path.getsize(bad)
+    rc, _, err = wg("scan", "--no-config", "--resume", bad, W)
+    assert rc == 2 and "bad.jsonl:2" in err and os.path.getsize(bad) == size, (rc, err)
+    # --resume and another -o: refused.
+    rc, _, err = wg("scan", "--resume", cut, "-o", bad, W)
+    assert rc == 2 and "--resume" in err, err
+
+
+@test
+def fifo_refused():
+    fifo = os.path.join(TMP, "fifo.whl")
+    os.mkfifo(fifo)
+    rc, out, err = wg("scan", "--no-config", fifo)
+    (r,) = records(out)
+    assert rc == 2 and "not a regular file" in r["error"], (rc, r)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
