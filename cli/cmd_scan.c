@@ -61,7 +61,8 @@ static void help(FILE *f)
 		"  -q, --quiet        no progress line and no summary on stderr\n"
 		"target and rules (as 'wheelgate check'):\n"
 		"  --target SPEC, --gpu GPU, --env PATH, --profile P, --rules PATH,\n"
-		"  --disable RULE, --enable RULE, --config FILE, --no-config, --fail-on LEVEL\n"
+		"  --disable RULE, --enable RULE, --config FILE, --no-config, --fail-on LEVEL,\n"
+		"  --baseline FILE\n"
 		"  -h, --help         show this help\n"
 		"\n"
 		"exit status: 0 when every input passes, 1 when an input fails (a finding at or\n"
@@ -554,7 +555,8 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 	json_object_set_new(r, "targets", targets);
 	json_object_set_new(r, "seconds", json_real(now_since(&t0)));
 	json_object_set_new(r, "error", jstr(error));
-	char *line = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	char *line = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII |
+				 JSON_REAL_PRECISION(6));
 	json_decref(r);
 	int worst = rep ? wg_report_worst(rep) : -1;
 	wg_report_free(rep);
@@ -604,7 +606,7 @@ static int add_csv(cli_config *cfg, const char *key, const char *arg)
 static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
-	       O_FAILON, O_ENV, O_PROFILE, O_FROM, O_RESUME, O_SHARD };
+	       O_FAILON, O_ENV, O_PROFILE, O_FROM, O_RESUME, O_SHARD, O_BASELINE };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -614,6 +616,7 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 		{"profile", required_argument, NULL, O_PROFILE},
 		{"from", required_argument, NULL, O_FROM}, {"resume", required_argument, NULL, O_RESUME},
 		{"shard", required_argument, NULL, O_SHARD},
+		{"baseline", required_argument, NULL, O_BASELINE},
 		{"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
@@ -632,6 +635,7 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 		case O_FAILON: bad = cfg_add(cli, "fail-on", optarg); break;
 		case O_PROFILE: bad = cfg_add(cli, "profile", optarg); break;
 		case O_ENV: s->env_path = optarg; break;
+		case O_BASELINE: bad = cfg_add(cli, "baseline", optarg); break;
 		case O_FROM:
 			if (strlist_add(from, optarg) < 0) {
 				fail("out of memory\n");
@@ -705,6 +709,7 @@ static int configure(scanner_state *s, const cli_config *cli)
 	for (size_t i = 0; i < cli->ntargets; i++) cfg_add(cfg, "target", cli->targets[i]);
 	if (cli->fail_on) cfg_add(cfg, "fail-on", cli->fail_on);
 	if (cli->profile) cfg_add(cfg, "profile", cli->profile);
+	if (cli->baseline) cfg_add(cfg, "baseline", cli->baseline);
 	s->profile = wg_profile_parse(cfg->profile ? cfg->profile : "auto");
 	if (s->profile < 0) {
 		fail("--profile takes install, publish or auto, not '%s'\n", esc(cfg->profile));
@@ -833,12 +838,15 @@ int cmd_scan(int argc, char **argv)
 	if ((status = make_target(&s)) >= 0)
 		goto done;
 	status = EXIT_CLEAN;
-	if (s.cfg.nignores) {
+	/* the configuration's ignores and the baseline take findings out as check's do */
+	if (s.cfg.nignores || s.cfg.baseline) {
 		char serr[1024];
 		if (!(s.sup = suppress_new(s.cfg.ignores, s.cfg.nignores, serr, sizeof(serr))) ||
-		    suppress_check_rules(s.sup, s.rs, serr, sizeof(serr)) < 0) {
-			fail("%s%s%s\n", s.cfg.source ? esc(s.cfg.source) : "", s.cfg.source ? ": " : "",
-			     esc(serr));
+		    suppress_check_rules(s.sup, s.rs, serr, sizeof(serr)) < 0 ||
+		    (s.cfg.baseline && suppress_load_baseline(s.sup, s.cfg.baseline, serr,
+							      sizeof(serr)) < 0)) {
+			bool ign = !strncmp(serr, "ignore", 6) && s.cfg.source;
+			fail("%s%s%s\n", ign ? esc(s.cfg.source) : "", ign ? ": " : "", esc(serr));
 			status = EXIT_USAGE;
 			goto done;
 		}

@@ -122,6 +122,20 @@ def target_options_equal_check():
 
 
 @test
+def baseline_equals_check():
+    """Known findings (a check report as the baseline) pass in scan as in check."""
+    ws = wheels()
+    base = os.path.join(TMP, "baseline.json")
+    rc, _, err = wg("check", "--no-config", "--format", "json", "-o", base, *ws[:len(ws) // 2])
+    recs = records(wg("scan", "--no-config", "--baseline", base, W)[1])
+    same_as_check(recs, ["--baseline", base])
+    passed = {r["path"] for r in recs if r["targets"][0]["verdict"] == "pass"}
+    plain = {r["path"] for r in records(wg("scan", "--no-config", W)[1])
+             if r["targets"][0]["verdict"] == "pass"}
+    assert plain < passed, "the baseline makes known failures pass"
+
+
+@test
 def exit_status():
     passing = [r["path"] for r in records(wg("scan", "--no-config", W)[1])
                if r["targets"][0]["verdict"] == "pass"]
