@@ -324,6 +324,7 @@ typedef struct {
 	bool write_error;
 	bool tty;
 	struct timespec t0;
+	double shown; /* when the progress line was last written */
 } scanner_state;
 
 static double now_since(const struct timespec *t0)
@@ -463,6 +464,10 @@ static void progress(scanner_state *s)
 		return;
 	double el = now_since(&s->t0);
 	size_t done = s->finished + s->skipped;
+	/* at most ten times a second, and the last */
+	if (done < s->n && el - s->shown < 0.1)
+		return;
+	s->shown = el;
 	double rate = el > 0 ? (double)s->finished / el : 0;
 	size_t left = s->n - done;
 	char line[256];

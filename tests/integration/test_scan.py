@@ -5,7 +5,7 @@ with `wheelgate check --format json`); --shard I/N splits a list into disjoint s
 reads a list from a file or stdin; -j changes nothing but the order; a scan killed with SIGKILL
 resumes (--resume) without scanning again what it recorded, a last line cut short included.
 
-Usage: test_scan.py WHEELGATE FIXTURES
+Usage: test_scan.py WHEELGATE FIXTURES ROOT [SYS_PYTHON]
 """
 import base64
 import hashlib
@@ -21,9 +21,11 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import main, need_path, test  # noqa: E402
+from harness import main, need_path, test, validate  # noqa: E402
 
-WG, FIX = [os.path.abspath(a) for a in sys.argv[1:3]]
+WG, FIX, ROOT = [os.path.abspath(a) for a in sys.argv[1:4]]
+SYS_PY = sys.argv[4] if len(sys.argv) > 4 else ""
+SCHEMA = os.path.join(ROOT, "docs", "schema", "scan.schema.json")
 W = os.path.join(FIX, "wheels")
 TMP = tempfile.mkdtemp(prefix="wg-scan-")
 KEYS = ["schema", "path", "name", "version", "tags", "sha256", "size", "targets", "seconds",
@@ -47,6 +49,19 @@ def records(text):
             assert list(t)[:3] == TARGET_KEYS[:3], t
         out.append(r)
     return out
+
+
+def schema_array():
+    """The record schema, for a JSON array of records (one validation for a whole output)."""
+    with open(SCHEMA) as f:
+        one = json.load(f)
+    path = os.path.join(TMP, "scan-array.schema.json")
+    with open(path, "w") as f:
+        json.dump({"$schema": one["$schema"], "type": "array", "items": one}, f)
+    return path
+
+
+SCHEMA_ARRAY = schema_array()
 
 
 def wheels():
@@ -105,6 +120,8 @@ def directory_equals_check():
     flash = [r for r in recs if r["name"] == "flash_attn"]
     assert flash and flash[0]["tags"] == ["cp312-cp312-linux_x86_64"], flash
     assert "summary" not in out
+    # Every record, each verdict among them, valid against docs/schema/scan.schema.json.
+    validate("[" + ",".join(out.splitlines()) + "]", SCHEMA_ARRAY, SYS_PY)
     same_as_check(recs, [])
 
 
