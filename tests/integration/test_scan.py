@@ -139,6 +139,18 @@ def target_options_equal_check():
 
 
 @test
+def env_equals_check():
+    """--env: each wheel judged as an install of it alone into the environment, as check does."""
+    env = os.path.join(FIX, "envs", "torch211")
+    need_path(env, "the torch 2.11 stand-in environment (build/tests/fixtures/envs/torch211)")
+    recs = records(wg("scan", "--no-config", "-j2", "--env", env, W)[1])
+    assert len(recs) == len(wheels())
+    assert recs[0]["targets"][0]["target"] == "env=" + env
+    assert recs[0]["targets"][0]["profile"] == "install"
+    same_as_check(recs, ["--env", env])
+
+
+@test
 def baseline_equals_check():
     """Known findings (a check report as the baseline) pass in scan as in check."""
     ws = wheels()
