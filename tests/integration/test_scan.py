@@ -151,6 +151,22 @@ def env_equals_check():
 
 
 @test
+def corpus_equals_check():
+    """The real wheels of ../shared/corpus, for the GPU machine they were built for."""
+    corpus = os.path.join(ROOT, "..", "shared", "corpus", "wheels")
+    need_path(corpus, "the corpus (../shared/corpus/wheels)")
+    opts = ["--target", "python=3.12,torch=2.8.0+cu128,cxx11abi=1,glibc=2.39,glibcxx=3.4.33",
+            "--gpu", "H100"]
+    rc, out, err = wg("scan", "--no-config", "-j2", *opts, corpus)
+    recs = records(out)
+    want = sorted(f for f in os.listdir(corpus) if f.endswith(".whl"))
+    assert sorted(os.path.basename(r["path"]) for r in recs) == want
+    # The corpus holds wheels that fail on an H100 (sm_80 only) and wheels that pass.
+    assert {"pass", "fail"} <= {r["targets"][0]["verdict"] for r in recs}, recs
+    same_as_check(recs, opts)
+
+
+@test
 def baseline_equals_check():
     """Known findings (a check report as the baseline) pass in scan as in check."""
     ws = wheels()
@@ -237,6 +253,9 @@ def jobs_same_records():
     assert one == two and len(one) == len(wheels())
 
 
+N_REPO = 2000  # a few tenths of a second with -j1: time to see records appear, then kill
+
+
 def make_repo(n):
     """n distinct small wheels (pure Python, RECORD right), so that a scan of them takes a
     while: something to kill."""
@@ -248,7 +267,7 @@ def make_repo(n):
     for i in range(n):
         name = "pkg%04d" % i
         files = {"%s/__init__.py" % name: ("V = %d\n" % i).encode(),
-                 "%s/data.bin" % name: bytes(rnd.getrandbits(8) for _ in range(2048)),
+                 "%s/data.bin" % name: rnd.randbytes(2048),
                  "%s-1.0.dist-info/METADATA" % name:
                      ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode(),
                  "%s-1.0.dist-info/WHEEL" % name:
@@ -273,7 +292,7 @@ def lines(path):
 
 @test
 def killed_scan_resumes():
-    repo = make_repo(600)
+    repo = make_repo(N_REPO)
     out = os.path.join(TMP, "killed.jsonl")
     p = subprocess.Popen([WG, "scan", "--no-config", "-j1", "-o", out, repo],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -287,7 +306,7 @@ def killed_scan_resumes():
     with open(out, "rb") as f:
         before = f.read()
     done = before.count(b"\n")
-    assert 20 <= done < 600, done
+    assert 20 <= done < N_REPO, done
     whole = before[:before.rfind(b"\n") + 1]
     shas = {json.loads(x)["sha256"] for x in whole.decode().splitlines()}
     rc, _, err = wg("scan", "--no-config", "-j2", "--resume", out, repo)
@@ -297,13 +316,13 @@ def killed_scan_resumes():
         after = f.read()
     assert after.startswith(whole), "the records already written are kept as they were"
     recs = records(after.decode())
-    assert len(recs) == 600, len(recs)
-    assert len({r["sha256"] for r in recs}) == 600, "no input scanned twice"
-    assert "%d scanned" % (600 - done) in err and "%d skipped" % done in err, err
+    assert len(recs) == N_REPO, len(recs)
+    assert len({r["sha256"] for r in recs}) == N_REPO, "no input scanned twice"
+    assert "%d scanned" % (N_REPO - done) in err and "%d skipped" % done in err, err
     assert shas <= {r["sha256"] for r in recs}
     # Nothing left: a second --resume scans nothing and adds nothing.
     rc, _, err = wg("scan", "--no-config", "--resume", out, repo)
-    assert rc == 0 and "0 scanned" in err and lines(out) == 600, err
+    assert rc == 0 and "0 scanned" in err and lines(out) == N_REPO, err
 
 
 @test
