@@ -6,7 +6,7 @@ the input. For every fixture wheel and object and every corpus wheel, under seve
 the report from the input, byte for byte apart from the input's path; and broken, truncated or
 hostile facts files are refused with a message naming the file, never a crash.
 
-Usage: test_facts.py WHEELGATE FIXTURES CORPUS
+Usage: test_facts.py WHEELGATE FIXTURES CORPUS SCHEMA_DIR [PYTHON_WITH_JSONSCHEMA]
 """
 import hashlib
 import json
@@ -17,11 +17,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import main, need_path, test  # noqa: E402
+from harness import main, need_path, test, validate  # noqa: E402
 
 WG = os.path.abspath(sys.argv[1])
 FIX = os.path.abspath(sys.argv[2])
 CORPUS = os.path.abspath(sys.argv[3])
+SCHEMAS = os.path.abspath(sys.argv[4])
+SYS_PYTHON = sys.argv[5] if len(sys.argv) > 5 else "/usr/bin/python3"
 TMP = tempfile.mkdtemp(prefix="wg-facts-")
 
 TARGETS = [
@@ -127,6 +129,8 @@ def store_is_by_content_and_atomic():
         assert f.read(4) == b"\x28\xb5\x2f\xfd"  # a zstd frame
     # the stored document is an inspect document
     doc = subprocess.run(["zstd", "-dc", files[0]], capture_output=True)
+    assert doc.returncode == 0, doc.stderr
+    validate(doc.stdout, os.path.join(SCHEMAS, "inspect.schema.json"), SYS_PYTHON)
     if doc.returncode == 0:
         d = json.loads(doc.stdout)
         assert d["schema"] == "wheelgate.inspect/1" and len(d["inputs"]) == 1
