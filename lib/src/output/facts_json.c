@@ -593,7 +593,12 @@ WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, s
 		item = json_array_size(inputs) == 1 ? json_array_get(inputs, 0) : NULL;
 	json_t *f = json_is_object(item) ? json_object_get(item, "facts") : NULL;
 	json_t *ver = json_object_get(f, "version"), *kind = json_object_get(f, "kind");
-	const char *path = json_string_value(json_object_get(f, "path"));
+	/* the path as written (text, or {"hex": ...}), in an arena of its own for now */
+	wg_arena pa = {0};
+	rd pr = {NULL, &pa, "stored facts", "", 0};
+	const char *path = NULL;
+	if (json_is_object(f))
+		gbytes(&pr, json_object_get(f, "path"), &path, NULL, false);
 	int rc;
 	if (!json_is_object(f)) {
 		rc = wg_seterr(&sc->err, WG_EFORMAT, "stored facts: no \"facts\" of one input (an "
@@ -603,8 +608,7 @@ WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, s
 			       "this wheelgate reads (%d)", json_is_integer(ver) ? "other" : "missing",
 			       FACTS_VERSION);
 	} else if (!json_is_integer(kind) || json_integer_value(kind) < WG_SCAN_WHEEL ||
-		   json_integer_value(kind) > WG_SCAN_INSTALLED || !path || memchr(path, 0,
-		   json_string_length(json_object_get(f, "path")))) {
+		   json_integer_value(kind) > WG_SCAN_INSTALLED || !path) {
 		rc = wg_seterr(&sc->err, WG_EFORMAT, "stored facts: no valid \"kind\" and \"path\"");
 	} else {
 		wg_scan *s = wg_scan_new((wg_scan_kind)json_integer_value(kind), path, sc->ctx);
@@ -622,6 +626,7 @@ WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, s
 			}
 		}
 	}
+	wg_arena_free(&pa);
 	json_decref(doc);
 	return rc;
 }
