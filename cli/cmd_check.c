@@ -60,11 +60,14 @@ static void help(FILE *f)
 		"2 for usage errors, broken rule files, inputs that cannot be read and directories\n"
 		"with no wheel or ELF object.\n"
 		"\n"
-		"lock files (PEP 751, see docs/lock.md):\n"
+		"facts kept by content (docs/facts-store.md):\n"
 		"  --facts-dir DIR    keep the facts of each input file read under its sha256:\n"
-		"                     DIR/ab/<sha256>.json.zst (docs/facts-store.md)\n"
+		"                     DIR/ab/<sha256>.json.zst (zstd; written atomically)\n"
 		"  --from-facts       the PATHs are stored facts files (or, with --facts-dir,\n"
-		"                     sha256s of inputs stored there): judged without the inputs\n"
+		"                     sha256s of inputs stored there), judged for the target,\n"
+		"                     profile and rules given, without reading the inputs\n"
+		"\n"
+		"lock files (PEP 751, see docs/lock.md):\n"
 		"  --lock FILE        check the wheels a pylock.toml lists instead of PATHs: for\n"
 		"                     each package the wheel that fits the target python (--env's,\n"
 		"                     else --target python=, else the python3 on PATH) and this\n"
@@ -1260,6 +1263,12 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	if (!cmd && ninputs == 0) {
 		fail("no PATH given\n");
 		help(stderr);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (a.from_facts && (a.together || a.lock || cmd)) {
+		fail("--from-facts judges stored facts one by one: not with %s\n",
+		     cmd ? cmd->name : a.together ? "--together" : "--lock");
 		status = EXIT_USAGE;
 		goto out;
 	}

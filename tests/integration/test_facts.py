@@ -210,6 +210,10 @@ def missing_store_entry_named():
                         os.path.join(TMP, "none"), "0" * 64], capture_output=True, timeout=60)
     assert r.returncode == 2
     assert b"00/" + b"0" * 64 + b".json.zst" in r.stderr + r.stdout, r.stderr
+    env = os.path.join(FIX, "envs", "torch211")
+    r = subprocess.run([WG, "check", "--no-config", "--from-facts", "--together", "--env", env,
+                        "0" * 64], capture_output=True, timeout=60)
+    assert r.returncode == 2 and b"not with --together" in r.stderr, r.stderr
 
 
 try:
