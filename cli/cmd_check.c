@@ -60,6 +60,13 @@ static void help(FILE *f)
 		"2 for usage errors, broken rule files, inputs that cannot be read and directories\n"
 		"with no wheel or ELF object.\n"
 		"\n"
+		"facts kept by content (docs/facts-store.md):\n"
+		"  --facts-dir DIR    keep the facts of each input file read under its sha256:\n"
+		"                     DIR/ab/<sha256>.json.zst (zstd; written atomically)\n"
+		"  --from-facts       the PATHs are stored facts files (or, with --facts-dir,\n"
+		"                     sha256s of inputs stored there), judged for the target,\n"
+		"                     profile and rules given, without reading the inputs\n"
+		"\n"
 		"lock files (PEP 751, see docs/lock.md):\n"
 		"  --lock FILE        check the wheels a pylock.toml lists instead of PATHs: for\n"
 		"                     each package the wheel that fits the target python (--env's,\n"
@@ -246,6 +253,8 @@ typedef struct {
 	cli_config cfg;
 	const char *config, *output, *env_path, *stdin_name, *format;
 	const char *lock;   /* --lock FILE */
+	const char *facts_dir; /* --facts-dir DIR: the store of facts by sha256 */
+	bool from_facts;       /* --from-facts: the PATHs are stored facts (files or sha256s) */
 	bool allow_no_wheel, allow_unhashed;
 	uint64_t max_stdin; /* 0: the library's default */
 	const char **only;  /* audit: --only NAME..., nonly of them */
@@ -265,7 +274,7 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
 	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME,
 	       O_MAX_STDIN, O_ONLY, O_TOGETHER, O_LOCK, O_ALLOW_NO_WHEEL, O_ALLOW_UNHASHED,
-	       O_BASELINE, O_WRITE_BASELINE };
+	       O_BASELINE, O_WRITE_BASELINE, O_FACTS_DIR, O_FROM_FACTS };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -284,6 +293,8 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		{"allow-unhashed", no_argument, NULL, O_ALLOW_UNHASHED},
 		{"baseline", required_argument, NULL, O_BASELINE},
 		{"write-baseline", required_argument, NULL, O_WRITE_BASELINE},
+		{"facts-dir", required_argument, NULL, O_FACTS_DIR},
+		{"from-facts", no_argument, NULL, O_FROM_FACTS},
 		{NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
@@ -322,6 +333,8 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		case O_STDIN_NAME: a->stdin_name = optarg; break;
 		case O_TOGETHER: a->together = true; break;
 		case O_LOCK: a->lock = optarg; break;
+		case O_FACTS_DIR: a->facts_dir = optarg; break;
+		case O_FROM_FACTS: a->from_facts = true; break;
 		case O_ALLOW_NO_WHEEL: a->allow_no_wheel = true; break;
 		case O_ALLOW_UNHASHED: a->allow_unhashed = true; break;
 		case O_BASELINE: bad = cfg_add(cli, "baseline", optarg); break;
@@ -564,8 +577,31 @@ static int read_input(checker *k, wg_scanner *sc, const char *path, const char *
 		rc = r < 0 ? WG_EIO : wg_scan_buffer(scan, sc, buf, len, *name);
 		if (r == 0)
 			free(buf);
+	} else if (k->a->from_facts) {
+		/* A stored facts file, or the sha256 of an input whose facts --facts-dir holds. */
+		char file[4096];
+		const char *f = path;
+		if (k->a->facts_dir && strlen(path) == 64 && strspn(path, "0123456789abcdef") == 64 &&
+		    wg_facts_path(file, sizeof(file), k->a->facts_dir, path) == WG_OK)
+			f = file;
+		rc = wg_facts_load(scan, sc, f);
 	} else {
 		rc = wg_scan_path(scan, sc, path);
+		struct stat st;
+		char hex[65];
+		/* --facts-dir: the facts of every file read, kept under its sha256 */
+		if (rc == WG_OK && k->a->facts_dir && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (wg_file_sha256(hex, path) < 0 ||
+		     wg_facts_store(k->a->facts_dir, hex, *scan) < 0)) {
+			/* on a worker thread: esc()'s ring is not ours */
+			char *e = NULL, *m = NULL;
+			wg_escape(&e, path, WG_ESCAPE_CONTROL);
+			wg_escape(&m, wg_error_last(), WG_ESCAPE_CONTROL);
+			fprintf(stderr, "wheelgate: %s: facts not stored: %s\n", e ? e : "?",
+				m ? m : "out of memory");
+			wg_free(e);
+			wg_free(m);
+		}
 	}
 	return rc;
 }
@@ -1227,6 +1263,12 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	if (!cmd && ninputs == 0) {
 		fail("no PATH given\n");
 		help(stderr);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (a.from_facts && (a.together || a.lock || cmd)) {
+		fail("--from-facts judges stored facts one by one: not with %s\n",
+		     cmd ? cmd->name : a.together ? "--together" : "--lock");
 		status = EXIT_USAGE;
 		goto out;
 	}

@@ -592,6 +592,7 @@ WG_API int wg_ptx_isa_cuda(const wg_context *ctx, unsigned isa_major, unsigned i
 #define WG_JSON_NO_SYMBOLS 2u   /**< omit the per-symbol lists (counts stay) */
 #define WG_JSON_ABI_SYMBOLS 4u  /**< list only ABI-surface symbols that carry a std::string */
 #define WG_JSON_NO_ENTRIES 8u   /**< omit per-entry fatbin lists (containers and sets stay) */
+#define WG_JSON_FACTS 16u       /**< add "facts": everything the checks read (docs/facts-store.md) */
 
 /**
  * The facts of one scan as a JSON object (one item of "inputs" in docs/inspect-json.md).
@@ -848,6 +849,25 @@ WG_API int wg_ruleset_self_test(const wg_ruleset *rs, char **report);
  * picks the rule with id rule_id: 1 or 0; WG_EINVAL (with a "did you mean" in
  * wg_error_last()) when it picks no rule of rs at all. */
 WG_API int wg_ruleset_selects(const wg_ruleset *rs, const char *selector, const char *rule_id);
+
+/* ---- facts kept by content (docs/facts-store.md) ---- */
+
+/** Reads back the facts of one input from an inspect document written with WG_JSON_FACTS (the
+ * whole document of one input, or its item): a scan the rules judge as they would the input
+ * itself, though no byte of the input is read. WG_EFORMAT (message on the scanner) when the
+ * document is not JSON, lacks "facts" or holds anything out of range; WG_EUNSUPPORTED for
+ * facts of another format version. */
+WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *scanner, const char *json, size_t len);
+/** hex (65 bytes): the sha256 of the file at path, lower-case. */
+WG_API int wg_file_sha256(char hex[65], const char *path);
+/** The place of an input's facts in the store dir: dir/<hex[0:2]>/<hex>.json.zst. */
+WG_API int wg_facts_path(char *buf, size_t n, const char *dir, const char *sha256_hex);
+/** Writes the facts of scan (the input whose file has sha256_hex) into the store dir, made if
+ * missing: zstd-compressed, written to a temporary file then renamed (atomic). */
+WG_API int wg_facts_store(const char *dir, const char *sha256_hex, const wg_scan *scan);
+/** Reads a stored facts file (zstd-compressed, or plain JSON) into a scan: wg_scan_from_facts;
+ * errors name the file. */
+WG_API int wg_facts_load(wg_scan **out, wg_scanner *scanner, const char *file);
 
 typedef struct wg_report wg_report;
 

@@ -25,6 +25,7 @@ static const struct {
 	{ "rules", suite_rules },
 	{ "env", suite_env },
 	{ "sysver", suite_sysver },
+	{ "facts", suite_facts },
 };
 
 /* The exit status of a run that skipped a test and failed none (CTest's SKIP_RETURN_CODE). */

@@ -52,5 +52,6 @@ Suite *suite_fatbin(void);
 Suite *suite_rules(void);
 Suite *suite_env(void);
 Suite *suite_sysver(void);
+Suite *suite_facts(void);
 
 #endif

@@ -290,6 +290,9 @@ static json_t *scan_json(const wg_scan *scan, unsigned int flags, const wg_gpu *
 			      kinds[scan->kind <= 4 ? scan->kind : 0], "wheel",
 			      wg_scan_is_dist(scan) ? wheel_json(scan) : json_null(),
 			      "objects", objs, "problems", probs);
+	/* --facts-dir: everything the checks read, to judge the input again without it */
+	if (j && (flags & WG_JSON_FACTS))
+		json_object_set_new(j, "facts", wg_facts_json(scan));
 	return j;
 }
 

@@ -13,4 +13,8 @@
  * memory. */
 struct json_t *wg_json_str(const char *s);
 
+/** Every fact of scan that the checks read, losslessly (facts_json.c): the "facts" member of
+ * an inspect item written with WG_JSON_FACTS; NULL when out of memory. */
+struct json_t *wg_facts_json(const wg_scan *scan);
+
 #endif

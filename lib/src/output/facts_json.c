@@ -1,0 +1,807 @@
+/*
+ * Facts kept by content (docs/facts-store.md): a scan written as its inspect document with a
+ * "facts" member per input that holds every fact the checks read (lossless: strings that are
+ * not UTF-8 are written {"hex": ...}), compressed with zstd under DIR/ab/<sha256>.json.zst,
+ * and read back into a scan (jansson) that the rules judge as they would the input itself.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "output/output.h"
+
+#define FACTS_VERSION 1
+/* A stored document larger than this once decompressed is refused (hostile frames). */
+#define FACTS_MAX_BYTES ((size_t)1 << 30)
+
+/* ---------------------------------------------------------------------------------------- */
+/* writing                                                                                  */
+
+static json_t *fbytes(const char *s, size_t n)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_stringn(s, n); /* NULL when not UTF-8 */
+	if (j)
+		return j;
+	char *hex = malloc(2 * n + 1);
+	if (!hex)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)s[i]);
+	j = json_pack("{s:s}", "hex", hex);
+	free(hex);
+	return j;
+}
+
+static json_t *fstr(const char *s)
+{
+	return fbytes(s, s ? strlen(s) : 0);
+}
+
+static json_t *flist(const wg_strlist *l)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < l->n; i++)
+		json_array_append_new(a, fstr(l->v[i]));
+	return a;
+}
+
+#define I(x) ((json_int_t)(x))
+
+static json_t *object_facts(const wg_object *o)
+{
+	json_t *syms = json_array(), *secs = json_array(), *conts = json_array(),
+	       *ents = json_array(), *vn = json_array();
+	for (size_t i = 0; syms && i < o->nsyms; i++) {
+		const wg_sym *y = &o->syms[i];
+		json_array_append_new(syms, json_pack("[o, o, o, i, i, i, i, i, i, i, b]",
+			fstr(y->name), fstr(y->demangled), fstr(y->symver), y->hidden, y->defined,
+			y->binding, y->type, y->string_abi, y->torch, y->runtime, y->surface));
+	}
+	for (size_t i = 0; secs && i < o->nsections; i++) {
+		const wg_section *s = &o->sections[i];
+		json_array_append_new(secs, json_pack("[o, I, I, I, b, b]", fstr(s->name),
+			I(s->offset), I(s->size), I(s->vma), s->has_contents, s->code));
+	}
+	for (size_t i = 0; conts && i < o->fatbin_containers.len; i++) {
+		const wg_fatbin_container *c = wg_vec_at(&o->fatbin_containers, i);
+		json_array_append_new(conts, json_pack("[I, I, o, b, i, I, I]", I(c->offset),
+			I(c->size), fstr(c->section), c->registered, c->wrapper_version,
+			I(c->first_entry), I(c->entry_count)));
+	}
+	for (size_t i = 0; ents && i < o->fatbin_entries.len; i++) {
+		const wg_fatbin_entry *e = wg_vec_at(&o->fatbin_entries, i);
+		json_array_append_new(ents, json_pack("[I, I, i, i, i, I, i, I, I, I, I, I, i, b, o, o]",
+			I(e->offset), I(e->container), e->kind, e->major, e->minor, I(e->arch),
+			e->variant, I(e->flags), I(e->header_size), I(e->compressed_size),
+			I(e->payload_size), I(e->uncompressed_size), e->compression, e->debug,
+			fstr(e->ptx_version), fstr(e->ptx_target)));
+	}
+	for (size_t i = 0; vn && i < o->verneeds.len; i++) {
+		const wg_verneed *x = wg_vec_at(&o->verneeds, i);
+		json_array_append_new(vn, json_pack("[o, o, b]", fstr(x->file), fstr(x->version),
+						    x->weak));
+	}
+	json_t *j = json_pack("{s:o, s:I, s:o, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o}",
+		"path", fstr(o->path), "size", I(o->size), "error", fstr(o->error),
+		"elf_class", o->elf_class, "machine", o->machine,
+		"machine_name", fstr(o->machine_name), "type", fstr(o->type),
+		"soname", fstr(o->soname), "rpath", fstr(o->rpath), "runpath", fstr(o->runpath),
+		"needed", flist(&o->needed));
+	if (!j)
+		goto fail;
+	json_object_update_new(j, json_pack(
+		"{s:o, s:I, s:I, s:i, s:i, s:o, s:o, s:o, s:o, s:[i, i, i, i], s:i, s:i, s:o, s:o,"
+		" s:o, s:o, s:i, s:o, s:o}",
+		"syms", syms, "ndefined", I(o->ndefined), "nundefined", I(o->nundefined),
+		"is_extension", o->is_extension, "has_init", o->has_init,
+		"module", fstr(o->module), "ext_suffix", fstr(o->ext_suffix),
+		"ext_interpreter", fstr(o->ext_interpreter), "ext_platform", fstr(o->ext_platform),
+		"counts", o->counts[0], o->counts[1], o->counts[2], o->counts[3],
+		"abi", o->abi, "torch_abi", o->torch_abi, "sections", secs,
+		"fatbin_containers", conts, "fatbin_entries", ents,
+		"verneeds", vn, "fatbin_wrappers", (int)o->fatbin_wrappers,
+		"verdefs", flist(&o->verdefs), "has_sections", json_boolean(o->sections != NULL)));
+	return j;
+fail:
+	json_decref(syms);
+	json_decref(secs);
+	json_decref(conts);
+	json_decref(ents);
+	json_decref(vn);
+	return NULL;
+}
+
+json_t *wg_facts_json(const wg_scan *s)
+{
+	json_t *fields = json_array(), *lists = json_array(), *members = json_array(),
+	       *sources = json_array(), *objects = json_array(), *problems = json_array();
+	for (size_t i = 0; fields && i < WG_WHEEL_FIELD_END_; i++)
+		json_array_append_new(fields, fstr(s->fields[i]));
+	for (size_t i = 0; lists && i < WG_LIST_END_; i++)
+		json_array_append_new(lists, flist(&s->lists[i]));
+	for (size_t i = 0; members && i < s->members.len; i++) {
+		const wg_member *m = wg_vec_at(&s->members, i);
+		char hex[65];
+		for (size_t k = 0; k < 32; k++)
+			snprintf(hex + 2 * k, 3, "%02x", m->sha256[k]);
+		json_array_append_new(members, json_pack("[o, I, I, o, b, b, b, b, b, s, o, i]",
+			fstr(m->name), I(m->size), I(m->csize), fstr(m->method), m->is_dir, m->is_elf,
+			m->safe, m->hashed, m->read_ok, hex, fstr(m->sha256_b64), (int)m->record));
+	}
+	for (size_t i = 0; sources && i < s->sources.len; i++) {
+		const wg_source *src = wg_vec_at(&s->sources, i);
+		json_array_append_new(sources, json_pack("[o, o]", fstr(src->name),
+							 fbytes(src->text, src->len)));
+	}
+	for (size_t i = 0; objects && i < s->objects.len; i++)
+		json_array_append_new(objects, object_facts(*(wg_object **)wg_vec_at(&s->objects, i)));
+	for (size_t i = 0; problems && i < s->problems.len; i++) {
+		const wg_problem *p = wg_vec_at(&s->problems, i);
+		json_array_append_new(problems, json_pack("[i, o, o]", p->code, fstr(p->where),
+							  fstr(p->message)));
+	}
+	const wg_kernel_variant *k = &s->kernel;
+	json_t *kernel = json_pack("{s:o, s:i, s:i, s:i, s:o, s:o, s:i, s:i, s:o, s:o, s:b, s:o, s:o}",
+		"name", fstr(k->name), "torch_major", (int)k->torch_major,
+		"torch_minor", (int)k->torch_minor, "cxx11", k->cxx11, "compute", fstr(k->compute),
+		"compute_label", fstr(k->compute_label), "cuda_major", (int)k->cuda_major,
+		"cuda_minor", (int)k->cuda_minor, "cpu", fstr(k->cpu), "os", fstr(k->os),
+		"has_metadata", k->has_metadata, "backend", fstr(k->backend),
+		"archs", flist(&k->archs));
+	return json_pack("{s:i, s:s, s:i, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o,"
+			 " s:o, s:o}",
+		"version", FACTS_VERSION, "wheelgate_version", wg_version_string(),
+		"kind", (int)s->kind, "path", fstr(s->path), "fields", fields, "lists", lists,
+		"has_record", s->has_record, "repackaged", s->repackaged,
+		"python_partial", fstr(s->python_partial),
+		"python_partial_why", fstr(s->python_partial_why), "members", members,
+		"wheels", flist(&s->wheels), "kernel", kernel, "sources", sources,
+		"objects", objects, "problems", problems);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* reading                                                                                  */
+
+typedef struct {
+	wg_scan *scan;
+	wg_arena *a;
+	const char *where; /* what is being read, for the error */
+	char why[200];
+	int bad;
+} rd;
+
+static int bad(rd *r, const char *what)
+{
+	if (!r->bad)
+		snprintf(r->why, sizeof(r->why), "%s: %s", r->where, what);
+	r->bad = 1;
+	return -1;
+}
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* A string written by fbytes into the arena (NULL allowed when nullable); *n its length. */
+static int gbytes(rd *r, json_t *j, const char **out, size_t *n, bool nullable)
+{
+	*out = NULL;
+	if (n)
+		*n = 0;
+	if (json_is_null(j) && nullable)
+		return 0;
+	if (json_is_string(j)) {
+		size_t len = json_string_length(j);
+		if (!n && memchr(json_string_value(j), 0, len))
+			return bad(r, "a name holds a NUL byte");
+		if (!(*out = wg_arena_strndup(r->a, json_string_value(j), len)))
+			return bad(r, "out of memory");
+		if (n)
+			*n = len;
+		return 0;
+	}
+	json_t *h = json_is_object(j) ? json_object_get(j, "hex") : NULL;
+	if (!json_is_string(h) || json_string_length(h) % 2)
+		return bad(r, "a string is neither text nor {\"hex\": ...}");
+	const char *x = json_string_value(h);
+	size_t len = json_string_length(h) / 2;
+	char *s = wg_arena_alloc(r->a, len + 1);
+	if (!s)
+		return bad(r, "out of memory");
+	for (size_t i = 0; i < len; i++) {
+		int hi = hexval(x[2 * i]), lo = hexval(x[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return bad(r, "a {\"hex\": ...} string is not hexadecimal");
+		s[i] = (char)(hi << 4 | lo);
+	}
+	s[len] = 0;
+	if (!n && memchr(s, 0, len))
+		return bad(r, "a name holds a NUL byte");
+	*out = s;
+	if (n)
+		*n = len;
+	return 0;
+}
+
+static const char *gstr(rd *r, json_t *j)
+{
+	const char *s = NULL;
+	gbytes(r, j, &s, NULL, true);
+	return s;
+}
+
+static uint64_t gint(rd *r, json_t *j, uint64_t max)
+{
+	if (!json_is_integer(j)) {
+		bad(r, "a number is missing");
+		return 0;
+	}
+	uint64_t v = (uint64_t)json_integer_value(j);
+	if (max && v > max) {
+		bad(r, "a number is out of range");
+		return 0;
+	}
+	return v;
+}
+
+static bool gbool(rd *r, json_t *j)
+{
+	if (!json_is_boolean(j))
+		bad(r, "a true/false is missing");
+	return json_is_true(j);
+}
+
+static void glist(rd *r, wg_strlist *l, json_t *j)
+{
+	if (!json_is_array(j)) {
+		bad(r, "a list is missing");
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(j) && !r->bad; i++) {
+		const char *s = NULL;
+		if (gbytes(r, json_array_get(j, i), &s, NULL, false) == 0 &&
+		    wg_strlist_add(l, r->a, s) < 0)
+			bad(r, "out of memory");
+	}
+}
+
+/* The array j of exactly n items, or NULL (and the error). */
+static json_t *tuple(rd *r, json_t *j, size_t n)
+{
+	if (!json_is_array(j) || json_array_size(j) != n) {
+		bad(r, "an item has not the fields it should");
+		return NULL;
+	}
+	return j;
+}
+
+#define G(t, i) json_array_get(t, i)
+#define O(j, k) json_object_get(j, k)
+
+static void read_object(rd *r, json_t *j)
+{
+	if (!json_is_object(j)) {
+		bad(r, "an object is not a JSON object");
+		return;
+	}
+	const char *path = NULL;
+	if (gbytes(r, O(j, "path"), &path, NULL, false) < 0)
+		return;
+	wg_object *o = wg_scan_new_object(r->scan, path, gint(r, O(j, "size"), 0));
+	if (!o) {
+		bad(r, "out of memory");
+		return;
+	}
+	wg_vec_init(&o->fatbin_containers, sizeof(wg_fatbin_container));
+	wg_vec_init(&o->fatbin_entries, sizeof(wg_fatbin_entry));
+	o->error = gstr(r, O(j, "error"));
+	o->elf_class = (int)gint(r, O(j, "elf_class"), 255);
+	o->machine = (int)gint(r, O(j, "machine"), 65535);
+	o->machine_name = gstr(r, O(j, "machine_name"));
+	o->type = gstr(r, O(j, "type"));
+	o->soname = gstr(r, O(j, "soname"));
+	o->rpath = gstr(r, O(j, "rpath"));
+	o->runpath = gstr(r, O(j, "runpath"));
+	glist(r, &o->needed, O(j, "needed"));
+	json_t *syms = O(j, "syms");
+	if (!json_is_array(syms)) {
+		bad(r, "an object has no symbol list");
+		return;
+	}
+	o->nsyms = json_array_size(syms);
+	o->syms = wg_arena_alloc(r->a, (o->nsyms ? o->nsyms : 1) * sizeof(wg_sym));
+	if (!o->syms) {
+		bad(r, "out of memory");
+		return;
+	}
+	memset(o->syms, 0, (o->nsyms ? o->nsyms : 1) * sizeof(wg_sym));
+	for (size_t i = 0; i < o->nsyms && !r->bad; i++) {
+		json_t *t = tuple(r, G(syms, i), 11);
+		wg_sym *y = &o->syms[i];
+		if (!t || gbytes(r, G(t, 0), &y->name, NULL, false) < 0)
+			return;
+		y->demangled = gstr(r, G(t, 1));
+		y->symver = gstr(r, G(t, 2));
+		y->hidden = (uint8_t)gint(r, G(t, 3), 1);
+		y->defined = (uint8_t)gint(r, G(t, 4), 1);
+		y->binding = (uint8_t)gint(r, G(t, 5), 3);
+		y->type = (uint8_t)gint(r, G(t, 6), 5);
+		y->string_abi = (uint8_t)gint(r, G(t, 7), 3);
+		y->torch = (uint8_t)gint(r, G(t, 8), 1);
+		y->runtime = (uint8_t)gint(r, G(t, 9), 1);
+		y->surface = gbool(r, G(t, 10));
+	}
+	o->ndefined = gint(r, O(j, "ndefined"), o->nsyms);
+	o->nundefined = gint(r, O(j, "nundefined"), o->nsyms);
+	o->is_extension = (int)gint(r, O(j, "is_extension"), 1);
+	o->has_init = (int)gint(r, O(j, "has_init"), 1);
+	o->module = gstr(r, O(j, "module"));
+	o->ext_suffix = gstr(r, O(j, "ext_suffix"));
+	o->ext_interpreter = gstr(r, O(j, "ext_interpreter"));
+	o->ext_platform = gstr(r, O(j, "ext_platform"));
+	json_t *counts = tuple(r, O(j, "counts"), 4);
+	for (size_t i = 0; counts && i < 4; i++)
+		o->counts[i] = (unsigned)gint(r, G(counts, i), UINT32_MAX);
+	o->abi = (wg_string_abi)gint(r, O(j, "abi"), WG_ABI_MIXED);
+	o->torch_abi = (wg_string_abi)gint(r, O(j, "torch_abi"), WG_ABI_MIXED);
+	json_t *secs = O(j, "sections");
+	if (!json_is_array(secs)) {
+		bad(r, "an object has no section list");
+		return;
+	}
+	o->nsections = json_array_size(secs);
+	if (gbool(r, O(j, "has_sections"))) {
+		o->sections = wg_arena_alloc(r->a, (o->nsections ? o->nsections : 1) * sizeof(wg_section));
+		if (!o->sections) {
+			bad(r, "out of memory");
+			return;
+		}
+	} else if (o->nsections) {
+		bad(r, "sections listed but none kept");
+		return;
+	}
+	for (size_t i = 0; i < o->nsections && !r->bad; i++) {
+		json_t *t = tuple(r, G(secs, i), 6);
+		wg_section *s = &o->sections[i];
+		if (!t)
+			return;
+		s->name = gstr(r, G(t, 0));
+		s->offset = gint(r, G(t, 1), 0);
+		s->size = gint(r, G(t, 2), 0);
+		s->vma = gint(r, G(t, 3), 0);
+		s->has_contents = gbool(r, G(t, 4));
+		s->code = gbool(r, G(t, 5));
+	}
+	json_t *conts = O(j, "fatbin_containers"), *ents = O(j, "fatbin_entries");
+	if (!json_is_array(conts) || !json_is_array(ents)) {
+		bad(r, "an object has no fatbin lists");
+		return;
+	}
+	size_t ne = json_array_size(ents);
+	for (size_t i = 0; i < json_array_size(conts) && !r->bad; i++) {
+		json_t *t = tuple(r, G(conts, i), 7);
+		wg_fatbin_container *c = wg_vec_push(&o->fatbin_containers);
+		if (!t || !c) {
+			bad(r, "out of memory");
+			return;
+		}
+		c->offset = gint(r, G(t, 0), 0);
+		c->size = gint(r, G(t, 1), 0);
+		c->section = gstr(r, G(t, 2));
+		c->registered = gbool(r, G(t, 3));
+		c->wrapper_version = (int)gint(r, G(t, 4), 255);
+		c->first_entry = gint(r, G(t, 5), ne);
+		c->entry_count = gint(r, G(t, 6), ne);
+		if (c->first_entry + c->entry_count > ne)
+			bad(r, "a fatbin container's entries are out of range");
+	}
+	for (size_t i = 0; i < ne && !r->bad; i++) {
+		json_t *t = tuple(r, G(ents, i), 16);
+		wg_fatbin_entry *e = wg_vec_push(&o->fatbin_entries);
+		if (!t || !e) {
+			bad(r, "out of memory");
+			return;
+		}
+		e->offset = gint(r, G(t, 0), 0);
+		e->container = gint(r, G(t, 1), 0);
+		if (e->container >= o->fatbin_containers.len)
+			bad(r, "a fatbin entry names no container");
+		e->kind = (uint16_t)gint(r, G(t, 2), UINT16_MAX);
+		e->major = (uint16_t)gint(r, G(t, 3), UINT16_MAX);
+		e->minor = (uint16_t)gint(r, G(t, 4), UINT16_MAX);
+		e->arch = (uint32_t)gint(r, G(t, 5), UINT32_MAX);
+		e->variant = (char)gint(r, G(t, 6), 127);
+		e->flags = gint(r, G(t, 7), 0);
+		e->header_size = (uint32_t)gint(r, G(t, 8), UINT32_MAX);
+		e->compressed_size = (uint32_t)gint(r, G(t, 9), UINT32_MAX);
+		e->payload_size = gint(r, G(t, 10), 0);
+		e->uncompressed_size = gint(r, G(t, 11), 0);
+		e->compression = (int)gint(r, G(t, 12), 255);
+		e->debug = gbool(r, G(t, 13));
+		e->ptx_version = gstr(r, G(t, 14));
+		e->ptx_target = gstr(r, G(t, 15));
+	}
+	o->fatbin_wrappers = (unsigned)gint(r, O(j, "fatbin_wrappers"), UINT32_MAX);
+	json_t *vn = O(j, "verneeds");
+	if (!json_is_array(vn)) {
+		bad(r, "an object has no version needs");
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(vn) && !r->bad; i++) {
+		json_t *t = tuple(r, G(vn, i), 3);
+		wg_verneed *x = wg_vec_push(&o->verneeds);
+		if (!t || !x) {
+			bad(r, "out of memory");
+			return;
+		}
+		if (gbytes(r, G(t, 0), &x->file, NULL, false) < 0 ||
+		    gbytes(r, G(t, 1), &x->version, NULL, false) < 0)
+			return;
+		x->weak = gbool(r, G(t, 2));
+	}
+	glist(r, &o->verdefs, O(j, "verdefs"));
+}
+
+static void read_facts(rd *r, json_t *f)
+{
+	wg_scan *s = r->scan;
+	json_t *fields = O(f, "fields"), *lists = O(f, "lists");
+	if (!json_is_array(fields) || json_array_size(fields) > WG_WHEEL_FIELD_END_ ||
+	    !json_is_array(lists) || json_array_size(lists) > WG_LIST_END_) {
+		bad(r, "\"fields\" or \"lists\" is not what this wheelgate writes");
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(fields); i++)
+		s->fields[i] = gstr(r, G(fields, i));
+	for (size_t i = 0; i < json_array_size(lists); i++)
+		glist(r, &s->lists[i], G(lists, i));
+	s->has_record = gbool(r, O(f, "has_record"));
+	s->repackaged = gbool(r, O(f, "repackaged"));
+	s->python_partial = gstr(r, O(f, "python_partial"));
+	s->python_partial_why = gstr(r, O(f, "python_partial_why"));
+	json_t *members = O(f, "members");
+	if (!json_is_array(members)) {
+		bad(r, "\"members\" is missing");
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(members) && !r->bad; i++) {
+		json_t *t = tuple(r, G(members, i), 12);
+		wg_member *m = t ? wg_vec_push(&s->members) : NULL;
+		if (!m) {
+			bad(r, "out of memory");
+			return;
+		}
+		if (gbytes(r, G(t, 0), &m->name, NULL, false) < 0)
+			return;
+		m->size = gint(r, G(t, 1), 0);
+		m->csize = gint(r, G(t, 2), 0);
+		m->method = gstr(r, G(t, 3));
+		m->is_dir = gbool(r, G(t, 4));
+		m->is_elf = gbool(r, G(t, 5));
+		m->safe = gbool(r, G(t, 6));
+		m->hashed = gbool(r, G(t, 7));
+		m->read_ok = gbool(r, G(t, 8));
+		const char *hex = json_string_value(G(t, 9));
+		if (!hex || strlen(hex) != 64) {
+			bad(r, "a member's sha256 is not 64 hexadecimal digits");
+			return;
+		}
+		for (size_t k = 0; k < 32; k++) {
+			int hi = hexval(hex[2 * k]), lo = hexval(hex[2 * k + 1]);
+			if (hi < 0 || lo < 0) {
+				bad(r, "a member's sha256 is not 64 hexadecimal digits");
+				return;
+			}
+			m->sha256[k] = (uint8_t)(hi << 4 | lo);
+		}
+		m->sha256_b64 = gstr(r, G(t, 10));
+		m->record = (wg_record_status)gint(r, G(t, 11), WG_RECORD_REPACKAGED);
+	}
+	glist(r, &s->wheels, O(f, "wheels"));
+	json_t *k = O(f, "kernel");
+	if (!json_is_object(k)) {
+		bad(r, "\"kernel\" is missing");
+		return;
+	}
+	wg_kernel_variant *kv = &s->kernel;
+	kv->name = gstr(r, O(k, "name"));
+	kv->torch_major = (unsigned)gint(r, O(k, "torch_major"), UINT32_MAX);
+	kv->torch_minor = (unsigned)gint(r, O(k, "torch_minor"), UINT32_MAX);
+	json_t *cx = O(k, "cxx11");
+	kv->cxx11 = json_is_integer(cx) && json_integer_value(cx) >= -1 && json_integer_value(cx) <= 1
+			    ? (int)json_integer_value(cx) : (bad(r, "\"cxx11\" is not -1, 0 or 1"), -1);
+	kv->compute = gstr(r, O(k, "compute"));
+	kv->compute_label = gstr(r, O(k, "compute_label"));
+	kv->cuda_major = (unsigned)gint(r, O(k, "cuda_major"), UINT32_MAX);
+	kv->cuda_minor = (unsigned)gint(r, O(k, "cuda_minor"), UINT32_MAX);
+	kv->cpu = gstr(r, O(k, "cpu"));
+	kv->os = gstr(r, O(k, "os"));
+	kv->has_metadata = gbool(r, O(k, "has_metadata"));
+	kv->backend = gstr(r, O(k, "backend"));
+	glist(r, &kv->archs, O(k, "archs"));
+	json_t *sources = O(f, "sources");
+	if (!json_is_array(sources)) {
+		bad(r, "\"sources\" is missing");
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(sources) && !r->bad; i++) {
+		json_t *t = tuple(r, G(sources, i), 2);
+		const char *name = NULL, *text = NULL;
+		size_t len = 0;
+		if (!t || gbytes(r, G(t, 0), &name, NULL, false) < 0 ||
+		    gbytes(r, G(t, 1), &text, &len, false) < 0)
+			return;
+		wg_source *src = wg_vec_push(&s->sources);
+		if (!src || !(src->text = malloc(len + 1))) {
+			if (src)
+				s->sources.len--;
+			bad(r, "out of memory");
+			return;
+		}
+		memcpy(src->text, text, len);
+		src->text[len] = 0;
+		src->len = len;
+		src->name = name;
+	}
+	json_t *objects = O(f, "objects"), *problems = O(f, "problems");
+	if (!json_is_array(objects) || !json_is_array(problems)) {
+		bad(r, "\"objects\" or \"problems\" is missing");
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(objects) && !r->bad; i++)
+		read_object(r, G(objects, i));
+	for (size_t i = 0; i < json_array_size(problems) && !r->bad; i++) {
+		json_t *t = tuple(r, G(problems, i), 3);
+		wg_problem *p = t ? wg_vec_push(&s->problems) : NULL;
+		if (!p) {
+			bad(r, "out of memory");
+			return;
+		}
+		json_t *c = G(t, 0);
+		p->code = json_is_integer(c) && json_integer_value(c) <= 0 &&
+				  json_integer_value(c) >= -100 ? (int)json_integer_value(c)
+								: (bad(r, "a problem's code is out of range"), 0);
+		p->where = gstr(r, G(t, 1));
+		if (gbytes(r, G(t, 2), &p->message, NULL, false) < 0)
+			return;
+	}
+}
+
+WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, size_t len)
+{
+	if (!out || !sc || (!json && len))
+		return wg_null_arg("wg_scan_from_facts");
+	*out = NULL;
+	json_error_t jerr;
+	json_t *doc = json_loadb(json ? json : "", len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc)
+		return wg_seterr(&sc->err, WG_EFORMAT, "stored facts: not JSON: %s (line %d)",
+				 jerr.text, jerr.line);
+	/* The inspect document of one input, or that input alone. */
+	json_t *item = doc, *inputs = json_object_get(doc, "inputs");
+	if (json_is_array(inputs))
+		item = json_array_size(inputs) == 1 ? json_array_get(inputs, 0) : NULL;
+	json_t *f = json_is_object(item) ? json_object_get(item, "facts") : NULL;
+	json_t *ver = json_object_get(f, "version"), *kind = json_object_get(f, "kind");
+	/* the path as written (text, or {"hex": ...}), in an arena of its own for now */
+	wg_arena pa = {0};
+	rd pr = {NULL, &pa, "stored facts", "", 0};
+	const char *path = NULL;
+	if (json_is_object(f))
+		gbytes(&pr, json_object_get(f, "path"), &path, NULL, false);
+	int rc;
+	if (!json_is_object(f)) {
+		rc = wg_seterr(&sc->err, WG_EFORMAT, "stored facts: no \"facts\" of one input (an "
+			       "inspect document written with --facts-dir holds them)");
+	} else if (!json_is_integer(ver) || json_integer_value(ver) != FACTS_VERSION) {
+		rc = wg_seterr(&sc->err, WG_EUNSUPPORTED, "stored facts: version %s is not the one "
+			       "this wheelgate reads (%d)", json_is_integer(ver) ? "other" : "missing",
+			       FACTS_VERSION);
+	} else if (!json_is_integer(kind) || json_integer_value(kind) < WG_SCAN_WHEEL ||
+		   json_integer_value(kind) > WG_SCAN_INSTALLED || !path) {
+		rc = wg_seterr(&sc->err, WG_EFORMAT, "stored facts: no valid \"kind\" and \"path\"");
+	} else {
+		wg_scan *s = wg_scan_new((wg_scan_kind)json_integer_value(kind), path, sc->ctx);
+		rd r = {s, s ? &s->arena : NULL, "stored facts", "", 0};
+		if (!s) {
+			rc = wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
+		} else {
+			read_facts(&r, f);
+			if (r.bad) {
+				rc = wg_seterr(&sc->err, WG_EFORMAT, "%s", r.why);
+				wg_scan_free(s);
+			} else {
+				*out = s;
+				rc = WG_OK;
+			}
+		}
+	}
+	wg_arena_free(&pa);
+	json_decref(doc);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* the store                                                                                */
+
+WG_API int wg_file_sha256(char hex[65], const char *path)
+{
+	if (!hex || !path)
+		return wg_null_arg("wg_file_sha256");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		wg_set_last_error(WG_EIO, "%s: %s", path, strerror(errno));
+		return WG_EIO;
+	}
+	wg_sha256 *h = wg_sha256_new();
+	static __thread unsigned char buf[1 << 16];
+	ssize_t n;
+	while (h && (n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			wg_sha256_free(h);
+			wg_set_last_error(WG_EIO, "%s: %s", path, strerror(e));
+			return WG_EIO;
+		}
+		wg_sha256_update(h, buf, (size_t)n);
+	}
+	close(fd);
+	if (!h) {
+		wg_set_last_error(WG_ENOMEM, "out of memory");
+		return WG_ENOMEM;
+	}
+	uint8_t d[32];
+	wg_sha256_final(h, d);
+	wg_sha256_free(h);
+	for (size_t k = 0; k < 32; k++)
+		snprintf(hex + 2 * k, 3, "%02x", d[k]);
+	return WG_OK;
+}
+
+static bool is_sha(const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return false;
+	for (size_t i = 0; i < 64; i++)
+		if (hexval(s[i]) < 0)
+			return false;
+	return true;
+}
+
+WG_API int wg_facts_path(char *buf, size_t n, const char *dir, const char *sha256_hex)
+{
+	if (!buf || !dir || !is_sha(sha256_hex)) {
+		wg_set_last_error(WG_EINVAL, "wg_facts_path: %s", !buf || !dir ? "no directory"
+				  : "not a sha256 (64 lower-case hexadecimal digits)");
+		return WG_EINVAL;
+	}
+	if ((size_t)snprintf(buf, n, "%s/%.2s/%s.json.zst", dir, sha256_hex, sha256_hex) >= n) {
+		wg_set_last_error(WG_ELIMIT, "%s: the path is too long", dir);
+		return WG_ELIMIT;
+	}
+	return WG_OK;
+}
+
+WG_API int wg_facts_store(const char *dir, const char *sha256_hex, const wg_scan *scan)
+{
+	char path[4096], tmp[4200], sub[4096];
+	int rc = wg_facts_path(path, sizeof(path), dir, sha256_hex);
+	if (rc < 0)
+		return rc;
+	if (!scan)
+		return wg_null_arg("wg_facts_store");
+	snprintf(sub, sizeof(sub), "%s/%.2s", dir, sha256_hex);
+	if ((mkdir(dir, 0777) < 0 && errno != EEXIST) || (mkdir(sub, 0777) < 0 && errno != EEXIST)) {
+		wg_set_last_error(WG_EIO, "%s: cannot make the directory: %s", sub, strerror(errno));
+		return WG_EIO;
+	}
+	char *doc = NULL;
+	wg_inspect *d = NULL;
+	if ((rc = wg_inspect_new(&d, WG_JSON_FACTS | WG_JSON_NO_SYMBOLS | WG_JSON_NO_ENTRIES,
+				 NULL, 0)) < 0 ||
+	    (rc = wg_inspect_add(d, scan)) < 0 || (rc = wg_inspect_format(&doc, d)) < 0) {
+		wg_inspect_free(d);
+		return rc;
+	}
+	wg_inspect_free(d);
+	size_t len = strlen(doc), cap = ZSTD_compressBound(len);
+	void *z = malloc(cap);
+	size_t zn = z ? ZSTD_compress(z, cap, doc, len, 3) : 0;
+	free(doc);
+	if (!z || ZSTD_isError(zn)) {
+		free(z);
+		wg_set_last_error(WG_ENOMEM, "%s: cannot compress the facts", path);
+		return WG_ENOMEM;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%lx", path, (long)getpid(),
+		 (unsigned long)(uintptr_t)&tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	size_t done = 0;
+	while (fd >= 0 && done < zn) {
+		ssize_t w = write(fd, (char *)z + done, zn - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	free(z);
+	int e = errno;
+	if (fd < 0 || done < zn || close(fd) < 0 || rename(tmp, path) < 0) {
+		e = errno ? errno : e;
+		if (fd >= 0)
+			unlink(tmp);
+		wg_set_last_error(WG_EIO, "%s: cannot write the facts: %s", path, strerror(e));
+		return WG_EIO;
+	}
+	return WG_OK;
+}
+
+WG_API int wg_facts_load(wg_scan **out, wg_scanner *sc, const char *file)
+{
+	if (!out || !sc || !file)
+		return wg_null_arg("wg_facts_load");
+	*out = NULL;
+	FILE *f = fopen(file, "rbe");
+	if (!f)
+		return wg_seterr(&sc->err, WG_EIO, "%s: %s", file, strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > FACTS_MAX_BYTES) {
+		fclose(f);
+		return wg_seterr(&sc->err, WG_EFORMAT, "%s: not a stored facts file (not a regular "
+				 "file, or over 1 GiB)", file);
+	}
+	size_t n = (size_t)st.st_size;
+	char *buf = malloc(n ? n : 1);
+	if (!buf || fread(buf, 1, n, f) != n) {
+		fclose(f);
+		free(buf);
+		return wg_seterr(&sc->err, buf ? WG_EIO : WG_ENOMEM, "%s: cannot read it", file);
+	}
+	fclose(f);
+	char *json = buf;
+	size_t jn = n;
+	if (n >= 4 && !memcmp(buf, "\x28\xb5\x2f\xfd", 4)) {
+		unsigned long long sz = ZSTD_getFrameContentSize(buf, n);
+		if (sz == ZSTD_CONTENTSIZE_ERROR || sz == ZSTD_CONTENTSIZE_UNKNOWN ||
+		    sz > FACTS_MAX_BYTES) {
+			free(buf);
+			return wg_seterr(&sc->err, WG_EFORMAT, "%s: a zstd frame %s", file,
+					 sz == ZSTD_CONTENTSIZE_ERROR ? "that is broken"
+					 : sz == ZSTD_CONTENTSIZE_UNKNOWN ? "without its size"
+									 : "of over 1 GiB");
+		}
+		json = malloc(sz ? sz : 1);
+		size_t got = json ? ZSTD_decompress(json, sz, buf, n) : 0;
+		free(buf);
+		if (!json || ZSTD_isError(got) || got != sz) {
+			int e = json ? WG_EFORMAT : WG_ENOMEM;
+			const char *why = json ? ZSTD_isError(got) ? ZSTD_getErrorName(got)
+								   : "short frame" : "out of memory";
+			free(json);
+			return wg_seterr(&sc->err, e, "%s: cannot decompress it: %s", file, why);
+		}
+		jn = got;
+	}
+	int rc = wg_scan_from_facts(out, sc, json, jn);
+	free(json);
+	if (rc < 0) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", wg_scanner_error(sc));
+		wg_seterr(&sc->err, rc, "%s: %s", file, msg);
+	}
+	return rc;
+}
