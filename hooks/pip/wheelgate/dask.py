@@ -285,6 +285,7 @@ def scan(paths: Union[str, "os.PathLike[str]", Iterable[str]], out_dir: str,
         bounds = [(len(items) * i // n, len(items) * (i + 1) // n) for i in range(n)]
         futures = []
         kept = []
+        t1 = time.monotonic()  # the cluster is up: the scan itself from here
         for i, (a, b) in enumerate(bounds):
             if resume and os.path.exists(os.path.join(out_dir, _part_name(i))):
                 kept.append(_part_name(i))
@@ -297,6 +298,7 @@ def scan(paths: Union[str, "os.PathLike[str]", Iterable[str]], out_dir: str,
             # TimeoutError (distributed's, a subclass of the builtin's) past the deadline
             distributed.wait(futures, timeout=timeout)
         results = client_obj.gather(futures) if futures else []
+        scan_seconds = time.monotonic() - t1
     finally:
         if own is not None:
             client_obj.close()
@@ -322,6 +324,8 @@ def scan(paths: Union[str, "os.PathLike[str]", Iterable[str]], out_dir: str,
                "partitions": [_part_name(i) for i in range(n)], "resumed": kept,
                "targets": verdicts, "threads": nthreads,
                "seconds": round(time.monotonic() - t0, 3),
+               "scan_seconds": round(scan_seconds, 3),
+               "scanned": sum(r["inputs"] for r in results),
                "tasks": [{k: r[k] for k in ("part", "inputs", "seconds", "worker")}
                          for r in results]}
     with open(os.path.join(out_dir, "summary.json.tmp"), "w", encoding="utf-8") as f:
@@ -410,8 +414,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     for t, v in summary["targets"].items():
         print("%s: %d inputs: %d pass, %d fail, %d error" % (wheelgate.escape(t),
               summary["inputs"], v["pass"], v["fail"], v["error"]))
-    print("%.1f s on %d threads; %s" % (summary["seconds"], summary["threads"],
-                                       os.path.join(a.out_dir, "summary.json")))
+    rate = summary["scanned"] / summary["scan_seconds"] if summary["scan_seconds"] else 0.0
+    print("%d scanned in %.2f s on %d threads (%.0f inputs/s; %.2f s in all); %s"
+          % (summary["scanned"], summary["scan_seconds"], summary["threads"], rate,
+             summary["seconds"], os.path.join(a.out_dir, "summary.json")))
     return 1 if any(v["fail"] or v["error"] for v in summary["targets"].values()) else 0
 
 
