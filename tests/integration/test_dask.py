@@ -313,6 +313,20 @@ def cli_and_imports():
     assert list(summary["targets"]) == ["h100"], summary
     if "summary" in STATE:
         assert summary["targets"]["h100"] == STATE["summary"]["targets"]["h100-cu12"]
+    # a URL in the list: a record with the error, not a crash
+    lst = os.path.join(TMP, "urls.txt")
+    with open(lst, "w") as f:
+        f.write("# a comment\nhttps://example.invalid/x-1.0-py3-none-any.whl\n\n%s\n"
+                % os.path.join(W, "base-1.0-py3-none-any.whl"))
+    out = os.path.join(TMP, "urls")
+    p = subprocess.run([sys.executable, "-m", "wheelgate.dask", "-o", out, "--threads-only",
+                        "--from", lst, "--timeout", "120"], capture_output=True, text=True,
+                       timeout=300)
+    recs = [json.loads(x) for f in sorted(glob.glob(os.path.join(out, "part-*.jsonl")))
+            for x in open(f)]
+    assert p.returncode == 1 and len(recs) == 2, (p, recs)
+    assert recs[0]["targets"][0]["verdict"] == "error" and "a URL" in recs[0]["error"], recs[0]
+    assert recs[1]["targets"][0]["verdict"] == "pass" and recs[1]["error"] is None, recs[1]
     # a bad option fails before the cluster starts, naming it
     p = subprocess.run([sys.executable, "-m", "wheelgate.dask", "-o", out, "--gpu", "H999", W],
                        capture_output=True, text=True, timeout=60)

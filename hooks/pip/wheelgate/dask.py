@@ -115,6 +115,16 @@ def record(path: str, targets: Targets) -> Dict[str, Any]:
                            "tags": tags, "sha256": sha, "size": size, "targets": [],
                            "seconds": 0.0, "error": None}
     errors = []
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
+        # The workers read files (local, or shared storage); fetching is `wheelgate scan`'s.
+        rec["error"] = "%s: a URL: wheelgate.dask reads files only (download it first)" \
+            % wheelgate.escape(path)
+        for tname in targets:
+            rec["targets"].append({"target": tname, "profile": None, "verdict": "error",
+                                   "counts": {"error": 0, "warning": 0, "info": 0},
+                                   "findings": []})
+        rec["seconds"] = round(time.monotonic() - t0, 6)
+        return rec
     for i, (tname, options) in enumerate(targets.items()):
         try:
             result = _checker(i, options).check(path)
