@@ -35,6 +35,9 @@ if $test; then
   # python3-mypy: the Python binding's type hints are checked (--strict, and through py.typed
   # from an installed wheel) by ctest python-package
   pkgs+=(python3-mypy)
+  # python3-dask and python3-distributed: wheelgate.dask's scans on a LocalCluster (ctest dask);
+  # python3-matplotlib: the charts of wheelgate.report's HTML page
+  pkgs+=(python3-dask python3-distributed python3-matplotlib)
 fi
 if $clang; then
   # libclang-rt-14-dev: the sanitizer and libFuzzer runtimes (tests/fuzz, scripts/test.sh --fuzz)
