@@ -149,23 +149,6 @@ void check_help_options(FILE *f, bool audit)
 		"  --max-stdin SIZE   the most '-' reads (default 2G): more is refused, never held\n");
 }
 
-static int add_csv(cli_config *cfg, const char *key, const char *arg)
-{
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", arg);
-	char *save = NULL;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (cfg_add(cfg, key, t) < 0)
-			return -1;
-	return 0;
-}
-
-static int severity_of(const char *s)
-{
-	return !strcmp(s, "error") ? WG_SEV_ERROR : !strcmp(s, "warning") ? WG_SEV_WARNING
-					       : !strcmp(s, "info") ? WG_SEV_INFO : -1;
-}
-
 static void list_rules(const wg_ruleset *rs)
 {
 	printf("%-12s %-8s %-8s %-3s %-26s %s\n", "ID", "INSTALL", "PUBLISH", "ON", "CHECK", "TITLE");
@@ -317,10 +300,10 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		}
 		switch (c) {
 		case O_TARGET: bad = cfg_add(cli, "target", optarg); break;
-		case O_GPU: bad = add_csv(cli, "gpu", optarg); break;
+		case O_GPU: bad = cfg_add_csv(cli, "gpu", optarg); break;
 		case O_RULES: bad = cfg_add(cli, "rules", optarg); break;
-		case O_DISABLE: bad = add_csv(cli, "disable", optarg); break;
-		case O_ENABLE: bad = add_csv(cli, "enable", optarg); break;
+		case O_DISABLE: bad = cfg_add_csv(cli, "disable", optarg); break;
+		case O_ENABLE: bad = cfg_add_csv(cli, "enable", optarg); break;
 		case O_CONFIG: a->config = optarg; break;
 		case O_NOCONFIG: a->no_config = true; break;
 		case O_LIST: a->list = true; break;
@@ -423,7 +406,7 @@ static int configure(check_args *a, const cli_config *cli)
 	if (cli->baseline) cfg_add(cfg, "baseline", cli->baseline);
 
 	a->format = cfg->format ? cfg->format : "text";
-	int fail_on = severity_of(cfg->fail_on ? cfg->fail_on : "error");
+	int fail_on = cfg_severity(cfg->fail_on ? cfg->fail_on : "error");
 	if (strcmp(a->format, "text") && strcmp(a->format, "json") && strcmp(a->format, "sarif") &&
 	    strcmp(a->format, "github")) {
 		fail("--format takes text, json, sarif or github, not '%s'\n", esc(a->format));

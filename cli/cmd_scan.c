@@ -590,23 +590,6 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 
 /* ---- options ---- */
 
-static int severity_of(const char *s)
-{
-	return !strcmp(s, "error") ? WG_SEV_ERROR : !strcmp(s, "warning") ? WG_SEV_WARNING
-					       : !strcmp(s, "info") ? WG_SEV_INFO : -1;
-}
-
-static int add_csv(cli_config *cfg, const char *key, const char *arg)
-{
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", arg);
-	char *save = NULL;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		if (cfg_add(cfg, key, t) < 0)
-			return -1;
-	return 0;
-}
-
 /* -1 to go on, else the exit status. */
 static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc, char **argv)
 {
@@ -631,10 +614,10 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 		int bad = 0;
 		switch (c) {
 		case O_TARGET: bad = cfg_add(cli, "target", optarg); break;
-		case O_GPU: bad = add_csv(cli, "gpu", optarg); break;
+		case O_GPU: bad = cfg_add_csv(cli, "gpu", optarg); break;
 		case O_RULES: bad = cfg_add(cli, "rules", optarg); break;
-		case O_DISABLE: bad = add_csv(cli, "disable", optarg); break;
-		case O_ENABLE: bad = add_csv(cli, "enable", optarg); break;
+		case O_DISABLE: bad = cfg_add_csv(cli, "disable", optarg); break;
+		case O_ENABLE: bad = cfg_add_csv(cli, "enable", optarg); break;
 		case O_CONFIG: s->config = optarg; break;
 		case O_NOCONFIG: s->no_config = true; break;
 		case O_FAILON: bad = cfg_add(cli, "fail-on", optarg); break;
@@ -720,7 +703,7 @@ static int configure(scanner_state *s, const cli_config *cli)
 		fail("--profile takes install, publish or auto, not '%s'\n", esc(cfg->profile));
 		return EXIT_USAGE;
 	}
-	int fo = severity_of(cfg->fail_on ? cfg->fail_on : "error");
+	int fo = cfg_severity(cfg->fail_on ? cfg->fail_on : "error");
 	if (fo < 0) {
 		fail("--fail-on takes error, warning or info, not '%s'\n", esc(cfg->fail_on));
 		return EXIT_USAGE;

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "helper.h"
+#include "wheelgate.h"
 
 static int push(char **list, size_t *n, const char *v)
 {
@@ -63,6 +64,23 @@ int cfg_add(cli_config *cfg, const char *key, const char *value)
 		return 0;
 	}
 	return -1;
+}
+
+int cfg_add_csv(cli_config *cfg, const char *key, const char *arg)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", arg);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (cfg_add(cfg, key, t) < 0)
+			return -1;
+	return 0;
+}
+
+int cfg_severity(const char *s)
+{
+	return !strcmp(s, "error") ? WG_SEV_ERROR : !strcmp(s, "warning") ? WG_SEV_WARNING
+					       : !strcmp(s, "info") ? WG_SEV_INFO : -1;
 }
 
 void cfg_free(cli_config *cfg)

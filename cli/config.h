@@ -36,6 +36,10 @@ typedef struct {
 
 /* Adds one key's value (a string, or one list item) to cfg; -1 for an unknown key. */
 int cfg_add(cli_config *cfg, const char *key, const char *value);
+/** cfg_add for each comma-separated value of arg ("WG-SYS,WG-TAG-*"); -1 when full. */
+int cfg_add_csv(cli_config *cfg, const char *key, const char *arg);
+/** "error" | "warning" | "info" -> the wg_severity; -1 for anything else. */
+int cfg_severity(const char *s);
 void cfg_free(cli_config *cfg);
 /* Adds an ignore entry: inputs matching glob skip the findings of rules[0..n) (selectors). */
 int cfg_ignore_entry(cli_config *cfg, const char *glob, const char *const *rules, size_t n);
