@@ -486,6 +486,24 @@ const char *wg_object_member(const wg_scan *scan, const wg_object *o)
 	return o->path;
 }
 
+const wg_sym *wg_check_abi_import(wg_check_ctx *cc, const wg_object *o, unsigned wrong,
+				  unsigned *count)
+{
+	*count = 0;
+	bool links = false;
+	for (size_t j = 0; j < o->needed.n && !links; j++)
+		links = wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0);
+	if (!links)
+		return NULL;
+	const wg_sym *first = NULL;
+	for (size_t j = 0; j < o->nsyms; j++) {
+		const wg_sym *y = &o->syms[j];
+		if (!y->defined && y->torch && (y->string_abi & wrong) && (*count)++ == 0)
+			first = y;
+	}
+	return first;
+}
+
 bool wg_object_is_cuda(const wg_object *o)
 {
 	return o->fatbin_containers.len > 0;

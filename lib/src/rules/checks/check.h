@@ -88,6 +88,11 @@ char *wg_check_printf(wg_check_ctx *cc, const char *fmt, ...) __attribute__((for
 /* Shared helpers of the check kinds (engine.c). */
 const char *wg_object_member(const wg_scan *scan, const wg_object *o);
 bool wg_object_is_cuda(const wg_object *o);
+/** For an object that needs a library the rule's `libraries` patterns match (torch's): its
+ * first undefined torch-facing symbol carrying the std::string ABI wrong (WG_SYM_OLD_STRING or
+ * WG_SYM_NEW_STRING), *count how many; NULL when none (or the object links no such library). */
+const wg_sym *wg_check_abi_import(wg_check_ctx *cc, const wg_object *o, unsigned wrong,
+				  unsigned *count);
 void wg_abi_name_for(char *buf, size_t n, int cxx11abi);
 
 /** Whether an ld issue like cc->ld_issues[i] (same kind, object and library, and with

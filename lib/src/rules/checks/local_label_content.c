@@ -39,18 +39,8 @@ static int run(wg_check_ctx *cc)
 		const char *claim = wg_check_printf(cc, "cxx11abi%s", claim_new ? "TRUE" : "FALSE");
 		const wg_object *o;
 		wg_for_each_object(cc, o) {
-			bool links = false;
-			for (size_t j = 0; j < o->needed.n && !links; j++)
-				links = wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0);
-			if (!links)
-				continue;
-			const wg_sym *first = NULL;
-			unsigned count = 0;
-			for (size_t j = 0; j < o->nsyms; j++) {
-				const wg_sym *y = &o->syms[j];
-				if (!y->defined && y->torch && (y->string_abi & wrong) && count++ == 0)
-					first = y;
-			}
+			unsigned count;
+			const wg_sym *first = wg_check_abi_import(cc, o, wrong, &count);
 			if (!first)
 				continue;
 			const char *ev = wg_check_printf(cc, "imports %s (%s std::string ABI)%s",

@@ -27,18 +27,8 @@ static int run(wg_check_ctx *cc)
 		unsigned wrong = new_abi ? WG_SYM_OLD_STRING : WG_SYM_NEW_STRING;
 		const wg_object *o;
 		wg_for_each_object(cc, o) {
-			bool links = false;
-			for (size_t j = 0; j < o->needed.n && !links; j++)
-				links = wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0);
-			if (!links)
-				continue;
-			const wg_sym *first = NULL;
-			unsigned count = 0;
-			for (size_t j = 0; j < o->nsyms; j++) {
-				const wg_sym *y = &o->syms[j];
-				if (!y->defined && y->torch && (y->string_abi & wrong) && count++ == 0)
-					first = y;
-			}
+			unsigned count;
+			const wg_sym *first = wg_check_abi_import(cc, o, wrong, &count);
 			if (!first)
 				continue;
 			wg_vars v = {0};
