@@ -55,6 +55,15 @@ static void help(FILE *f)
 		"  --resume FILE      skip the inputs whose sha256 a record of FILE already has and\n"
 		"                     append the records of the others to FILE (a last line cut\n"
 		"                     short by a killed scan is dropped and written again)\n"
+		"facts kept by content (docs/facts-store.md):\n"
+		"  --facts-dir DIR    keep the facts of each wheel read in DIR under its sha256;\n"
+		"                     a wheel whose facts DIR already holds (stored under the\n"
+		"                     same file name) is judged from them, not read again\n"
+		"  --refresh-facts    read every wheel, and store its facts again\n"
+		"  --from-facts       judge stored facts, the wheels may be gone: each PATH (or\n"
+		"                     --from line) is a stored file, a directory of them, or a\n"
+		"                     sha256 whose facts --facts-dir holds; no PATH: every\n"
+		"                     input --facts-dir holds\n"
 		"output:\n"
 		"  -o, --output FILE  write the records to FILE (default: stdout)\n"
 		"  -j, --jobs N       inputs read at once (default: one per CPU; 1: no threads)\n"
@@ -63,10 +72,20 @@ static void help(FILE *f)
 		"  --target SPEC, --gpu GPU, --env PATH, --profile P, --rules PATH,\n"
 		"  --disable RULE, --enable RULE, --config FILE, --no-config, --fail-on LEVEL,\n"
 		"  --baseline FILE\n"
+		"  --target-set NAME:KEY=VALUE,...\n"
+		"                     a named target (repeatable): each input is read once and\n"
+		"                     judged for every set, one entry of the record's \"targets\"\n"
+		"                     each. KEYs: the facts of --target (python, torch, cuda,\n"
+		"                     cxx11abi, glibc, platform...), gpu (repeatable), profile\n"
+		"                     and env (a path without commas); --target, --gpu, --env and\n"
+		"                     --profile apply to every set, the set's own on top, e.g.\n"
+		"                     --target-set h100:gpu=H100,torch=2.11.0+cu130\n"
+		"                     --target-set b200:gpu=B200,torch=2.11.0+cu130\n"
 		"  -h, --help         show this help\n"
 		"\n"
-		"exit status: 0 when every input passes, 1 when an input fails (a finding at or\n"
-		"above --fail-on), 2 for usage errors and inputs that cannot be read.\n");
+		"exit status: 0 when every input passes for every target, 1 when an input fails\n"
+		"(a finding at or above --fail-on), 2 for usage errors and inputs that cannot be\n"
+		"read.\n");
 }
 
 /* ---- inputs ---- */
@@ -107,22 +126,44 @@ static int cmp_str(const void *a, const void *b)
 /* nftw has no payload: the list being filled. */
 static strlist *walk_out;
 static int walk_oom;
+static const char *walk_suffix = ".whl"; /* ".json.zst" with --from-facts */
+static const char *keys_dir;              /* --from-facts: --facts-dir, for sha256 inputs */
+
+static bool is_key(const char *s)
+{
+	if (strlen(s) != 64)
+		return false;
+	for (size_t i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
 
 static int walk_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)ftw;
-	if (flag == FTW_F && wg_has_suffix_cli(path, ".whl") && strlist_add(walk_out, path) < 0) {
+	if (flag == FTW_F && wg_has_suffix_cli(path, walk_suffix) && strlist_add(walk_out, path) < 0) {
 		walk_oom = 1;
 		return 1;
 	}
 	return 0;
 }
 
-/* A PATH: a directory gives every *.whl below it (sorted), anything else itself. */
+/* A PATH: a directory gives every *.whl (with --from-facts: *.json.zst) below it (sorted),
+ * anything else itself. */
 static int add_path(strlist *l, const char *path)
 {
 	struct stat st;
+	if (keys_dir && stat(path, &st) != 0 && is_key(path)) {
+		/* --from-facts: the sha256 of an input whose facts --facts-dir holds */
+		char file[4096];
+		if (wg_facts_path(file, sizeof(file), keys_dir, path) < 0) {
+			fail("%s\n", esc(wg_error_last()));
+			return -2;
+		}
+		return strlist_add(l, file);
+	}
 	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
 		return strlist_add(l, path);
 	size_t first = l->n;
@@ -136,7 +177,8 @@ static int add_path(strlist *l, const char *path)
 		return -1;
 	qsort(l->v + first, l->n - first, sizeof(*l->v), cmp_str);
 	if (l->n == first)
-		fprintf(stderr, "%s: %s: no wheel (*.whl) below it\n", prog, esc(path));
+		fprintf(stderr, "%s: %s: no %s (*%s) below it\n", prog, esc(path),
+			strcmp(walk_suffix, ".whl") ? "stored facts" : "wheel", walk_suffix);
 	return 0;
 }
 
@@ -296,22 +338,41 @@ static int resume_read(shaset *set, const char *file, size_t *records)
 
 /* ---- the scan ---- */
 
+/* An environment some targets judge installs into: opened once, shared by those targets. */
+typedef struct {
+	const char *path;
+	wg_env *env;
+	wg_scanner *sc;
+} scan_env;
+
+/* One target each input is judged for: an entry of the record's "targets". */
+typedef struct {
+	char name[1024];
+	int profile;
+	wg_target *target;
+	scan_env *env; /* NULL: no environment */
+} scan_target;
+
+#define MAX_SETS 64
+
 typedef struct {
 	/* options */
 	cli_config cfg;
-	const char *config, *output, *resume, *env_path;
-	bool no_config, quiet;
+	const char *config, *output, *resume, *env_path, *facts_dir;
+	bool no_config, quiet, from_facts, refresh_facts;
 	uint32_t jobs;
 	unsigned shard_i, shard_n;
 	int profile;
 	wg_severity fail_on;
-	char target_name[1024];
+	const char *sets[MAX_SETS]; /* --target-set specs */
+	size_t nsets;
 	/* state */
 	wg_context *ctx;
 	wg_ruleset *rs;
-	wg_target *target;
-	wg_env *env;
-	wg_scanner *env_sc;
+	scan_target tg[MAX_SETS];
+	size_t ntg;
+	scan_env envs[MAX_SETS + 1];
+	size_t nenvs;
 	wg_scanner **scs;
 	unsigned nscs;
 	suppress *sup;
@@ -320,7 +381,7 @@ typedef struct {
 	size_t n;
 	FILE *out;
 	pthread_mutex_t lock; /* the output, the counts, the environment */
-	size_t finished, skipped, passed, failed, unreadable;
+	size_t finished, skipped, passed, failed, unreadable, from_store, stored, nread;
 	bool write_error;
 	bool tty;
 	struct timespec t0;
@@ -419,15 +480,15 @@ static json_t *tags_of(const wg_scan *scan)
 
 /* The target's entry from check's JSON document of one input (the library's own verdict,
  * counts and findings), reduced to the scan record's keys. */
-static json_t *target_entry(scanner_state *s, const char *path, const wg_report *rep,
-			    const char *error)
+static json_t *target_entry(scanner_state *s, const scan_target *tg, const char *path,
+			    const wg_report *rep, const char *error)
 {
 	char *doc = NULL;
 	json_t *t = json_object();
-	json_object_set_new(t, "target", json_string(s->target_name));
+	json_object_set_new(t, "target", jstr(tg->name));
 	json_object_set_new(t, "profile", json_string(wg_profile_name(rep ? wg_report_profile(rep)
-		: (wg_profile)s->profile)));
-	if (wg_reports_format(&doc, WG_FORMAT_JSON, s->rs, s->target, &path, &rep, &error, 1,
+		: (wg_profile)tg->profile)));
+	if (wg_reports_format(&doc, WG_FORMAT_JSON, s->rs, tg->target, &path, &rep, &error, 1,
 			      s->fail_on) < 0) {
 		json_object_set_new(t, "verdict", json_string("error"));
 		wg_free(doc);
@@ -488,17 +549,140 @@ static wg_scanner *slot_scanner(scanner_state *s, unsigned slot)
 	return s->scs[slot];
 }
 
+static bool is_facts_name(const char *path, char key[65])
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	if (strlen(b) != 64 + strlen(".json.zst") || strcmp(b + 64, ".json.zst"))
+		return false;
+	memcpy(key, b, 64);
+	key[64] = '\0';
+	return is_hex64(key);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+	return b ? b + 1 : p;
+}
+
+/* Says on stderr (not a verdict) what went wrong with the store. */
+static void store_warning(scanner_state *s, const char *path, const char *what, const char *why)
+{
+	if (s->quiet)
+		return;
+	/* on a worker thread: esc()'s ring is not ours */
+	char *e = NULL, *m = NULL;
+	wg_escape(&e, path, WG_ESCAPE_CONTROL);
+	wg_escape(&m, why, WG_ESCAPE_CONTROL);
+	pthread_mutex_lock(&s->lock);
+	if (s->tty)
+		progress_clear();
+	fprintf(stderr, "wheelgate: %s: %s: %s\n", e ? e : "?", what, m ? m : "out of memory");
+	pthread_mutex_unlock(&s->lock);
+	wg_free(e);
+	wg_free(m);
+}
+
+/* The facts of one input: its stored facts (--from-facts, or --facts-dir holding them) or the
+ * file read (and stored with --facts-dir). 0, or -1 with the reason in err. */
+static int get_facts(scanner_state *s, wg_scanner *sc, const char *path, const char *hex,
+		     wg_scan **scan, char *facts, size_t flen, bool *from_store, char *err,
+		     size_t errlen)
+{
+	*from_store = false;
+	if (s->from_facts) {
+		if (wg_facts_load(scan, sc, path) < 0) {
+			snprintf(err, errlen, "%s", wg_scanner_error(sc));
+			return -1;
+		}
+		snprintf(facts, flen, "%s", path);
+		*from_store = true;
+		return 0;
+	}
+	bool have = false;
+	struct stat st;
+	if (s->facts_dir && wg_facts_path(facts, flen, s->facts_dir, hex) == WG_OK) {
+		have = !s->refresh_facts && stat(facts, &st) == 0 && S_ISREG(st.st_mode);
+		/* The file name is a fact too (its tags, name and version): the same bytes under
+		 * another name are read as what they now claim to be. */
+		if (have && wg_facts_load(scan, sc, facts) == WG_OK &&
+		    !strcmp(base_name(wg_scan_get_path(*scan)), base_name(path))) {
+			*from_store = true;
+			return 0;
+		}
+		if (have && !*scan)
+			store_warning(s, facts, "stored facts not read, the wheel is read instead",
+				      wg_scanner_error(sc));
+		wg_scan_free(*scan);
+		*scan = NULL;
+	}
+	if (wg_scan_path(scan, sc, path) < 0) {
+		snprintf(err, errlen, "%s", wg_scanner_error(sc));
+		return -1;
+	}
+	bool stored = false;
+	if (s->facts_dir) {
+		if (wg_facts_store(s->facts_dir, hex, *scan) < 0)
+			store_warning(s, path, "facts not stored", wg_error_last());
+		else
+			stored = true;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->nread++;
+	s->stored += stored;
+	pthread_mutex_unlock(&s->lock);
+	facts[0] = '\0';
+	return 0;
+}
+
+/* Judges scan for target tg: the report, or -1 with the reason in err. */
+static int judge(scanner_state *s, wg_scanner *sc, const scan_target *tg, const char *path,
+		 const wg_scan *scan, wg_report **rep, char *err, size_t errlen)
+{
+	scan_env *e = tg->env;
+	if (e)
+		pthread_mutex_lock(&s->lock);
+	/* as check: a wheel judged against an environment is an install of it alone */
+	bool install = e && wg_scan_get_kind(scan) == WG_SCAN_WHEEL;
+	const wg_scan *one = scan;
+	if (install && wg_env_set_install(e->env, e->sc, &one, 1) < 0)
+		snprintf(err, errlen, "%s", wg_scanner_error(e->sc));
+	else if (wg_check(rep, sc, s->rs, scan, tg->target) < 0)
+		snprintf(err, errlen, "%s", wg_scanner_error(sc));
+	if (install)
+		wg_env_set_install(e->env, e->sc, NULL, 0);
+	if (*rep && !*err && s->sup) {
+		size_t ig = 0, bl = 0;
+		if (!e)
+			pthread_mutex_lock(&s->lock);
+		if (suppress_apply(s->sup, s->rs, path, *rep, &ig, &bl) < 0)
+			snprintf(err, errlen, "out of memory");
+		if (!e)
+			pthread_mutex_unlock(&s->lock);
+	}
+	if (e)
+		pthread_mutex_unlock(&s->lock);
+	if (*err) {
+		wg_report_free(*rep);
+		*rep = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 static void scan_job(void *arg, size_t i, unsigned slot)
 {
 	scanner_state *s = arg;
 	const char *path = s->inputs[i];
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	char hex[65] = "", err[1024] = "";
+	char hex[65] = "", err[1024] = "", facts[4096] = "";
 	uint64_t size = 0;
-	bool have_sha = false;
+	bool have_sha = false, have_size = false, from_store = false;
 	wg_scan *scan = NULL;
-	wg_report *rep = NULL;
+	wg_report *reps[MAX_SETS] = {0};
+	char *terr[MAX_SETS] = {0}; /* why a target could not be judged (the others are) */
 	const char *error = NULL;
 	wg_scanner *sc = slot_scanner(s, slot);
 	if (strstr(path, "://")) {
@@ -506,65 +690,70 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 			 "the wheel and give its path", path);
 	} else if (!sc) {
 		snprintf(err, sizeof(err), "out of memory");
-	} else if (file_sha256(path, hex, &size, err, sizeof(err)) == 0) {
-		have_sha = true;
-		if (shaset_has(&s->done, hex)) {
+	} else if (!s->from_facts && file_sha256(path, hex, &size, err, sizeof(err)) != 0) {
+		/* err says why */
+	} else {
+		/* stored facts: the sha256 their file name gives (DIR/ab/<sha256>.json.zst) */
+		if (s->from_facts)
+			have_sha = is_facts_name(path, hex);
+		else
+			have_sha = have_size = true;
+		if (have_sha && shaset_has(&s->done, hex)) {
 			pthread_mutex_lock(&s->lock);
 			s->skipped++;
 			progress(s);
 			pthread_mutex_unlock(&s->lock);
 			return;
 		}
-		if (wg_scan_path(&scan, sc, path) < 0) {
-			snprintf(err, sizeof(err), "%s", wg_scanner_error(sc));
-		} else {
-			if (s->env)
-				pthread_mutex_lock(&s->lock);
-			/* as check: a wheel judged against an environment is an install of it alone */
-			bool install = s->env && wg_scan_get_kind(scan) == WG_SCAN_WHEEL;
-			const wg_scan *one = scan;
-			if (install && wg_env_set_install(s->env, s->env_sc, &one, 1) < 0)
-				snprintf(err, sizeof(err), "%s", wg_scanner_error(s->env_sc));
-			else if (wg_check(&rep, sc, s->rs, scan, s->target) < 0)
-				snprintf(err, sizeof(err), "%s", wg_scanner_error(sc));
-			if (install)
-				wg_env_set_install(s->env, s->env_sc, NULL, 0);
-			if (rep && !*err && s->sup) {
-				size_t ig = 0, bl = 0;
-				if (!s->env)
-					pthread_mutex_lock(&s->lock);
-				if (suppress_apply(s->sup, s->rs, path, rep, &ig, &bl) < 0)
-					snprintf(err, sizeof(err), "out of memory");
-				if (!s->env)
-					pthread_mutex_unlock(&s->lock);
+		if (get_facts(s, sc, path, hex, &scan, facts, sizeof(facts), &from_store, err,
+			      sizeof(err)) == 0) {
+			if (s->from_facts && wg_scan_file_size(scan) >= 0) {
+				size = (uint64_t)wg_scan_file_size(scan);
+				have_size = true;
 			}
-			if (s->env)
-				pthread_mutex_unlock(&s->lock);
+			/* the input's name in messages: the wheel's own path when from the store */
+			const char *name = s->from_facts ? wg_scan_get_path(scan) : path;
+			for (size_t t = 0; t < s->ntg; t++) {
+				char e[1024] = "";
+				if (judge(s, sc, &s->tg[t], name, scan, &reps[t], e, sizeof(e)) < 0) {
+					terr[t] = strdup(e);
+					/* the record's error: the first target's that could not be judged */
+					if (!*err)
+						snprintf(err, sizeof(err), "%s", e);
+				}
+			}
 		}
 	}
-	if (*err) {
-		wg_report_free(rep);
-		rep = NULL;
+	int worst = -1;
+	if (*err)
 		error = err;
-	}
+	for (size_t t = 0; t < s->ntg; t++)
+		if (reps[t] && wg_report_worst(reps[t]) > worst)
+			worst = wg_report_worst(reps[t]);
+	const char *shown = s->from_facts && scan ? wg_scan_get_path(scan) : path;
 	json_t *r = json_object();
 	json_object_set_new(r, "schema", json_string("wheelgate.scan/1"));
-	json_object_set_new(r, "path", jstr(path));
+	json_object_set_new(r, "path", jstr(shown));
 	json_object_set_new(r, "name", jstr(scan ? wg_wheel_get(scan, WG_WHEEL_NAME) : NULL));
 	json_object_set_new(r, "version", jstr(scan ? wg_wheel_get(scan, WG_WHEEL_VERSION) : NULL));
 	json_object_set_new(r, "tags", scan ? tags_of(scan) : json_array());
 	json_object_set_new(r, "sha256", have_sha ? json_string(hex) : json_null());
-	json_object_set_new(r, "size", have_sha ? json_integer((json_int_t)size) : json_null());
+	json_object_set_new(r, "size", have_size ? json_integer((json_int_t)size) : json_null());
 	json_t *targets = json_array();
-	json_array_append_new(targets, target_entry(s, path, rep, error));
+	for (size_t t = 0; t < s->ntg; t++)
+		json_array_append_new(targets, target_entry(s, &s->tg[t], shown, reps[t],
+							    reps[t] ? NULL : terr[t] ? terr[t] : error));
 	json_object_set_new(r, "targets", targets);
+	json_object_set_new(r, "facts", from_store ? jstr(facts) : json_null());
 	json_object_set_new(r, "seconds", json_real(now_since(&t0)));
 	json_object_set_new(r, "error", jstr(error));
 	char *line = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII |
 				 JSON_REAL_PRECISION(6));
 	json_decref(r);
-	int worst = rep ? wg_report_worst(rep) : -1;
-	wg_report_free(rep);
+	for (size_t t = 0; t < s->ntg; t++) {
+		wg_report_free(reps[t]);
+		free(terr[t]);
+	}
 	wg_scan_free(scan);
 
 	pthread_mutex_lock(&s->lock);
@@ -572,6 +761,8 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 	    fflush(s->out) != 0)
 		s->write_error = true;
 	s->finished++;
+	if (from_store)
+		s->from_store++;
 	if (error)
 		s->unreadable++;
 	else if (worst >= (int)s->fail_on)
@@ -594,7 +785,8 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc, char **argv)
 {
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
-	       O_FAILON, O_ENV, O_PROFILE, O_FROM, O_RESUME, O_SHARD, O_BASELINE };
+	       O_FAILON, O_ENV, O_PROFILE, O_FROM, O_RESUME, O_SHARD, O_BASELINE, O_FACTS_DIR,
+	       O_FROM_FACTS, O_REFRESH_FACTS, O_TARGET_SET };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -605,6 +797,10 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 		{"from", required_argument, NULL, O_FROM}, {"resume", required_argument, NULL, O_RESUME},
 		{"shard", required_argument, NULL, O_SHARD},
 		{"baseline", required_argument, NULL, O_BASELINE},
+		{"facts-dir", required_argument, NULL, O_FACTS_DIR},
+		{"from-facts", no_argument, NULL, O_FROM_FACTS},
+		{"refresh-facts", no_argument, NULL, O_REFRESH_FACTS},
+		{"target-set", required_argument, NULL, O_TARGET_SET},
 		{"output", required_argument, NULL, 'o'}, {"jobs", required_argument, NULL, 'j'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
@@ -631,6 +827,16 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 			}
 			break;
 		case O_RESUME: s->resume = optarg; break;
+		case O_FACTS_DIR: s->facts_dir = optarg; break;
+		case O_FROM_FACTS: s->from_facts = true; break;
+		case O_REFRESH_FACTS: s->refresh_facts = true; break;
+		case O_TARGET_SET:
+			if (s->nsets == MAX_SETS) {
+				fail("at most %d --target-set\n", MAX_SETS);
+				return EXIT_USAGE;
+			}
+			s->sets[s->nsets++] = optarg;
+			break;
 		case O_SHARD: {
 			unsigned i, n;
 			char tail;
@@ -659,6 +865,11 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 			fail("too many values for --%s\n", longopts[c - O_TARGET].name);
 			return EXIT_USAGE;
 		}
+	}
+	if (s->refresh_facts && (!s->facts_dir || s->from_facts)) {
+		fail("--refresh-facts reads the wheels and stores their facts in --facts-dir: %s\n",
+		     s->from_facts ? "not with --from-facts" : "no --facts-dir given");
+		return EXIT_USAGE;
 	}
 	if (s->output && s->resume && strcmp(s->output, s->resume)) {
 		fail("--resume FILE appends to FILE: -o names another file ('%s')\n", esc(s->output));
@@ -709,51 +920,149 @@ static int configure(scanner_state *s, const cli_config *cli)
 		return EXIT_USAGE;
 	}
 	s->fail_on = (wg_severity)fo;
-	/* The target's name in the records: what defines it, else "default". */
-	size_t o = 0;
-	s->target_name[0] = '\0';
-	if (s->env_path)
-		o += (size_t)snprintf(s->target_name + o, sizeof(s->target_name) - o, "env=%s",
-				      s->env_path);
-	for (size_t i = 0; i < cfg->ntargets && o < sizeof(s->target_name); i++)
-		o += (size_t)snprintf(s->target_name + o, sizeof(s->target_name) - o, "%s%s",
-				      o ? "," : "", cfg->targets[i]);
-	for (size_t i = 0; i < cfg->ngpus && o < sizeof(s->target_name); i++)
-		o += (size_t)snprintf(s->target_name + o, sizeof(s->target_name) - o, "%sgpu=%s",
-				      o ? "," : "", cfg->gpus[i]);
-	if (!s->target_name[0])
-		snprintf(s->target_name, sizeof(s->target_name), "default");
 	return -1;
 }
 
-static int make_target(scanner_state *s)
+/* The environment at path, opened on first use and shared by the targets naming it. */
+static scan_env *open_env(scanner_state *s, const char *path)
 {
-	if (wg_target_new(&s->target) < 0 ||
-	    wg_target_set(s->target, "profile", wg_profile_name((wg_profile)s->profile)) < 0) {
+	for (size_t i = 0; i < s->nenvs; i++)
+		if (!strcmp(s->envs[i].path, path))
+			return &s->envs[i];
+	scan_env *e = &s->envs[s->nenvs];
+	wg_env_options eo = WG_ENV_OPTIONS_INIT;
+	e->path = path;
+	if (wg_scanner_new(&e->sc, s->ctx) < 0 || wg_env_open(&e->env, e->sc, path, &eo) < 0) {
+		fail("--env %s: %s\n", esc(path), esc(e->sc ? wg_scanner_error(e->sc)
+							    : wg_error_last()));
+		wg_scanner_free(e->sc);
+		e->sc = NULL;
+		return NULL;
+	}
+	s->nenvs++;
+	return e;
+}
+
+/* Appends "key=value" (or value alone) to a target's name. */
+static void name_add(char *name, size_t n, const char *key, const char *value)
+{
+	size_t o = strlen(name);
+	if (o < n)
+		snprintf(name + o, n - o, "%s%s%s%s", o ? "," : "", key ? key : "", key ? "=" : "",
+			 value);
+}
+
+/* A target: the options every target takes (--target, --gpu, --env, --profile), then set's
+ * own (NAME:KEY=VALUE,...), or the options alone when set is NULL. */
+static int make_one_target(scanner_state *s, scan_target *tg, const char *set)
+{
+	char facts[1024] = "", spec[1024];
+	const char *gpus[CFG_MAX];
+	size_t ngpus = 0;
+	const char *env_path = s->env_path;
+	int profile = s->profile;
+	if (set) {
+		const char *colon = strchr(set, ':');
+		if (!colon || colon == set || (size_t)(colon - set) >= sizeof(tg->name)) {
+			fail("--target-set takes NAME:KEY=VALUE[,KEY=VALUE...], not '%s'\n", esc(set));
+			return EXIT_USAGE;
+		}
+		snprintf(tg->name, sizeof(tg->name), "%.*s", (int)(colon - set), set);
+		for (size_t i = 0; i < s->ntg; i++)
+			if (!strcmp(s->tg[i].name, tg->name)) {
+				fail("--target-set: two sets are named '%s'\n", esc(tg->name));
+				return EXIT_USAGE;
+			}
+		if (snprintf(spec, sizeof(spec), "%s", colon + 1) >= (int)sizeof(spec)) {
+			fail("--target-set %s: too long\n", esc(tg->name));
+			return EXIT_USAGE;
+		}
+		char *save = NULL;
+		for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(kv, '=');
+			if (!eq || eq == kv || !eq[1]) {
+				fail("--target-set %s: '%s' is not KEY=VALUE\n", esc(tg->name), esc(kv));
+				return EXIT_USAGE;
+			}
+			*eq = '\0';
+			const char *v = eq + 1;
+			if (!strcmp(kv, "gpu")) {
+				if (ngpus == CFG_MAX) {
+					fail("--target-set %s: too many GPUs\n", esc(tg->name));
+					return EXIT_USAGE;
+				}
+				gpus[ngpus++] = v;
+			} else if (!strcmp(kv, "profile")) {
+				if ((profile = wg_profile_parse(v)) < 0) {
+					fail("--target-set %s: profile takes install, publish or auto, "
+					     "not '%s'\n", esc(tg->name), esc(v));
+					return EXIT_USAGE;
+				}
+			} else if (!strcmp(kv, "env")) {
+				env_path = v;
+			} else {
+				name_add(facts, sizeof(facts), kv, v);
+			}
+		}
+	}
+	if (wg_target_new(&tg->target) < 0 ||
+	    wg_target_set(tg->target, "profile", wg_profile_name((wg_profile)profile)) < 0) {
 		fail("%s\n", esc(wg_error_last()));
 		return EXIT_USAGE;
 	}
-	if (s->env_path) {
-		wg_env_options eo = WG_ENV_OPTIONS_INIT;
-		if (wg_scanner_new(&s->env_sc, s->ctx) < 0 ||
-		    wg_env_open(&s->env, s->env_sc, s->env_path, &eo) < 0) {
-			fail("--env: %s\n", esc(s->env_sc ? wg_scanner_error(s->env_sc)
-						    : wg_error_last()));
+	tg->profile = profile;
+	const char *what = set ? tg->name : NULL;
+	if (env_path) {
+		if (!(tg->env = open_env(s, env_path)))
 			return EXIT_USAGE;
-		}
-		wg_target_set_env(s->target, s->env);
+		wg_target_set_env(tg->target, tg->env->env);
 	}
 	for (size_t i = 0; i < s->cfg.ntargets; i++)
-		if (wg_target_parse(s->target, s->cfg.targets[i]) < 0) {
+		if (wg_target_parse(tg->target, s->cfg.targets[i]) < 0) {
 			fail("%s\n", esc(wg_error_last()));
 			return EXIT_USAGE;
 		}
-	for (size_t i = 0; i < s->cfg.ngpus; i++)
-		if (wg_target_add_gpu(s->target, s->ctx, s->cfg.gpus[i]) < 0) {
-			fail("--gpu: %s\n", esc(wg_error_last()));
+	if (facts[0] && wg_target_parse(tg->target, facts) < 0) {
+		fail("--target-set %s: %s\n", esc(what), esc(wg_error_last()));
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < s->cfg.ngpus + ngpus; i++) {
+		const char *g = i < s->cfg.ngpus ? s->cfg.gpus[i] : gpus[i - s->cfg.ngpus];
+		if (wg_target_add_gpu(tg->target, s->ctx, g) < 0) {
+			if (what)
+				fail("--target-set %s: gpu: %s\n", esc(what), esc(wg_error_last()));
+			else
+				fail("--gpu: %s\n", esc(wg_error_last()));
 			return EXIT_USAGE;
 		}
+	}
+	if (!set) {
+		/* The target's name in the records: what defines it, else "default". */
+		if (env_path)
+			name_add(tg->name, sizeof(tg->name), "env", env_path);
+		for (size_t i = 0; i < s->cfg.ntargets; i++)
+			name_add(tg->name, sizeof(tg->name), NULL, s->cfg.targets[i]);
+		for (size_t i = 0; i < s->cfg.ngpus; i++)
+			name_add(tg->name, sizeof(tg->name), "gpu", s->cfg.gpus[i]);
+		if (!tg->name[0])
+			snprintf(tg->name, sizeof(tg->name), "default");
+	}
 	return -1;
+}
+
+static int make_targets(scanner_state *s)
+{
+	int rc = -1;
+	if (!s->nsets) {
+		rc = make_one_target(s, &s->tg[0], NULL);
+		s->ntg = 1;
+		return rc;
+	}
+	for (size_t i = 0; i < s->nsets && rc < 0; i++) {
+		rc = make_one_target(s, &s->tg[i], s->sets[i]);
+		s->ntg = i + 1;
+	}
+	return rc;
 }
 
 int cmd_scan(int argc, char **argv)
@@ -768,6 +1077,10 @@ int cmd_scan(int argc, char **argv)
 	if (status >= 0)
 		goto done;
 	status = EXIT_CLEAN;
+	if (s.from_facts) {
+		walk_suffix = ".json.zst";
+		keys_dir = s.facts_dir;
+	}
 	/* the inputs: the PATHs, then each --from list; a directory gives its wheels */
 	for (int i = optind; i < argc && status == EXIT_CLEAN; i++) {
 		int rc = add_path(&all, argv[i]);
@@ -787,7 +1100,16 @@ int cmd_scan(int argc, char **argv)
 	}
 	if (status != EXIT_CLEAN)
 		goto done;
-	if (argc == optind && from.n == 0) {
+	if (argc == optind && from.n == 0 && s.from_facts && s.facts_dir) {
+		/* every input the store holds */
+		int rc = add_path(&all, s.facts_dir);
+		if (rc < 0) {
+			if (rc == -1)
+				fail("out of memory\n");
+			status = EXIT_USAGE;
+			goto done;
+		}
+	} else if (argc == optind && from.n == 0) {
 		fail("no PATH and no --from list given\n");
 		help(stderr);
 		status = EXIT_USAGE;
@@ -823,7 +1145,7 @@ int cmd_scan(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto done;
 	}
-	if ((status = make_target(&s)) >= 0)
+	if ((status = make_targets(&s)) >= 0)
 		goto done;
 	status = EXIT_CLEAN;
 	/* the configuration's ignores and the baseline take findings out as check's do */
@@ -880,11 +1202,16 @@ int cmd_scan(int argc, char **argv)
 	}
 	s.out = NULL;
 	double el = now_since(&s.t0);
-	if (!s.quiet)
+	if (!s.quiet) {
 		fprintf(stderr, "%s: %zu inputs: %zu scanned (%zu passed, %zu failed, %zu unreadable), "
 			"%zu skipped (already recorded); %.1fs, %.1f inputs/s\n", prog, s.n, s.finished,
 			s.passed, s.failed, s.unreadable, s.skipped, el,
 			el > 0 ? (double)s.finished / el : 0.0);
+		if (s.facts_dir && !s.from_facts)
+			fprintf(stderr, "%s: %zu judged from stored facts, %zu read (facts of %zu "
+				"stored in %s)\n", prog, s.from_store,
+				s.nread, s.stored, esc(s.facts_dir));
+	}
 	if (s.write_error) {
 		fail("%s: cannot write the records: %s\n", outpath ? esc(outpath) : "stdout",
 		     strerror(errno));
@@ -899,9 +1226,12 @@ done:
 		wg_scanner_free(s.scs[i]);
 	free(s.scs);
 	suppress_free(s.sup);
-	wg_target_free(s.target);
-	wg_env_free(s.env);
-	wg_scanner_free(s.env_sc);
+	for (size_t i = 0; i < s.ntg; i++)
+		wg_target_free(s.tg[i].target);
+	for (size_t i = 0; i < s.nenvs; i++) {
+		wg_env_free(s.envs[i].env);
+		wg_scanner_free(s.envs[i].sc);
+	}
 	wg_ruleset_free(s.rs);
 	wg_context_free(s.ctx);
 	cfg_free(&s.cfg);

@@ -239,6 +239,10 @@ WG_API wg_scan_kind wg_scan_get_kind(const wg_scan *scan);
 WG_API int wg_scan_is_repackaged(const wg_scan *scan);
 /** The path or name the scan was made from (owned by the scan). */
 WG_API const char *wg_scan_get_path(const wg_scan *scan);
+/** The size in bytes of the file (wg_scan_path, wg_scan_fd) or buffer (wg_scan_buffer) the
+ * scan read, kept in stored facts; -1 when not known (a directory, an installed
+ * distribution, facts stored by an older wheelgate). */
+WG_API int64_t wg_scan_file_size(const wg_scan *scan);
 /**
  * The wheels (files named *.whl) found below a directory scanned with wg_scan_path, sorted as
  * the walk met them; a directory scan holds only its loose ELF objects, and each wheel is an

@@ -28,8 +28,8 @@ SYS_PY = sys.argv[4] if len(sys.argv) > 4 else ""
 SCHEMA = os.path.join(ROOT, "docs", "schema", "scan.schema.json")
 W = os.path.join(FIX, "wheels")
 TMP = tempfile.mkdtemp(prefix="wg-scan-")
-KEYS = ["schema", "path", "name", "version", "tags", "sha256", "size", "targets", "seconds",
-        "error"]
+KEYS = ["schema", "path", "name", "version", "tags", "sha256", "size", "targets", "facts",
+        "seconds", "error"]
 TARGET_KEYS = ["target", "profile", "verdict", "counts", "findings"]
 FINDING_KEYS = ["rule", "severity", "message", "member", "symbol"]
 

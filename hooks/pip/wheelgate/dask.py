@@ -113,7 +113,7 @@ def record(path: str, targets: Targets) -> Dict[str, Any]:
     sha, size = _sha256(path)
     rec: Dict[str, Any] = {"schema": SCHEMA, "path": path, "name": name, "version": version,
                            "tags": tags, "sha256": sha, "size": size, "targets": [],
-                           "seconds": 0.0, "error": None}
+                           "facts": None, "seconds": 0.0, "error": None}
     errors = []
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
         # The workers read files (local, or shared storage); fetching is `wheelgate scan`'s.

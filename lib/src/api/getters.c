@@ -27,6 +27,11 @@ WG_API const char *wg_scan_get_path(const wg_scan *scan)
 	return scan->path;
 }
 
+WG_API int64_t wg_scan_file_size(const wg_scan *scan)
+{
+	return scan ? scan->file_size : -1;
+}
+
 WG_API size_t wg_scan_wheel_count(const wg_scan *scan)
 {
 	return scan ? scan->wheels.n : 0;

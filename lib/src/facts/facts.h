@@ -149,6 +149,7 @@ struct wg_scan {
 	wg_vec sources;  /* wg_source: the wheel's Python files, for the checks */
 	const char *path;
 	wg_arena arena;
+	int64_t file_size; /* bytes of the file or buffer read; -1 unknown (wg_scan_file_size) */
 	/* wheel */
 	const char *fields[WG_WHEEL_FIELD_END_];
 	wg_strlist lists[WG_LIST_END_];

@@ -20,6 +20,7 @@ wg_scan *wg_scan_new(wg_scan_kind kind, const char *path, const wg_context *ctx)
 		return NULL;
 	scan->kind = kind;
 	scan->ctx = ctx;
+	scan->file_size = -1;
 	wg_vec_init(&scan->members, sizeof(wg_member));
 	wg_vec_init(&scan->objects, sizeof(wg_object *));
 	wg_vec_init(&scan->problems, sizeof(wg_problem));

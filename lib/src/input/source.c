@@ -125,7 +125,10 @@ static int scan_fd_as(wg_scan **out, wg_scanner *s, int fd, const char *name)
 		int rc = wg_zip_open_fd(&z, fd, name, s->ctx->opts.max_members, &err);
 		if (rc < 0)
 			return wg_seterr(&s->err, rc, "%s", err.msg);
-		return scan_opened_wheel(out, s, z, name);
+		rc = scan_opened_wheel(out, s, z, name);
+		if (rc == WG_OK)
+			(*out)->file_size = (int64_t)st.st_size;
+		return rc;
 	}
 	if (wg_is_elf(head, (size_t)n)) {
 		wg_file_image img;
@@ -135,6 +138,8 @@ static int scan_fd_as(wg_scan **out, wg_scanner *s, int fd, const char *name)
 			return wg_seterr(&s->err, rc, "%s", err.msg);
 		rc = scan_object_image(out, s, name, img.data, img.len);
 		wg_file_unmap(&img);
+		if (rc == WG_OK)
+			(*out)->file_size = (int64_t)st.st_size;
 		return rc;
 	}
 	if (wg_has_suffix(name, ".whl"))
@@ -213,17 +218,22 @@ WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t
 	s->err.msg[0] = '\0';
 	name = name ? name : "(buffer)";
 	const uint8_t *d = data;
+	int rc;
 	if (is_zip(d, len)) {
 		wg_zip *z;
 		wg_err err = {0};
-		int rc = wg_zip_open_buffer(&z, data, len, name, s->ctx->opts.max_members,
+		rc = wg_zip_open_buffer(&z, data, len, name, s->ctx->opts.max_members,
 					    &err);
 		if (rc < 0)
 			return wg_seterr(&s->err, rc, "%s", err.msg);
-		return scan_opened_wheel(out, s, z, name);
+		rc = scan_opened_wheel(out, s, z, name);
+	} else if (wg_is_elf(d, len)) {
+		rc = scan_object_image(out, s, name, d, len);
+	} else {
+		return wg_seterr(&s->err, WG_EUNSUPPORTED,
+				 "%s: neither a wheel (zip) nor an ELF object", name);
 	}
-	if (wg_is_elf(d, len))
-		return scan_object_image(out, s, name, d, len);
-	return wg_seterr(&s->err, WG_EUNSUPPORTED, "%s: neither a wheel (zip) nor an ELF object",
-			 name);
+	if (rc == WG_OK)
+		(*out)->file_size = (int64_t)len;
+	return rc;
 }

@@ -157,10 +157,12 @@ json_t *wg_facts_json(const wg_scan *s)
 		"cuda_minor", (int)k->cuda_minor, "cpu", fstr(k->cpu), "os", fstr(k->os),
 		"has_metadata", k->has_metadata, "backend", fstr(k->backend),
 		"archs", flist(&k->archs));
-	return json_pack("{s:i, s:s, s:i, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o,"
-			 " s:o, s:o}",
+	return json_pack("{s:i, s:s, s:i, s:o, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o,"
+			 " s:o, s:o, s:o}",
 		"version", FACTS_VERSION, "wheelgate_version", wg_version_string(),
-		"kind", (int)s->kind, "path", fstr(s->path), "fields", fields, "lists", lists,
+		"kind", (int)s->kind, "path", fstr(s->path),
+		"file_size", s->file_size >= 0 ? json_integer(I(s->file_size)) : json_null(),
+		"fields", fields, "lists", lists,
 		"has_record", s->has_record, "repackaged", s->repackaged,
 		"python_partial", fstr(s->python_partial),
 		"python_partial_why", fstr(s->python_partial_why), "members", members,
@@ -465,6 +467,10 @@ static void read_facts(rd *r, json_t *f)
 		s->fields[i] = gstr(r, G(fields, i));
 	for (size_t i = 0; i < json_array_size(lists); i++)
 		glist(r, &s->lists[i], G(lists, i));
+	/* optional (older stores lack it): null or absent is unknown */
+	json_t *fsz = O(f, "file_size");
+	if (fsz && !json_is_null(fsz))
+		s->file_size = (int64_t)gint(r, fsz, (uint64_t)INT64_MAX);
 	s->has_record = gbool(r, O(f, "has_record"));
 	s->repackaged = gbool(r, O(f, "repackaged"));
 	s->python_partial = gstr(r, O(f, "python_partial"));
