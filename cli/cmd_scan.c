@@ -1193,7 +1193,10 @@ int cmd_scan(int argc, char **argv)
 		progress_clear();
 	pthread_mutex_destroy(&s.lock);
 	if (s.out != stdout) {
-		if (fflush(s.out) != 0 || fsync(fileno(s.out)) != 0)
+		/* a regular file is made durable; a device or a pipe (-o /dev/null) has no fsync */
+		struct stat ost;
+		if (fflush(s.out) != 0 || (fstat(fileno(s.out), &ost) == 0 && S_ISREG(ost.st_mode) &&
+					   fsync(fileno(s.out)) != 0))
 			s.write_error = true;
 		if (fclose(s.out) != 0)
 			s.write_error = true;

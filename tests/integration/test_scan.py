@@ -126,6 +126,16 @@ def directory_equals_check():
 
 
 @test
+def output_to_a_device():
+    """-o /dev/null (a character device, which has no fsync) is no write error."""
+    ws = [w for w in wheels() if "flash_attn" in w]
+    rc, out, err = wg("scan", "--no-config", "-o", os.devnull, *ws)
+    assert rc in (0, 1) and "cannot write" not in err and not out, (rc, err)
+    rc, out, err = wg("scan", "--no-config", "-o", "/dev/full", *ws)
+    assert rc == 2 and "cannot write the records" in err, (rc, err)
+
+
+@test
 def target_options_equal_check():
     opts = ["--target", "python=3.12,torch=2.8.0+cu128,cxx11abi=0,glibc=2.39,glibcxx=3.4.33",
             "--gpu", "sm_90", "--fail-on", "warning"]
