@@ -60,10 +60,11 @@ if [ -n "$wg" ]; then
   "$wg" check --facts-dir "$tmp" $(find "$fix/wheels" -name '*.whl' -size -${max}c | sort) \
     $(find "$fix/abi" "$fix/patchelf" "$root/tests/fixtures/cuda/prebuilt" -type f -size -${max}c \
       \( -name '*.so' -o -name '*.so.*' -o -name '*.o' \) 2>/dev/null | sort) >/dev/null 2>&1 || true
-  find "$tmp" -name '*.json.zst' | sort | head -2 | while IFS= read -r f; do
+  mapfile -t stored < <(find "$tmp" -name '*.json.zst' | sort)
+  for f in "${stored[@]:0:2}"; do
     cp "$f" "$out/facts/zst-$(basename "$f")"
   done
-  find "$tmp" -name '*.json.zst' | while IFS= read -r f; do
+  for f in "${stored[@]}"; do
     d="$out/facts/$(basename "$f" .zst)"
     zstd -q -d -c "$f" > "$d"
     [ "$(wc -c < "$d")" -le "$max" ] || rm -f "$d"
