@@ -30,6 +30,8 @@ if $test; then
   pkgs+=(check g++ python3 python3-jsonschema zip unzip binutils patchelf time bc
          python3-venv python3-setuptools python3-wheel twine python3-passlib python3-pip
          nodejs npm groovy default-jre-headless systemd)
+  # zstd: the fuzzers' seeds decompress stored facts (tests/fuzz/make-seeds.sh)
+  pkgs+=(zstd)
   # wrk: the load benchmark of wheelgate serve (bench/serve.sh)
   pkgs+=(wrk)
   # python3-mypy: the Python binding's type hints are checked (--strict, and through py.typed

@@ -11,7 +11,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$src/../.." && pwd)
 [ -d "$fix/wheels" ] || { echo "make-seeds: $fix/wheels: no fixtures (build the tests first)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve}
+mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts}
 max=262144 # libFuzzer's -max_len in the runs below
 
 # wheel: the fixture wheels small enough to mutate
@@ -52,6 +52,27 @@ for f in "$fix"/wheels/*.whl; do
 done
 cp "$src"/seeds/filename/* "$out/filename/"
 cp "$src"/seeds/target/* "$out/target/"
+# facts: the stored facts (check --facts-dir) of the fixture wheels and objects, uncompressed,
+# two kept zstd-framed (the harness reads those through wg_facts_load), and the hand-cut ones
+if [ -n "$wg" ]; then
+  command -v zstd >/dev/null || { echo "make-seeds: zstd not found (scripts/setup.sh --test)" >&2; exit 1; }
+  tmp=$(mktemp -d)
+  "$wg" check --facts-dir "$tmp" $(find "$fix/wheels" -name '*.whl' -size -${max}c | sort) \
+    $(find "$fix/abi" "$fix/patchelf" "$root/tests/fixtures/cuda/prebuilt" -type f -size -${max}c \
+      \( -name '*.so' -o -name '*.so.*' -o -name '*.o' \) 2>/dev/null | sort) >/dev/null 2>&1 || true
+  mapfile -t stored < <(find "$tmp" -name '*.json.zst' | sort)
+  for f in "${stored[@]:0:2}"; do
+    cp "$f" "$out/facts/zst-$(basename "$f")"
+  done
+  for f in "${stored[@]}"; do
+    d="$out/facts/$(basename "$f" .zst)"
+    zstd -q -d -c "$f" > "$d"
+    [ "$(wc -c < "$d")" -le "$max" ] || rm -f "$d"
+  done
+  rm -rf "$tmp"
+  [ -n "$(ls "$out/facts")" ] || { echo "make-seeds: check --facts-dir stored no facts" >&2; exit 1; }
+fi
+cp "$src"/seeds/facts/* "$out/facts/"
 # serve: raw HTTP requests (uploads of fixture wheels, the check API, hostile variants)
 python3 "$src/make-serve-seeds.py" "$fix" "$out/serve"
 for d in "$out"/*/; do

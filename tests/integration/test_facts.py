@@ -169,6 +169,10 @@ def hostile_facts_are_refused():
     refused(put("huge.json.zst", b"\x28\xb5\x2f\xfd\xc0\x58" + (1 << 40).to_bytes(8, "little")
                 + b"\0" * 16), "over 1 GiB")
     refused(put("empty.json", b""), "not JSON")
+    # a FIFO where a stored file should be: refused, not waited on (the open blocked)
+    fifo = os.path.join(h, "fifo.json.zst")
+    os.mkfifo(fifo)
+    refused(fifo, "not a regular file")
     refused(put("array.json", b"[]"), "no \"facts\"")
     refused(put("nofacts.json", b'{"inputs": [{"path": "x"}]}'), "no \"facts\"")
     plain = subprocess.run(["zstd", "-dc", os.path.join(store, s[:2], s + ".json.zst")],

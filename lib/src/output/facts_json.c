@@ -761,9 +761,16 @@ WG_API int wg_facts_load(wg_scan **out, wg_scanner *sc, const char *file)
 	if (!out || !sc || !file)
 		return wg_null_arg("wg_facts_load");
 	*out = NULL;
-	FILE *f = fopen(file, "rbe");
-	if (!f)
-		return wg_seterr(&sc->err, WG_EIO, "%s: %s", file, strerror(errno));
+	/* O_NONBLOCK: a FIFO (or a device) where a stored file should be is refused below
+	 * instead of blocking the open until something writes to it. */
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+	if (!f) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return wg_seterr(&sc->err, WG_EIO, "%s: %s", file, strerror(e));
+	}
 	struct stat st;
 	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > FACTS_MAX_BYTES) {
 		fclose(f);
