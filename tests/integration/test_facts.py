@@ -169,6 +169,14 @@ def hostile_facts_are_refused():
     refused(put("huge.json.zst", b"\x28\xb5\x2f\xfd\xc0\x58" + (1 << 40).to_bytes(8, "little")
                 + b"\0" * 16), "over 1 GiB")
     refused(put("empty.json", b""), "not JSON")
+    # a compression bomb: a few KB that inflate to 64 MB (under 1 GiB): refused by its ratio
+    # before anything is allocated for it
+    spaces = put("spaces.json", b"{" + b" " * (64 << 20) + b"}")
+    z = subprocess.run(["zstd", "-q", "-f", "-3", spaces, "-o", spaces + ".zst"],
+                       capture_output=True)
+    assert z.returncode == 0, z.stderr
+    assert os.path.getsize(spaces + ".zst") < 64 << 10
+    refused(spaces + ".zst", "compression bomb")
     # a FIFO where a stored file should be: refused, not waited on (the open blocked)
     fifo = os.path.join(h, "fifo.json.zst")
     os.mkfifo(fifo)
@@ -193,6 +201,8 @@ def hostile_facts_are_refused():
     mutate("nul.json", lambda f: f["members"][0].__setitem__(0, "a\u0000b"), "NUL")
     mutate("sha.json", lambda f: f["members"][0].__setitem__(9, "00"), "sha256")
     mutate("size.json", lambda f: f["members"][0].__setitem__(1, "big"), "number")
+    mutate("method.json", lambda f: f["members"][0].__setitem__(3, "\u00e9"), "compression method")
+    mutate("nomethod.json", lambda f: f["members"][0].__setitem__(3, None), "")
     if any(o.get("fatbin_entries") for o in doc["inputs"][0]["facts"]["objects"]):
         def bad_container(f):
             o = [o for o in f["objects"] if o.get("fatbin_entries")][0]

@@ -78,7 +78,7 @@ START_TEST(test_not_utf8_round_trip)
 	const char *doc = "{\"facts\": {\"version\": 1, \"wheelgate_version\": \"x\", \"kind\": 1,"
 		" \"path\": {\"hex\": \"e92e776866\"}, \"fields\": [], \"lists\": [],"
 		" \"has_record\": false, \"repackaged\": false, \"python_partial\": null,"
-		" \"python_partial_why\": null, \"members\": [[{\"hex\": \"61e9\"}, 1, 1, \"stored\","
+		" \"python_partial_why\": null, \"members\": [[{\"hex\": \"61e9\"}, 1, 1, \"store\","
 		" false, false, true, false, true, \"" "00000000000000000000000000000000"
 		"00000000000000000000000000000000\", null, 6]], \"wheels\": [],"
 		" \"kernel\": {\"name\": null, \"torch_major\": 0, \"torch_minor\": 0, \"cxx11\": -1,"

@@ -20,6 +20,9 @@
 #define FACTS_VERSION 1
 /* A stored document larger than this once decompressed is refused (hostile frames). */
 #define FACTS_MAX_BYTES ((size_t)1 << 30)
+/* What a zstd frame may declare: FACTS_MAX_RATIO times its size, plus 1 MiB */
+#define FACTS_MAX_RATIO 200
+#define FACTS_RATIO_SLACK (1ull << 20)
 
 /* ---------------------------------------------------------------------------------------- */
 /* writing                                                                                  */
@@ -492,6 +495,17 @@ static void read_facts(rd *r, json_t *f)
 		m->size = gint(r, G(t, 1), 0);
 		m->csize = gint(r, G(t, 2), 0);
 		m->method = gstr(r, G(t, 3));
+		/* one of the names the zip reader gives (lib/src/input/zip.c), as the inspect
+		 * document's schema lists them */
+		static const char *const methods[] = {"store", "deflate", "deflate64", "bzip2",
+						      "lzma", "xz", "zstd", "unknown"};
+		bool known = false;
+		for (size_t k = 0; m->method && k < sizeof(methods) / sizeof(*methods); k++)
+			known |= !strcmp(m->method, methods[k]);
+		if (!known && !r->bad) {
+			bad(r, "a member's compression method is none this wheelgate writes");
+			return;
+		}
 		m->is_dir = gbool(r, G(t, 4));
 		m->is_elf = gbool(r, G(t, 5));
 		m->safe = gbool(r, G(t, 6));
@@ -796,6 +810,15 @@ WG_API int wg_facts_load(wg_scan **out, wg_scanner *sc, const char *file)
 					 sz == ZSTD_CONTENTSIZE_ERROR ? "that is broken"
 					 : sz == ZSTD_CONTENTSIZE_UNKNOWN ? "without its size"
 									 : "of over 1 GiB");
+		}
+		/* A bomb: stored facts compress about 3 to 15 times (zstd level 3); a small file
+		 * that declares far more is refused before anything is allocated for it. */
+		if (sz > (unsigned long long)n * FACTS_MAX_RATIO + FACTS_RATIO_SLACK) {
+			free(buf);
+			return wg_seterr(&sc->err, WG_EFORMAT, "%s: a zstd frame of %zu bytes that "
+					 "declares %llu: more than %d times its size, which stored "
+					 "facts never are (a compression bomb?)", file, n, sz,
+					 FACTS_MAX_RATIO);
 		}
 		json = malloc(sz ? sz : 1);
 		size_t got = json ? ZSTD_decompress(json, sz, buf, n) : 0;
