@@ -180,7 +180,10 @@ def main():
     ap.add_argument("--python", default="/usr/bin/python3",
                     help="the python with Debian's python3-dask and python3-distributed")
     ap.add_argument("--out", default=os.path.join(HERE, "out", "repo"))
-    ap.add_argument("--quick", action="store_true", help="a smoke test: 60 wheels, no peer")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds of every row; the median is reported (3)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke test: 60 wheels, one round, no peer")
     a = ap.parse_args()
     wg = os.path.join(a.build, "wheelgate")
     lib = os.path.join(a.build, "libwheelgate.so")
@@ -195,6 +198,7 @@ def main():
               "python3-dask python3-distributed)" % a.python, file=sys.stderr)
         return 1 if os.environ.get("CI") == "true" else 77
     n = 60 if a.quick else a.wheels
+    rounds = 1 if a.quick else a.rounds
     os.makedirs(a.out, exist_ok=True)
     repo = os.path.join(a.out, "wheels")
     away = os.path.join(a.out, "wheels-away")
@@ -224,66 +228,80 @@ def main():
         print("%s: %d wheels, %.1f MB, %d ELF objects" % (label, len(files), nbytes / 1e6, nobj),
               flush=True)
         store = os.path.join(a.out, "facts-%s" % label)
-        if os.path.isdir(store):
-            shutil.rmtree(store)
+        got = {}  # row -> [(wall, inputs, note)], one a round
 
         def row(name, wall, count, extra=""):
+            got.setdefault(name, []).append((wall, count, extra))
+
+        for _ in range(rounds):
+            one_round(a, label, files, lst, store, repo, away, lib, env, row)
+        for name, runs in got.items():
+            walls = sorted(w for w, _, _ in runs)
+            wall = walls[len(walls) // 2]
+            count, extra = runs[0][1], runs[-1][2]
             rows.append({"set": label, "row": name, "inputs": count, "seconds": round(wall, 3),
+                         "min_s": round(walls[0], 3), "max_s": round(walls[-1], 3),
                          "per_s": round(count / wall, 1) if wall else 0.0,
                          "objects_per_s": round(nobj * count / len(files) / wall, 1)
                          if wall else 0.0, "note": extra})
-            print("  %-28s %6d inputs %8.2f s %9.1f /s %s" % (name, count, wall, count / wall,
-                                                             extra), flush=True)
-
-        scan = [wg, "scan", "--no-config", "-q", "--target-set", TARGET, "--from", lst]
-        outs = {}
-        for j in (1, 2):
-            o = os.path.join(a.out, "%s-j%d.jsonl" % (label, j))
-            wall, _ = timed(scan + ["-j%d" % j, "-o", o])
-            outs[j] = o
-            row("scan -j%d" % j, wall, len(files))
-        for w in (1, 2):
-            wall, s = dask_row(a.python, lib, lst, os.path.join(a.out, "dask-%s-%d" % (label, w)),
-                               w, env)
-            row("dask LocalCluster %d worker%s" % (w, "s" if w > 1 else ""), s["scan_seconds"],
-                s["scanned"], "(%.1f s with the cluster's start)" % wall)
-        o = os.path.join(a.out, "%s-store.jsonl" % label)
-        wall, _ = timed(scan + ["-j2", "--facts-dir", store, "-o", o])
-        row("scan -j2 --facts-dir (store)", wall, len(files))
-        o = os.path.join(a.out, "%s-again.jsonl" % label)
-        wall, _ = timed(scan + ["-j2", "--facts-dir", store, "-o", o])
-        again = records(o)
-        row("scan -j2 --facts-dir (stored)", wall, len(files),
-            "(%d judged from stored facts)" % sum(1 for r in again if r["facts"]))
-        # the generated wheels moved away: only their facts are left (the corpus is
-        # read-only: it stays, and is not opened either)
-        if label == "repository":
-            os.rename(repo, away)
-        nstored = sum(len(fs) for _, _, fs in os.walk(store))
-        ff = {}
-        for j in (1, 2):
-            o = os.path.join(a.out, "%s-facts-j%d.jsonl" % (label, j))
-            wall, _ = timed([wg, "scan", "--no-config", "-q", "--target-set", TARGET,
-                             "--from-facts", "--facts-dir", store, "-j%d" % j, "-o", o])
-            ff[j] = o
-            row("re-judge from facts -j%d" % j, wall, nstored)
-        if label == "repository":
-            os.rename(away, repo)
-        # the facts rows say what the wheels rows say
-        by_sha = {r["sha256"]: key(r) for r in records(outs[1]) if r["sha256"]}
-        disagree = [r["path"] for r in records(ff[1]) if by_sha.get(r["sha256"]) != key(r)]
-        j2 = {r["path"]: key(r) for r in records(outs[2])}
-        disagree += [r["path"] for r in records(outs[1]) if j2.get(r["path"]) != key(r)]
-        if disagree:
-            sys.stderr.write("bench/repo.py: %s: %d records disagree, e.g. %s\n"
-                             % (label, len(disagree), disagree[:3]))
-            raise SystemExit(1)
+            print("  %-30s %6d inputs %7.3f s (%.3f-%.3f) %9.1f /s %s"
+                  % (name, count, wall, walls[0], walls[-1], count / wall, extra), flush=True)
         if label == "repository" and a.auditwheel and not a.quick:
             peer(a, rows, files, nobj, wg, label)
     with open(os.path.join(a.out, "rows.json"), "w") as f:
         json.dump(rows, f, indent=1)
     estimate(rows)
     return 0
+
+
+def one_round(a, label, files, lst, store, repo, away, lib, env, row):
+    """Every row once, on a fresh facts store; the facts rows checked against the wheels'."""
+    wg = os.path.join(a.build, "wheelgate")
+    if os.path.isdir(store):
+        shutil.rmtree(store)
+    scan = [wg, "scan", "--no-config", "-q", "--target-set", TARGET, "--from", lst]
+    outs = {}
+    for j in (1, 2):
+        o = os.path.join(a.out, "%s-j%d.jsonl" % (label, j))
+        wall, _ = timed(scan + ["-j%d" % j, "-o", o])
+        outs[j] = o
+        row("scan -j%d" % j, wall, len(files))
+    for w in (1, 2):
+        wall, s = dask_row(a.python, lib, lst, os.path.join(a.out, "dask-%s-%d" % (label, w)),
+                           w, env)
+        row("dask LocalCluster %d worker%s" % (w, "s" if w > 1 else ""), s["scan_seconds"],
+            s["scanned"], "(%.1f s with the cluster's start)" % wall)
+    o = os.path.join(a.out, "%s-store.jsonl" % label)
+    wall, _ = timed(scan + ["-j2", "--facts-dir", store, "-o", o])
+    row("scan -j2 --facts-dir (store)", wall, len(files))
+    o = os.path.join(a.out, "%s-again.jsonl" % label)
+    wall, _ = timed(scan + ["-j2", "--facts-dir", store, "-o", o])
+    again = records(o)
+    row("scan -j2 --facts-dir (stored)", wall, len(files),
+        "(%d judged from stored facts)" % sum(1 for r in again if r["facts"]))
+    # the generated wheels moved away: only their facts are left (the corpus is
+    # read-only: it stays, and is not opened either)
+    if label == "repository":
+        os.rename(repo, away)
+    nstored = sum(len(fs) for _, _, fs in os.walk(store))
+    ff = {}
+    for j in (1, 2):
+        o = os.path.join(a.out, "%s-facts-j%d.jsonl" % (label, j))
+        wall, _ = timed([wg, "scan", "--no-config", "-q", "--target-set", TARGET,
+                         "--from-facts", "--facts-dir", store, "-j%d" % j, "-o", o])
+        ff[j] = o
+        row("re-judge from facts -j%d" % j, wall, nstored)
+    if label == "repository":
+        os.rename(away, repo)
+    # the facts rows say what the wheels rows say
+    by_sha = {r["sha256"]: key(r) for r in records(outs[1]) if r["sha256"]}
+    disagree = [r["path"] for r in records(ff[1]) if by_sha.get(r["sha256"]) != key(r)]
+    j2 = {r["path"]: key(r) for r in records(outs[2])}
+    disagree += [r["path"] for r in records(outs[1]) if j2.get(r["path"]) != key(r)]
+    if disagree:
+        sys.stderr.write("bench/repo.py: %s: %d records disagree, e.g. %s\n"
+                         % (label, len(disagree), disagree[:3]))
+        raise SystemExit(1)
 
 
 def peer(a, rows, files, nobj, wg, label):
