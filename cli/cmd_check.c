@@ -568,6 +568,17 @@ static int read_input(checker *k, wg_scanner *sc, const char *path, const char *
 		    wg_facts_path(file, sizeof(file), k->a->facts_dir, path) == WG_OK)
 			f = file;
 		rc = wg_facts_load(scan, sc, f);
+		/* facts depend on the reader that made them: say when it was another version */
+		if (rc == WG_OK && strcmp(wg_scan_stored_by(*scan), wg_version_string())) {
+			char *e = NULL, *v = NULL;
+			wg_escape(&e, f, WG_ESCAPE_CONTROL);
+			wg_escape(&v, wg_scan_stored_by(*scan), WG_ESCAPE_CONTROL);
+			fprintf(stderr, "wheelgate: warning: %s: facts stored by wheelgate %s, not "
+				"this %s: they hold what that version read; store them again where "
+				"the input is\n", e ? e : "?", v ? v : "?", wg_version_string());
+			wg_free(e);
+			wg_free(v);
+		}
 	} else {
 		rc = wg_scan_path(scan, sc, path);
 		struct stat st;

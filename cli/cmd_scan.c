@@ -382,6 +382,7 @@ typedef struct {
 	FILE *out;
 	pthread_mutex_t lock; /* the output, the counts, the environment */
 	size_t finished, skipped, passed, failed, unreadable, from_store, stored, nread;
+	size_t stale; /* stored facts another wheelgate version wrote */
 	bool write_error;
 	bool tty;
 	struct timespec t0;
@@ -596,6 +597,12 @@ static int get_facts(scanner_state *s, wg_scanner *sc, const char *path, const c
 			snprintf(err, errlen, "%s", wg_scanner_error(sc));
 			return -1;
 		}
+		/* no wheel to read again: judged, and counted for the closing warning */
+		if (strcmp(wg_scan_stored_by(*scan), wg_version_string())) {
+			pthread_mutex_lock(&s->lock);
+			s->stale++;
+			pthread_mutex_unlock(&s->lock);
+		}
 		snprintf(facts, flen, "%s", path);
 		*from_store = true;
 		return 0;
@@ -605,11 +612,17 @@ static int get_facts(scanner_state *s, wg_scanner *sc, const char *path, const c
 	if (s->facts_dir && wg_facts_path(facts, flen, s->facts_dir, hex) == WG_OK) {
 		have = !s->refresh_facts && stat(facts, &st) == 0 && S_ISREG(st.st_mode);
 		/* The file name is a fact too (its tags, name and version): the same bytes under
-		 * another name are read as what they now claim to be. */
+		 * another name are read as what they now claim to be. Facts depend on the reader
+		 * that made them: those another wheelgate version stored are read again. */
 		if (have && wg_facts_load(scan, sc, facts) == WG_OK &&
 		    !strcmp(base_name(wg_scan_get_path(*scan)), base_name(path))) {
-			*from_store = true;
-			return 0;
+			if (!strcmp(wg_scan_stored_by(*scan), wg_version_string())) {
+				*from_store = true;
+				return 0;
+			}
+			pthread_mutex_lock(&s->lock);
+			s->stale++;
+			pthread_mutex_unlock(&s->lock);
 		}
 		if (have && !*scan)
 			store_warning(s, facts, "stored facts not read, the wheel is read instead",
@@ -1212,8 +1225,16 @@ int cmd_scan(int argc, char **argv)
 			el > 0 ? (double)s.finished / el : 0.0);
 		if (s.facts_dir && !s.from_facts)
 			fprintf(stderr, "%s: %zu judged from stored facts, %zu read (facts of %zu "
-				"stored in %s)\n", prog, s.from_store,
-				s.nread, s.stored, esc(s.facts_dir));
+				"stored in %s)\n", prog, s.from_store, s.nread, s.stored,
+				esc(s.facts_dir));
+		if (s.facts_dir && !s.from_facts && s.stale)
+			fprintf(stderr, "%s: %zu inputs had facts stored by another wheelgate "
+				"version: read again and stored anew\n", prog, s.stale);
+		if (s.from_facts && s.stale)
+			fprintf(stderr, "%s: warning: %zu of the stored facts were written by another "
+				"wheelgate version than this one (%s): they hold what that version "
+				"read; store them again (scan --facts-dir --refresh-facts) where the "
+				"wheels are\n", prog, s.stale, wg_version_string());
 	}
 	if (s.write_error) {
 		fail("%s: cannot write the records: %s\n", outpath ? esc(outpath) : "stdout",

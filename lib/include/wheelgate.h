@@ -243,6 +243,11 @@ WG_API const char *wg_scan_get_path(const wg_scan *scan);
  * scan read, kept in stored facts; -1 when not known (a directory, an installed
  * distribution, facts stored by an older wheelgate). */
 WG_API int64_t wg_scan_file_size(const wg_scan *scan);
+/** For a scan read back from stored facts (wg_facts_load, wg_scan_from_facts): the version of
+ * the wheelgate that stored them ("unknown" when the document does not say); NULL for a scan
+ * read from its input. Facts depend on the reader that made them: a caller that still has
+ * the input reads it again when this is not wg_version_string(). */
+WG_API const char *wg_scan_stored_by(const wg_scan *scan);
 /**
  * The wheels (files named *.whl) found below a directory scanned with wg_scan_path, sorted as
  * the walk met them; a directory scan holds only its loose ELF objects, and each wheel is an

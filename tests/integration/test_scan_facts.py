@@ -304,6 +304,56 @@ def broken_stored_facts():
     assert r3["sha256"] == h and r3["path"] == f, r3
 
 
+def restamp(f, version):
+    """Rewrites the stored file f as if wheelgate `version` had stored it."""
+    plain = subprocess.run(["zstd", "-dc", f], capture_output=True, check=True).stdout
+    doc = json.loads(plain)
+    doc["inputs"][0]["facts"]["wheelgate_version"] = version
+    tmp = f + ".json"
+    with open(tmp, "w") as fh:
+        json.dump(doc, fh)
+    subprocess.run(["zstd", "-q", "-f", tmp, "-o", f], check=True)
+    os.unlink(tmp)
+
+
+def stamp(f):
+    plain = subprocess.run(["zstd", "-dc", f], capture_output=True, check=True).stdout
+    return json.loads(plain)["inputs"][0]["facts"]["wheelgate_version"]
+
+
+@test
+def facts_of_another_version():
+    """Facts depend on the reader that made them: another wheelgate version's are read again
+    where the wheel is, and said (judged) where it is not."""
+    d = repo()
+    store = os.path.join(TMP, "store5")
+    w = sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith("flash_attn"))[0]
+    rc, out, err = wg("scan", "--no-config", "--facts-dir", store, w)
+    (first,) = records(out)
+    h = first["sha256"]
+    f = os.path.join(store, h[:2], h + ".json.zst")
+    mine = stamp(f)
+    restamp(f, "0.0.1-old")
+    rc2, out2, err2 = wg("scan", "--no-config", "--facts-dir", store, w)
+    (r,) = records(out2)
+    assert r["facts"] is None and bare(r) == bare(first), r
+    assert "1 inputs had facts stored by another wheelgate version" in err2, err2
+    assert stamp(f) == mine, "stored anew by this version"
+    rc3, out3, err3 = wg("scan", "--no-config", "--facts-dir", store, w)
+    (r3,) = records(out3)
+    assert r3["facts"] == f and "another wheelgate" not in err3, (r3, err3)
+    restamp(f, "0.0.1-old")
+    rc4, out4, err4 = wg("scan", "--no-config", "--from-facts", "--facts-dir", store)
+    (r4,) = records(out4)
+    assert bare(r4) == bare(first) and r4["facts"] == f, r4
+    assert "warning: 1 of the stored facts were written by another wheelgate version" in err4, \
+        err4
+    p = subprocess.run([WG, "check", "--no-config", "--from-facts", f], capture_output=True,
+                       timeout=60)
+    assert b"facts stored by wheelgate 0.0.1-old, not this " + mine.encode() in p.stderr, \
+        p.stderr
+
+
 if __name__ == "__main__":
     try:
         rc = main()

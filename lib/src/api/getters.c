@@ -27,6 +27,11 @@ WG_API const char *wg_scan_get_path(const wg_scan *scan)
 	return scan->path;
 }
 
+WG_API const char *wg_scan_stored_by(const wg_scan *scan)
+{
+	return scan ? scan->stored_by : NULL;
+}
+
 WG_API int64_t wg_scan_file_size(const wg_scan *scan)
 {
 	return scan ? scan->file_size : -1;

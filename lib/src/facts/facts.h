@@ -150,6 +150,7 @@ struct wg_scan {
 	const char *path;
 	wg_arena arena;
 	int64_t file_size; /* bytes of the file or buffer read; -1 unknown (wg_scan_file_size) */
+	const char *stored_by; /* facts read back: the wheelgate version that stored them */
 	/* wheel */
 	const char *fields[WG_WHEEL_FIELD_END_];
 	wg_strlist lists[WG_LIST_END_];

@@ -474,6 +474,9 @@ static void read_facts(rd *r, json_t *f)
 	json_t *fsz = O(f, "file_size");
 	if (fsz && !json_is_null(fsz))
 		s->file_size = (int64_t)gint(r, fsz, (uint64_t)INT64_MAX);
+	s->stored_by = gstr(r, O(f, "wheelgate_version"));
+	if (!s->stored_by && !r->bad)
+		s->stored_by = "unknown";
 	s->has_record = gbool(r, O(f, "has_record"));
 	s->repackaged = gbool(r, O(f, "repackaged"));
 	s->python_partial = gstr(r, O(f, "python_partial"));
