@@ -66,6 +66,8 @@ void progress_line(const char *line);
 /** -j N: 0 to 256 into *out; else prints why and returns -1. */
 int parse_jobs(const char *cmd, const char *arg, uint32_t *out);
 bool wg_has_suffix_cli(const char *s, const char *suffix);
+/* The file name of path (after its last '/'); NULL for NULL. */
+const char *cli_base_name(const char *path);
 struct option;
 /** After getopt_long refused an option: "did you mean '--NAME'?" on stderr where a long option
  * is close to the word it stopped at (argv[optind - 1]). */

@@ -129,7 +129,8 @@ static int walk_oom;
 static const char *walk_suffix = ".whl"; /* ".json.zst" with --from-facts */
 static const char *keys_dir;              /* --from-facts: --facts-dir, for sha256 inputs */
 
-static bool is_key(const char *s)
+/* A sha256 as the store and the records write it: 64 lower-case hex digits. */
+static bool is_hex64(const char *s)
 {
 	if (strlen(s) != 64)
 		return false;
@@ -155,7 +156,7 @@ static int walk_one(const char *path, const struct stat *st, int flag, struct FT
 static int add_path(strlist *l, const char *path)
 {
 	struct stat st;
-	if (keys_dir && stat(path, &st) != 0 && is_key(path)) {
+	if (keys_dir && stat(path, &st) != 0 && is_hex64(path)) {
 		/* --from-facts: the sha256 of an input whose facts --facts-dir holds */
 		char file[4096];
 		if (wg_facts_path(file, sizeof(file), keys_dir, path) < 0) {
@@ -217,8 +218,7 @@ static int add_from(strlist *l, const char *file)
 /* The shard of an input: FNV-1a 64 of its file name (no directories), mod N. */
 static uint64_t name_hash(const char *path)
 {
-	const char *b = strrchr(path, '/');
-	b = b ? b + 1 : path;
+	const char *b = cli_base_name(path);
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (; *b; b++) {
 		h ^= (unsigned char)*b;
@@ -242,16 +242,6 @@ static int cmp_sha(const void *a, const void *b)
 static bool shaset_has(const shaset *s, const char *hex)
 {
 	return s->n && bsearch(hex, s->v, s->n, sizeof(*s->v), cmp_sha) != NULL;
-}
-
-static bool is_hex64(const char *s)
-{
-	if (strlen(s) != 64)
-		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
 }
 
 /* Reads FILE's records: their sha256 into *set; a last line cut short (no newline, or not
@@ -552,19 +542,12 @@ static wg_scanner *slot_scanner(scanner_state *s, unsigned slot)
 
 static bool is_facts_name(const char *path, char key[65])
 {
-	const char *b = strrchr(path, '/');
-	b = b ? b + 1 : path;
+	const char *b = cli_base_name(path);
 	if (strlen(b) != 64 + strlen(".json.zst") || strcmp(b + 64, ".json.zst"))
 		return false;
 	memcpy(key, b, 64);
 	key[64] = '\0';
 	return is_hex64(key);
-}
-
-static const char *base_name(const char *p)
-{
-	const char *b = strrchr(p, '/');
-	return b ? b + 1 : p;
 }
 
 /* Says on stderr (not a verdict) what went wrong with the store. */
@@ -615,7 +598,7 @@ static int get_facts(scanner_state *s, wg_scanner *sc, const char *path, const c
 		 * another name are read as what they now claim to be. Facts depend on the reader
 		 * that made them: those another wheelgate version stored are read again. */
 		if (have && wg_facts_load(scan, sc, facts) == WG_OK &&
-		    !strcmp(base_name(wg_scan_get_path(*scan)), base_name(path))) {
+		    !strcmp(cli_base_name(wg_scan_get_path(*scan)), cli_base_name(path))) {
 			if (!strcmp(wg_scan_stored_by(*scan), wg_version_string())) {
 				*from_store = true;
 				return 0;

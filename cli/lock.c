@@ -490,12 +490,6 @@ static int open_wheel(const lwheel *w, const char *lockdir, const lock_options *
 	return 0;
 }
 
-static const char *base_name(const char *s)
-{
-	const char *slash = s ? strrchr(s, '/') : NULL;
-	return slash ? slash + 1 : s;
-}
-
 static int add_input(lock_input **in, size_t *n, const lpkg *p, const lwheel *w, int fd,
 		     const char *error)
 {
@@ -511,7 +505,7 @@ static int add_input(lock_input **in, size_t *n, const lpkg *p, const lwheel *w,
 	if ((x->label = malloc(len)))
 		snprintf(x->label, len, "%s%s%s (%s)", p->name, p->version ? " " : "",
 			 p->version ? p->version : "", where);
-	x->filename = dup0(w ? (w->name ? w->name : base_name(w->path ? w->path : w->url)) : NULL);
+	x->filename = dup0(w ? (w->name ? w->name : cli_base_name(w->path ? w->path : w->url)) : NULL);
 	x->error = dup0(error);
 	return x->label && (!error || x->error) ? 0 : -1;
 }
@@ -545,7 +539,7 @@ static int one_package(lock_input **in, size_t *n, const lpkg *p, const tagset *
 	size_t bi = 0;
 	for (size_t i = 0; i < p->nwheels; i++) {
 		const lwheel *w = &p->wheels[i];
-		const char *file = w->name ? w->name : base_name(w->path ? w->path : w->url);
+		const char *file = w->name ? w->name : cli_base_name(w->path ? w->path : w->url);
 		long r = file ? wheel_rank(t, file) : -1;
 		if (r >= 0 && (best < 0 || r < best)) {
 			best = r;
@@ -557,7 +551,7 @@ static int one_package(lock_input **in, size_t *n, const lpkg *p, const tagset *
 					     "listed are", p->name, t->desc);
 		for (size_t i = 0; i < p->nwheels && o2 < sizeof(err); i++) {
 			const lwheel *w = &p->wheels[i];
-			const char *file = w->name ? w->name : base_name(w->path ? w->path : w->url);
+			const char *file = w->name ? w->name : cli_base_name(w->path ? w->path : w->url);
 			o2 += (size_t)snprintf(err + o2, sizeof(err) - o2, "%s %s", i ? "," : "",
 					       file ? file : "(no name)");
 		}

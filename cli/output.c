@@ -157,6 +157,12 @@ bool parse_size(const char *s, uint64_t *out)
 	return true;
 }
 
+const char *cli_base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash ? slash + 1 : path;
+}
+
 bool wg_has_suffix_cli(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
