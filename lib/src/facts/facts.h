@@ -291,19 +291,61 @@ bool wg_variant_is(const char *prop, const char *ns, const char *feature, const 
 /** Reads the opened wheel z into scan (a wheel scan). */
 int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *src);
 
+/* ---- Python source as its tokenizer sees it (pytoken.c) ---- */
+
+enum { WG_PYT_NAME, WG_PYT_OP, WG_PYT_STRING, WG_PYT_NUMBER };
+typedef struct {
+	const char *s;  /* into the source text */
+	uint32_t len, line;
+	uint8_t kind;   /* WG_PYT_* */
+} wg_pytok;
+/* A logical line: its tokens (toks[first .. first + n)), the column of its first token
+ * (tabs to multiples of 8) and the physical line it starts on. */
+typedef struct {
+	size_t first, n;
+	uint32_t indent, line;
+} wg_pyline;
+typedef struct {
+	wg_vec toks;  /* wg_pytok */
+	wg_vec lines; /* wg_pyline */
+} wg_pysrc;
+/** Tokenizes len bytes of Python source (comments dropped; strings, brackets and
+ * continuation lines as the language reference says) into out's logical lines. */
+int wg_py_tokenize(wg_pysrc *out, const char *text, size_t len);
+void wg_pysrc_free(wg_pysrc *src);
+
 /* ---- how the wheel's Python code imports its modules (pyimports.c) ---- */
 
 /* From the weakest to the most direct; a module imported several ways counts as the most
  * direct. */
 enum {
-	WG_IMPORT_NONE = 0,        /* never imported by the wheel's own code */
-	WG_IMPORT_LAZY = 1,        /* inside a function */
-	WG_IMPORT_GUARDED = 2,     /* under try:/except: */
-	WG_IMPORT_CONDITIONAL = 3, /* under if/for/while */
+	WG_IMPORT_NONE = 0,        /* never imported by the wheel's own code (or only for type
+				    * checkers: `if TYPE_CHECKING:`) */
+	WG_IMPORT_LAZY = 1,        /* inside a function (or under `if __name__ == "__main__":`) */
+	WG_IMPORT_GUARDED = 2,     /* under a try: whose handlers catch ImportError */
+	WG_IMPORT_CONDITIONAL = 3, /* under if/for/while/match, or in an except: handler */
 	WG_IMPORT_INDIRECT = 4,    /* at module level of a module the package does not import */
 	WG_IMPORT_REQUIRED = 5     /* run by `import <package>` (or a top-level module itself) */
 };
 typedef struct wg_pyimports wg_pyimports;
+
+/* One import statement's effect: `import a.b` (IMPORT, target a.b), `from m import x`
+ * (FROM: target m, name x), `from m import *` (STAR: target m). */
+enum { WG_PYEDGE_IMPORT, WG_PYEDGE_FROM, WG_PYEDGE_STAR };
+typedef struct {
+	const char *from;   /* the importing module (dotted) */
+	const char *target; /* the module imported (dotted, absolute) */
+	const char *name;   /* FROM: the name imported from target (a submodule or an attribute) */
+	const char *file;   /* the member the statement is in */
+	unsigned line;
+	uint8_t ctx;        /* WG_IMPORT_* (never INDIRECT: that is a property of reachability) */
+	uint8_t kind;       /* WG_PYEDGE_* */
+} wg_pyedge;
+
+/* What a dotted name is in the wheel: nothing, a module (.py, sourceless .pyc, an extension),
+ * a regular package (with __init__), or a directory without __init__ (a namespace package). */
+enum { WG_PYMOD_NONE, WG_PYMOD_MODULE, WG_PYMOD_PACKAGE, WG_PYMOD_NAMESPACE };
+
 /** The dotted module of a .py member ("a/b.py" -> a.b, "a/__init__.py" -> a, with
  * .data/purelib|platlib/ removed); NULL for anything else. */
 char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init);
@@ -317,5 +359,33 @@ int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, un
 const char *wg_import_how_name(int how);
 /** Whether any statement of the wheel imports top or a module inside it. */
 bool wg_pyimports_mentions(const wg_pyimports *im, const char *top);
+/** The import statements' effects, in the wheel's order (file, then position). */
+size_t wg_pyimports_count(const wg_pyimports *im);
+const wg_pyedge *wg_pyimports_edge(const wg_pyimports *im, size_t i);
+/** WG_PYMOD_* of a dotted name, from the wheel's members. */
+int wg_pyimports_kind(const wg_pyimports *im, const char *module);
+/** The top-level modules and packages the wheel ships (namespace directories too), sorted. */
+const wg_strlist *wg_pyimports_tops(const wg_pyimports *im);
+/**
+ * Whether `from module import name` finds name bound in module's namespace (its __init__ for a
+ * package) by the module's own code at module level: a def, class, assignment, import, for or
+ * with target, a string in __all__, a star import of a module of the wheel that binds it.
+ * 1 bound, 0 not, -1 cannot be known (a module-level __getattr__, globals() or sys.modules
+ * written, exec, a star import from outside the wheel, the source not examined). before_line:
+ * when the asking statement is in the module's own file, only what is bound before that line
+ * (0: the whole module, as after its import finished).
+ */
+int wg_pyimports_binds(const wg_pyimports *im, const char *module, const char *name,
+		       unsigned before_line);
+/** Whether package module's submodules may come from elsewhere than its directory (its
+ * __path__ is changed, sys.modules is written, or the wheel installs an import hook). */
+bool wg_pyimports_open_package(const wg_pyimports *im, const char *module);
+/** Marks what `import <root>` runs, for each of roots: the module-level imports outside
+ * try/except, functions and conditions, followed from module to module (parents included). */
+int wg_pyimports_reach(wg_pyimports *im, const char *const *roots, size_t n);
+/** After wg_pyimports_reach: whether importing some root runs module. */
+bool wg_pyimports_reached(const wg_pyimports *im, const char *module);
+/** The member holding module's code ("a/b.py", "a/__init__.py"), or NULL. */
+const char *wg_pyimports_file(const wg_pyimports *im, const char *module);
 
 #endif

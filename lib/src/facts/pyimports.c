@@ -1,11 +1,24 @@
 /*
- * How a wheel's Python code imports its modules: every `import a.b` / `from a import b`
- * statement of every .py member, with the block it sits in (module level, under try:/except:,
- * inside a function, under if/for/while), so that the checks can tell a compiled module the
- * package cannot work without (imported at package import) from an optional one (imported
- * only under try/except ImportError, lazily inside a function, conditionally, or never by the
- * package itself). Line based, as the import checks have always been: triple-quoted strings
- * are skipped, `(`-continued name lists are followed, statements split by `;` are not.
+ * The wheel's Python import model: what each module imports and under which conditions, what
+ * each module binds in its namespace, and what each dotted name is among the wheel's members.
+ *
+ * Every .py source is read by the tokenizer (pytoken.c) into logical lines, and the lines into
+ * statements: compound statements' headers open blocks (by indentation, or inline after the
+ * colon), `;` separates simple statements. An import statement is recorded with its context:
+ *  - module level, or inside class/with/finally bodies: run when the module is imported;
+ *  - inside a def (or `if __name__ == "__main__":`): lazy;
+ *  - inside a try: whose handlers catch ImportError (ImportError, ModuleNotFoundError,
+ *    Exception, BaseException, a bare except, a tuple with one of them) without re-raising it
+ *    at their top level, or `with suppress(ImportError)`: guarded;
+ *  - under if/elif/else/for/while/match/case or in an except: handler: conditional;
+ *  - under `if TYPE_CHECKING:` (typing.TYPE_CHECKING, `if False:`): never run.
+ * What a module binds at module level (def, class, assignment and annotated assignment
+ * targets, import names, for/with targets, global declarations, strings in __all__, star
+ * imports) decides whether `from M import X` takes an attribute or imports the submodule M.X;
+ * dynamic bindings (a module __getattr__, globals()/vars() written, sys.modules assigned,
+ * setattr on the module, exec at module level) make the answer unknowable, never "no".
+ * Linear in the sources' bytes: each logical line is read once, try: statements look ahead at
+ * their handlers' first lines only, nesting is capped as CPython caps it (100 levels).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <ctype.h>
@@ -15,20 +28,40 @@
 
 #include "facts/facts.h"
 
+#define MAX_NEST 100  /* CPython's MAXINDENT */
+#define MAX_STAR_DEPTH 16
+
 typedef struct {
-	const char *from;   /* importing module (dotted) */
-	const char *target; /* imported module (dotted, absolute) */
-	const char *file;
+	const char *name, *file;
+	bool init;          /* a package's __init__ */
+	bool examined;      /* its source was read */
+	wg_strmap binds;    /* name -> first line bound (keys in the arena) */
+	wg_vec stars;       /* star_import */
+	unsigned dyn_line;  /* first line of a dynamic binding, 0 none */
+	bool open_path;     /* __path__ changed or sys.modules written */
+} pymod;
+
+typedef struct {
+	const char *module; /* absolute */
 	unsigned line;
-	int ctx;            /* WG_IMPORT_* */
-} edge;
+} star_import;
 
 struct wg_pyimports {
 	wg_arena arena;
-	wg_vec edges; /* edge */
-	size_t *by_from; /* edge indices ordered by importing module, then position */
-	bool partial;    /* the scan kept part of the sources (WG-WHL-003): unseen imports may exist */
+	wg_vec edges;       /* wg_pyedge */
+	size_t *by_from;    /* edge indices ordered by importing module, then position */
+	bool partial;       /* the scan kept part of the sources (WG-WHL-003): unseen imports may exist */
+	bool hooks;         /* some module installs an import hook (sys.meta_path, sys.path_hooks) */
+	wg_vec mods;        /* pymod, one per source read */
+	wg_strmap mod_by_name;
+	wg_strmap kinds;    /* dotted name -> index in kindv */
+	wg_vec kindv;       /* uint8_t: WG_PYMOD_* */
+	wg_strlist tops;
+	wg_strmap reached;  /* after wg_pyimports_reach */
+	bool reach_done;
 };
+
+/* ---- modules from member names ---- */
 
 char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init)
 {
@@ -57,92 +90,104 @@ char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init)
 	return m;
 }
 
-static bool word_at(const char *s, size_t n, const char *w)
+/* The member path below the install root (.data/purelib|platlib/ taken off), or NULL for
+ * what is not installed into site-packages. */
+static const char *site_path(const char *member)
 {
-	size_t k = strlen(w);
-	return n >= k && !memcmp(s, w, k) && (n == k || !(isalnum((unsigned char)s[k]) || s[k] == '_'));
+	const char *data = strstr(member, ".data/");
+	if (data && !memchr(member, '/', (size_t)(data - member))) {
+		const char *p = data + 6;
+		if (wg_has_prefix(p, "purelib/") || wg_has_prefix(p, "platlib/"))
+			return p + 8;
+		return NULL;
+	}
+	return member;
 }
 
-static size_t skip_ws(const char *s, size_t i, size_t n)
+static bool identifier(const char *s, size_t n)
 {
-	while (i < n && (s[i] == ' ' || s[i] == '\t'))
-		i++;
-	return i;
+	if (!n || isdigit((unsigned char)s[0]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || (unsigned char)s[i] >= 0x80))
+			return false;
+	return true;
 }
 
-static size_t ident(const char *s, size_t i, size_t n, bool dotted)
+static int kind_put(wg_pyimports *im, const char *dotted, size_t n, int kind)
 {
-	size_t j = i;
-	while (j < n && (isalnum((unsigned char)s[j]) || s[j] == '_' || (dotted && s[j] == '.')))
-		j++;
-	return j;
-}
-
-typedef struct {
-	wg_pyimports *im;
-	const char *file, *mod, *pkg;
-	unsigned line;
-	int ctx;
-} stmt;
-
-static int add(stmt *st, const char *target, size_t len)
-{
-	if (!len)
-		return WG_OK;
-	edge *e = wg_vec_push(&st->im->edges);
-	if (!e)
+	char *k = wg_arena_strndup(&im->arena, dotted, n);
+	if (!k)
 		return WG_ENOMEM;
-	e->from = st->mod;
-	e->file = st->file;
-	e->line = st->line;
-	e->ctx = st->ctx;
-	e->target = wg_arena_strndup(&st->im->arena, target, len);
-	return e->target ? WG_OK : WG_ENOMEM;
-}
-
-/* "a.b as c, d" after `import`. */
-static int names_import(stmt *st, const char *s, size_t i, size_t n)
-{
-	int rc = WG_OK;
-	while (i < n && rc == WG_OK) {
-		i = skip_ws(s, i, n);
-		size_t e = ident(s, i, n, true);
-		if (e == i)
-			break;
-		rc = add(st, s + i, e - i);
-		i = skip_ws(s, e, n);
-		if (word_at(s + i, n - i, "as"))
-			i = ident(s, skip_ws(s, i + 2, n), n, false);
-		i = skip_ws(s, i, n);
-		if (i >= n || s[i] != ',')
-			break;
-		i++;
-	}
-	return rc;
-}
-
-/* `from BASE import a, b`: BASE itself, and BASE.a, BASE.b (a name may be a submodule). */
-static int names_from(stmt *st, const char *base, const char *s, size_t i, size_t n)
-{
-	int rc = add(st, base, strlen(base));
-	while (i < n && rc == WG_OK) {
-		i = skip_ws(s, i, n);
-		if (i < n && (s[i] == '(' || s[i] == ','))
-			i++;
-		i = skip_ws(s, i, n);
-		size_t e = ident(s, i, n, false);
-		if (e == i)
-			break;
-		char *full = *base ? wg_arena_printf(&st->im->arena, "%s.%.*s", base, (int)(e - i), s + i)
-				   : wg_arena_strndup(&st->im->arena, s + i, e - i);
-		if (!full)
+	size_t at = wg_strmap_get(&im->kinds, k);
+	if (at == SIZE_MAX) {
+		uint8_t *v = wg_vec_push(&im->kindv);
+		if (!v || wg_strmap_put(&im->kinds, k, im->kindv.len - 1) == SIZE_MAX - 1)
 			return WG_ENOMEM;
-		rc = add(st, full, strlen(full));
-		i = skip_ws(s, e, n);
-		if (word_at(s + i, n - i, "as"))
-			i = ident(s, skip_ws(s, i + 2, n), n, false);
+		*v = (uint8_t)kind;
+		if (!memchr(k, '.', n) && wg_strlist_add(&im->tops, &im->arena, k) < 0)
+			return WG_ENOMEM;
+		return WG_OK;
 	}
-	return rc;
+	/* a package beats a module of the same name (a/ and a.py: the package is imported) and
+	 * both beat a bare directory */
+	uint8_t *v = wg_vec_at(&im->kindv, at);
+	if (kind == WG_PYMOD_PACKAGE || (kind == WG_PYMOD_MODULE && *v == WG_PYMOD_NAMESPACE))
+		*v = (uint8_t)kind;
+	return WG_OK;
+}
+
+/* Every dotted name a member makes importable: its directories (namespace packages until an
+ * __init__ says otherwise) and the module its file is. */
+static int add_member_kinds(wg_pyimports *im, const char *member)
+{
+	const char *p = site_path(member);
+	if (!p || !*p)
+		return WG_OK;
+	size_t n = strlen(p);
+	while (n && p[n - 1] == '/')
+		n--;
+	char buf[1024];
+	if (n >= sizeof(buf))
+		return WG_OK;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	/* directories: every component but the last, while each is an identifier */
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] != '/')
+			continue;
+		if (!identifier(buf + start, i - start))
+			return WG_OK; /* foo.dist-info/, foo.libs/, __pycache__ below: no module */
+		char dotted[1024];
+		memcpy(dotted, buf, i);
+		for (size_t k = 0; k < i; k++)
+			dotted[k] = dotted[k] == '/' ? '.' : dotted[k];
+		int rc = kind_put(im, dotted, i, WG_PYMOD_NAMESPACE);
+		if (rc < 0)
+			return rc;
+		start = i + 1;
+	}
+	const char *file = buf + start;
+	size_t stem = strcspn(file, ".");
+	if (!file[stem] || !identifier(file, stem))
+		return WG_OK; /* a directory entry, or no module name */
+	const char *ext = file + stem;
+	bool module = !strcmp(ext, ".py") || !strcmp(ext, ".pyc") || wg_has_suffix(ext, ".so") ||
+		      !strcmp(ext, ".pyd") || !strcmp(ext, ".pyw");
+	if (!module)
+		return WG_OK;
+	char dotted[1024];
+	memcpy(dotted, buf, start);
+	for (size_t k = 0; k < start; k++)
+		dotted[k] = dotted[k] == '/' ? '.' : dotted[k];
+	if (stem == 8 && !memcmp(file, "__init__", 8)) {
+		if (!start)
+			return WG_OK; /* a top-level __init__.py: no package */
+		return kind_put(im, dotted, start - 1, WG_PYMOD_PACKAGE);
+	}
+	memcpy(dotted + start, file, stem);
+	return kind_put(im, dotted, start + stem, WG_PYMOD_MODULE);
 }
 
 /* The absolute module of `from .x import`: dots climb from the file's package. */
@@ -154,97 +199,565 @@ char *wg_py_resolve_from(wg_arena *a, const char *pkg, const char *m, size_t ml)
 	if (!dots)
 		return wg_arena_strndup(a, m, ml);
 	char *b = wg_arena_strdup(a, pkg ? pkg : "");
-	for (size_t d = 1; d < dots && b; d++) {
+	for (size_t d = 1; d < dots && b && *b; d++) {
 		char *dot = strrchr(b, '.');
 		if (dot)
 			*dot = '\0';
+		else if (d + 1 < dots || ml > dots)
+			return wg_arena_strdup(a, ""); /* beyond the top-level package */
 		else
 			b[0] = '\0';
 	}
 	if (!b)
 		return NULL;
+	if (!*b && dots > 1)
+		return b;
 	if (ml == dots)
 		return b;
 	return *b ? wg_arena_printf(a, "%s.%.*s", b, (int)(ml - dots), m + dots)
 		  : wg_arena_strndup(a, m + dots, ml - dots);
 }
 
+/* ---- statements ---- */
+
 typedef struct {
-	size_t indent;
-	int kind; /* WG_IMPORT_* the block imposes on what it contains */
-} block;
+	wg_pyimports *im;
+	pymod *mod;
+	const char *pkg;    /* the package relative imports start from */
+	const wg_pysrc *src;
+	int rc;
+} reader;
 
-/* What a block header line imposes on its body, or -1 when the line opens no block. */
-static int header_kind(const char *s, size_t n)
+static const wg_pytok *tok(const reader *r, size_t i)
 {
-	size_t e = n;
-	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r'))
-		e--;
-	if (!e || s[e - 1] != ':')
-		return -1;
-	if (word_at(s, n, "def") || word_at(s, n, "async") || word_at(s, n, "lambda"))
-		return WG_IMPORT_LAZY;
-	if (word_at(s, n, "try") || word_at(s, n, "except") || word_at(s, n, "finally"))
-		return WG_IMPORT_GUARDED;
-	if (word_at(s, n, "if") || word_at(s, n, "elif") || word_at(s, n, "else") ||
-	    word_at(s, n, "for") || word_at(s, n, "while") || word_at(s, n, "match") ||
-	    word_at(s, n, "case"))
-		return WG_IMPORT_CONDITIONAL;
-	return WG_IMPORT_REQUIRED; /* class, with: run at import */
+	return wg_vec_at(&r->src->toks, i);
 }
 
-/*
- * Whether the try: at line start (indent ind) really guards its body: one of its handlers
- * catches ImportError (ImportError, ModuleNotFoundError, Exception, BaseException, a bare
- * except, or a tuple naming one) and does not raise again. A try whose handlers re-raise
- * leaves the package as broken as no try at all.
- */
-static bool try_guards(const char *p, const char *end, size_t ind)
+static bool is_name(const wg_pytok *t, const char *w)
 {
-	bool in_handler = false, handler_catches = false, guards = false;
-	int lines = 0;
-	while (p < end && lines++ < 4096) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		const char *s = p;
-		p = nl ? nl + 1 : end;
-		size_t i = skip_ws(s, 0, n);
-		if (i == n || s[i] == '#')
-			continue;
-		if (i < ind || (i == ind && !word_at(s + i, n - i, "except") &&
-				!word_at(s + i, n - i, "else") && !word_at(s + i, n - i, "finally"))) {
-			break; /* the try statement ended */
-		}
-		if (i == ind) {
-			if (in_handler && handler_catches)
-				guards = true;
-			in_handler = word_at(s + i, n - i, "except");
-			handler_catches = false;
-			if (in_handler) {
-				const char *t = s + i + 6;
-				size_t tn = n - i - 6, k = skip_ws(t, 0, tn);
-				handler_catches = k < tn && t[k] == ':'; /* bare except: */
-				static const char *const names[] = {"ImportError", "ModuleNotFoundError",
-								    "Exception", "BaseException", "OSError"};
-				for (size_t w = 0; w < WG_ARRAY_LEN(names) && !handler_catches; w++)
-					handler_catches = memmem(t, tn, names[w], strlen(names[w])) != NULL;
-			}
-			continue;
-		}
-		/* inside a handler's body: a raise undoes the guard */
-		if (in_handler && word_at(s + i, n - i, "raise"))
-			handler_catches = false;
+	size_t n = strlen(w);
+	return t->kind == WG_PYT_NAME && t->len == n && !memcmp(t->s, w, n);
+}
+
+static bool is_op(const wg_pytok *t, const char *w)
+{
+	size_t n = strlen(w);
+	return t->kind == WG_PYT_OP && t->len == n && !memcmp(t->s, w, n);
+}
+
+static bool is_open(const wg_pytok *t)
+{
+	return t->kind == WG_PYT_OP && t->len == 1 && strchr("([{", t->s[0]);
+}
+
+static bool is_close(const wg_pytok *t)
+{
+	return t->kind == WG_PYT_OP && t->len == 1 && strchr(")]}", t->s[0]);
+}
+
+static void bind(reader *r, const char *s, size_t n, unsigned line)
+{
+	if (r->rc < 0 || !n)
+		return;
+	char *k = wg_arena_strndup(&r->im->arena, s, n);
+	if (!k || wg_strmap_put(&r->mod->binds, k, line) == SIZE_MAX - 1)
+		r->rc = WG_ENOMEM;
+}
+
+static void edge(reader *r, int kind, const char *target, const char *name, unsigned line, int ctx)
+{
+	if (r->rc < 0)
+		return;
+	wg_pyedge *e = wg_vec_push(&r->im->edges);
+	if (!e) {
+		r->rc = WG_ENOMEM;
+		return;
 	}
-	return guards || (in_handler && handler_catches);
+	e->from = r->mod->name;
+	e->file = r->mod->file;
+	e->target = target;
+	e->name = name;
+	e->line = line;
+	e->ctx = (uint8_t)ctx;
+	e->kind = (uint8_t)kind;
 }
+
+/* A dotted name at toks[*i] (NAME ( . NAME )*), into the arena; NULL when none. */
+static char *dotted_name(reader *r, size_t *i, size_t end)
+{
+	size_t start = *i;
+	if (start >= end || tok(r, start)->kind != WG_PYT_NAME)
+		return NULL;
+	wg_buf b = {0};
+	size_t k = start;
+	for (;;) {
+		const wg_pytok *t = tok(r, k);
+		if (wg_buf_append(&b, t->s, t->len) < 0)
+			break;
+		k++;
+		if (k + 1 < end && is_op(tok(r, k), ".") && tok(r, k + 1)->kind == WG_PYT_NAME) {
+			if (wg_buf_append(&b, ".", 1) < 0)
+				break;
+			k++;
+			continue;
+		}
+		break;
+	}
+	*i = k;
+	char *out = b.s ? wg_arena_strndup(&r->im->arena, b.s, b.len) : NULL;
+	wg_buf_free(&b);
+	if (!out)
+		r->rc = WG_ENOMEM;
+	return out;
+}
+
+/* `import a.b.c [as x], d` in toks[i, end) (i after `import`). */
+static void stmt_import(reader *r, size_t i, size_t end, int ctx, bool module_scope)
+{
+	while (i < end && r->rc == WG_OK) {
+		unsigned line = tok(r, i)->line;
+		char *name = dotted_name(r, &i, end);
+		if (!name)
+			return;
+		edge(r, WG_PYEDGE_IMPORT, name, NULL, line, ctx);
+		if (i + 1 < end && is_name(tok(r, i), "as")) {
+			if (module_scope)
+				bind(r, tok(r, i + 1)->s, tok(r, i + 1)->len, line);
+			i += 2;
+		} else if (module_scope) {
+			bind(r, name, strcspn(name, "."), line);
+		}
+		if (i < end && is_op(tok(r, i), ","))
+			i++;
+		else
+			return;
+	}
+}
+
+/* `from .m import a as b, (c, d)` / `from m import *` in toks[i, end) (i after `from`). */
+static void stmt_from(reader *r, size_t i, size_t end, int ctx, bool module_scope)
+{
+	unsigned line = tok(r, i < end ? i : i - 1)->line;
+	size_t dots = 0;
+	while (i < end && tok(r, i)->kind == WG_PYT_OP &&
+	       (is_op(tok(r, i), ".") || is_op(tok(r, i), "..."))) {
+		dots += tok(r, i)->len;
+		i++;
+	}
+	char *rel = NULL;
+	if (i < end && tok(r, i)->kind == WG_PYT_NAME && !is_name(tok(r, i), "import"))
+		rel = dotted_name(r, &i, end);
+	if (r->rc < 0 || i >= end || !is_name(tok(r, i), "import"))
+		return;
+	i++;
+	char *spec = wg_arena_printf(&r->im->arena, "%.*s%s", (int)dots, "....................................................................................................", rel ? rel : "");
+	if (!spec || dots > 100) {
+		if (!spec)
+			r->rc = WG_ENOMEM;
+		return;
+	}
+	if (dots && !*r->pkg && !strchr(r->mod->name, '.') && !r->mod->init)
+		return; /* a relative import in a top-level module: no package to start from */
+	char *base = wg_py_resolve_from(&r->im->arena, r->pkg, spec, strlen(spec));
+	if (!base) {
+		r->rc = WG_ENOMEM;
+		return;
+	}
+	if (!*base)
+		return; /* beyond the top-level package */
+	if (i < end && is_op(tok(r, i), "*")) {
+		edge(r, WG_PYEDGE_STAR, base, NULL, line, ctx);
+		if (module_scope) {
+			star_import *s = wg_vec_push(&r->mod->stars);
+			if (!s)
+				r->rc = WG_ENOMEM;
+			else
+				*s = (star_import){base, line};
+		}
+		return;
+	}
+	bool any = false;
+	while (i < end && r->rc == WG_OK) {
+		const wg_pytok *t = tok(r, i);
+		if (is_op(t, "(") || is_op(t, ")") || is_op(t, ",")) {
+			i++;
+			continue;
+		}
+		if (t->kind != WG_PYT_NAME)
+			break;
+		char *name = wg_arena_strndup(&r->im->arena, t->s, t->len);
+		if (!name) {
+			r->rc = WG_ENOMEM;
+			return;
+		}
+		any = true;
+		edge(r, WG_PYEDGE_FROM, base, name, t->line, ctx);
+		i++;
+		if (i + 1 < end && is_name(tok(r, i), "as")) {
+			if (module_scope)
+				bind(r, tok(r, i + 1)->s, tok(r, i + 1)->len, t->line);
+			i += 2;
+		} else if (module_scope) {
+			bind(r, t->s, t->len, t->line);
+		}
+	}
+	if (!any)
+		edge(r, WG_PYEDGE_FROM, base, NULL, line, ctx);
+}
+
+/* The names an assignment target binds: plain names, also inside (), [] and after `*`;
+ * not attributes (a.b), subscripts (a[0]) or calls. */
+static void bind_targets(reader *r, size_t i, size_t end)
+{
+	for (size_t k = i; k < end; k++) {
+		const wg_pytok *t = tok(r, k);
+		if (t->kind != WG_PYT_NAME)
+			continue;
+		bool after_dot = k > i && is_op(tok(r, k - 1), ".");
+		bool before = k + 1 < end && (is_op(tok(r, k + 1), ".") || is_op(tok(r, k + 1), "(") ||
+					      is_op(tok(r, k + 1), "["));
+		if (!after_dot && !before)
+			bind(r, t->s, t->len, t->line);
+	}
+}
+
+/* The text of a plain string literal token (no prefix but u, no escapes), or NULL. */
+static char *string_value(reader *r, const wg_pytok *t)
+{
+	const char *s = t->s;
+	size_t n = t->len;
+	if (n && (*s == 'u' || *s == 'U')) {
+		s++;
+		n--;
+	}
+	if (n < 2 || (s[0] != '\'' && s[0] != '"') || s[n - 1] != s[0])
+		return NULL;
+	size_t q = n >= 6 && s[1] == s[0] && s[2] == s[0] ? 3 : 1;
+	if (n < 2 * q || memchr(s + q, '\\', n - 2 * q))
+		return NULL;
+	return wg_arena_strndup(&r->im->arena, s + q, n - 2 * q);
+}
+
+/* Marks what makes a module's namespace or its package path unknowable. */
+static void dynamic_marks(reader *r, size_t i, size_t end, bool module_scope, bool def_scope)
+{
+	pymod *m = r->mod;
+	for (size_t k = i; k < end; k++) {
+		const wg_pytok *t = tok(r, k);
+		if (t->kind != WG_PYT_NAME)
+			continue;
+		bool call = k + 1 < end && is_op(tok(r, k + 1), "(");
+		bool attr = k > i && is_op(tok(r, k - 1), ".");
+		unsigned line = t->line;
+		if (!attr && call && (is_name(t, "globals") || is_name(t, "vars") ||
+				      (is_name(t, "locals") && module_scope))) {
+			/* globals()[...] = / globals().update(...): written, not only read */
+			size_t c = k + 2;
+			if (c < end && is_op(tok(r, c), ")") && c + 1 < end &&
+			    (is_op(tok(r, c + 1), "[") || is_op(tok(r, c + 1), "."))) {
+				if (!m->dyn_line || line < m->dyn_line)
+					m->dyn_line = line;
+			}
+		} else if (!attr && call && is_name(t, "exec") && !def_scope) {
+			if (!m->dyn_line || line < m->dyn_line)
+				m->dyn_line = line;
+		} else if (!attr && call && is_name(t, "setattr")) {
+			/* setattr(sys.modules[__name__], ...): the module's own namespace */
+			int depth = 0;
+			for (size_t c = k + 1; c < end; c++) {
+				const wg_pytok *u = tok(r, c);
+				if (is_open(u))
+					depth++;
+				else if (is_close(u) && --depth <= 0)
+					break;
+				else if (depth == 1 && is_op(u, ","))
+					break;
+				else if (is_name(u, "modules") || is_name(u, "__name__")) {
+					if (!m->dyn_line || line < m->dyn_line)
+						m->dyn_line = line;
+					break;
+				}
+			}
+		} else if (attr && is_name(t, "modules") && k >= 2 && is_name(tok(r, k - 2), "sys")) {
+			/* sys.modules[...] = x, sys.modules.update / setdefault: modules made up */
+			bool written = false;
+			if (k + 1 < end && is_op(tok(r, k + 1), ".") && k + 2 < end &&
+			    (is_name(tok(r, k + 2), "update") || is_name(tok(r, k + 2), "setdefault") ||
+			     is_name(tok(r, k + 2), "__setitem__")))
+				written = true;
+			for (size_t c = k + 1; c < end && !written; c++)
+				if (is_op(tok(r, c), "=") && tok(r, c)->len == 1)
+					written = true;
+			if (written) {
+				m->open_path = true;
+				if (!m->dyn_line || line < m->dyn_line)
+					m->dyn_line = line;
+			}
+		} else if (attr && (is_name(t, "meta_path") || is_name(t, "path_hooks"))) {
+			r->im->hooks = true;
+		} else if (is_name(t, "__path__") && !attr) {
+			/* __path__ = ..., __path__.append(...), extend_path(__path__, ...) */
+			if ((k + 1 < end && (is_op(tok(r, k + 1), "=") || is_op(tok(r, k + 1), "+=") ||
+					     is_op(tok(r, k + 1), "."))) ||
+			    (k >= 2 && is_op(tok(r, k - 1), "(")))
+				m->open_path = true;
+		} else if (is_name(t, "__getattr__") && module_scope && !attr) {
+			/* def __getattr__ / __getattr__ = lazy.attach(...): any name may answer */
+			if (!m->dyn_line || line < m->dyn_line)
+				m->dyn_line = line;
+		}
+	}
+}
+
+/* A simple statement toks[i, end). */
+static void simple_stmt(reader *r, size_t i, size_t end, int ctx, bool module_scope, bool def_scope)
+{
+	if (i >= end)
+		return;
+	const wg_pytok *t = tok(r, i);
+	if (is_name(t, "import")) {
+		stmt_import(r, i + 1, end, ctx, module_scope);
+		return;
+	}
+	if (is_name(t, "from") && i + 1 < end && !is_op(tok(r, i + 1), "=")) {
+		stmt_from(r, i + 1, end, ctx, module_scope);
+		return;
+	}
+	dynamic_marks(r, i, end, module_scope, def_scope);
+	if (is_name(t, "global")) {
+		for (size_t k = i + 1; k < end; k++)
+			if (tok(r, k)->kind == WG_PYT_NAME)
+				bind(r, tok(r, k)->s, tok(r, k)->len, tok(r, k)->line);
+		return;
+	}
+	if (!module_scope)
+		return;
+	/* __all__ = [...], __all__ += [...], __all__.extend([...]) / .append("x") */
+	if (is_name(t, "__all__")) {
+		for (size_t k = i + 1; k < end; k++)
+			if (tok(r, k)->kind == WG_PYT_STRING) {
+				char *v = string_value(r, tok(r, k));
+				if (v)
+					bind(r, v, strlen(v), tok(r, k)->line);
+			}
+	}
+	/* assignment targets: everything before each `=` (a = b = c), `:=` names, and the
+	 * annotated `x: T = v` */
+	int depth = 0;
+	size_t seg = i;
+	for (size_t k = i; k < end; k++) {
+		const wg_pytok *u = tok(r, k);
+		if (is_open(u))
+			depth++;
+		else if (is_close(u) && depth)
+			depth--;
+		else if (depth == 0 && is_op(u, "=")) {
+			bind_targets(r, seg, k);
+			seg = k + 1;
+		} else if (is_op(u, ":=") && k > i && tok(r, k - 1)->kind == WG_PYT_NAME) {
+			bind(r, tok(r, k - 1)->s, tok(r, k - 1)->len, u->line);
+		} else if (depth == 0 && is_op(u, ":") && k == i + 1 && t->kind == WG_PYT_NAME) {
+			bind(r, t->s, t->len, t->line); /* x: int = 3 (x: int alone binds nothing,
+							 * but a type checker's name is a name) */
+		}
+	}
+}
+
+/* Splits toks[i, end) at `;` (bracket depth 0) into simple statements. */
+static void simple_stmts(reader *r, size_t i, size_t end, int ctx, bool module_scope, bool def_scope)
+{
+	int depth = 0;
+	size_t s = i;
+	for (size_t k = i; k < end && r->rc == WG_OK; k++) {
+		const wg_pytok *t = tok(r, k);
+		if (is_open(t))
+			depth++;
+		else if (is_close(t) && depth)
+			depth--;
+		else if (depth == 0 && is_op(t, ";")) {
+			simple_stmt(r, s, k, ctx, module_scope, def_scope);
+			s = k + 1;
+		}
+	}
+	simple_stmt(r, s, end, ctx, module_scope, def_scope);
+}
+
+enum { HDR_NONE, HDR_DEF, HDR_CLASS, HDR_IF, HDR_ELIF, HDR_ELSE, HDR_LOOP, HDR_WITH, HDR_TRY,
+       HDR_EXCEPT, HDR_FINALLY, HDR_MATCH };
+
+/* The compound statement toks[i, end) opens, and its header's colon (*colon). */
+static int header_of(reader *r, size_t i, size_t end, size_t *colon)
+{
+	const wg_pytok *t = tok(r, i);
+	size_t k = i;
+	if (is_name(t, "async") && i + 1 < end)
+		t = tok(r, ++k);
+	int h = HDR_NONE;
+	if (is_name(t, "def"))
+		h = HDR_DEF;
+	else if (is_name(t, "class"))
+		h = HDR_CLASS;
+	else if (is_name(t, "if"))
+		h = HDR_IF;
+	else if (is_name(t, "elif"))
+		h = HDR_ELIF;
+	else if (is_name(t, "else"))
+		h = HDR_ELSE;
+	else if (is_name(t, "for") || is_name(t, "while"))
+		h = HDR_LOOP;
+	else if (is_name(t, "with"))
+		h = HDR_WITH;
+	else if (is_name(t, "try"))
+		h = HDR_TRY;
+	else if (is_name(t, "except"))
+		h = HDR_EXCEPT;
+	else if (is_name(t, "finally"))
+		h = HDR_FINALLY;
+	else if ((is_name(t, "match") || is_name(t, "case")) && k + 1 < end) {
+		/* soft keywords: `match x:` but not `match = 1`, `match.group(1)`, `match(x)` used */
+		const wg_pytok *u = tok(r, k + 1);
+		if (u->kind == WG_PYT_OP && !is_op(u, "(") && !is_op(u, "[") && !is_op(u, "{") &&
+		    !is_op(u, "-") && !is_op(u, "*"))
+			return HDR_NONE;
+		h = HDR_MATCH;
+	}
+	if (h == HDR_NONE)
+		return h;
+	/* the colon that ends the header: depth 0, each `lambda` taking one of its own */
+	int depth = 0, lambdas = 0;
+	for (size_t c = k + 1; c < end; c++) {
+		const wg_pytok *u = tok(r, c);
+		if (is_open(u))
+			depth++;
+		else if (is_close(u) && depth)
+			depth--;
+		else if (depth == 0 && is_name(u, "lambda"))
+			lambdas++;
+		else if (depth == 0 && is_op(u, ":")) {
+			if (lambdas) {
+				lambdas--;
+				continue;
+			}
+			*colon = c;
+			return h;
+		}
+	}
+	return HDR_NONE; /* no colon: not a compound statement (or a broken one) */
+}
+
+static bool catches_import_error(reader *r, size_t i, size_t colon)
+{
+	/* except: / except ImportError: / except (A, ModuleNotFoundError) as e: / except* ... */
+	size_t k = i + 1;
+	if (k < colon && is_op(tok(r, k), "*"))
+		k++;
+	if (k >= colon)
+		return true;
+	for (; k < colon; k++) {
+		const wg_pytok *t = tok(r, k);
+		if (is_name(t, "as"))
+			break;
+		if (is_name(t, "ImportError") || is_name(t, "ModuleNotFoundError") ||
+		    is_name(t, "Exception") || is_name(t, "BaseException"))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the try: at logical line li guards its body: a handler catches ImportError and
+ * does not re-raise at its top level. Reads the handlers' headers and the first level of
+ * their bodies only. */
+static bool try_guards(reader *r, size_t li)
+{
+	const wg_pysrc *src = r->src;
+	const wg_pyline *tl = wg_vec_at(&src->lines, li);
+	bool guards = false;
+	for (size_t j = li + 1; j < src->lines.len; j++) {
+		const wg_pyline *l = wg_vec_at(&src->lines, j);
+		if (l->indent > tl->indent)
+			continue;
+		if (l->indent < tl->indent)
+			break;
+		size_t colon = 0;
+		int h = header_of(r, l->first, l->first + l->n, &colon);
+		if (h == HDR_ELSE || h == HDR_FINALLY)
+			continue;
+		if (h != HDR_EXCEPT)
+			break;
+		if (!catches_import_error(r, l->first, colon))
+			continue;
+		bool raises = false;
+		if (colon + 1 < l->first + l->n) {
+			raises = is_name(tok(r, colon + 1), "raise");
+		} else {
+			uint32_t body = 0;
+			for (size_t b = j + 1; b < src->lines.len; b++) {
+				const wg_pyline *bl = wg_vec_at(&src->lines, b);
+				if (bl->indent <= tl->indent)
+					break;
+				if (!body)
+					body = bl->indent;
+				if (bl->indent == body && is_name(tok(r, bl->first), "raise")) {
+					raises = true;
+					break;
+				}
+			}
+		}
+		if (!raises)
+			guards = true;
+	}
+	return guards;
+}
+
+/* `if TYPE_CHECKING:`, `if typing.TYPE_CHECKING:`, `if False:`, `if 0:` */
+static bool never_runs(reader *r, size_t i, size_t colon)
+{
+	size_t n = colon - (i + 1);
+	const wg_pytok *t = tok(r, colon - 1);
+	if (n == 1)
+		return is_name(t, "TYPE_CHECKING") || is_name(t, "False") ||
+		       (t->kind == WG_PYT_NUMBER && t->len == 1 && t->s[0] == '0');
+	return n == 3 && is_name(t, "TYPE_CHECKING") && is_op(tok(r, colon - 2), ".");
+}
+
+/* `if __name__ == "__main__":` */
+static bool main_guard(reader *r, size_t i, size_t colon)
+{
+	return colon == i + 4 && is_name(tok(r, i + 1), "__name__") && is_op(tok(r, i + 2), "==") &&
+	       tok(r, i + 3)->kind == WG_PYT_STRING && memmem(tok(r, i + 3)->s, tok(r, i + 3)->len,
+							      "__main__", 8);
+}
+
+/* `with suppress(ImportError):` / `with contextlib.suppress(ModuleNotFoundError):` */
+static bool suppresses(reader *r, size_t i, size_t colon)
+{
+	bool sup = false;
+	for (size_t k = i; k < colon; k++) {
+		if (is_name(tok(r, k), "suppress"))
+			sup = true;
+		else if (sup && catches_import_error(r, k - 1, k + 1) &&
+			 tok(r, k)->kind == WG_PYT_NAME && !is_name(tok(r, k), "as"))
+			return true;
+	}
+	return false;
+}
+
+typedef struct {
+	uint32_t indent;
+	int ctx;           /* what the block imposes on its body */
+	bool scope;        /* def or class: its body is not module level */
+	bool def;          /* a function body */
+	int hdr;
+	bool never;        /* an if TYPE_CHECKING (for its else) */
+} block;
 
 static int scan_source(wg_pyimports *im, const wg_source *src)
 {
 	bool init;
-	char *mod = wg_py_module_of(&im->arena, src->name, &init);
-	if (!mod)
+	char *modname = wg_py_module_of(&im->arena, src->name, &init);
+	if (!modname)
 		return WG_OK;
-	char *pkg = init ? mod : wg_arena_strdup(&im->arena, mod);
+	char *pkg = init ? modname : wg_arena_strdup(&im->arena, modname);
 	if (!pkg)
 		return WG_ENOMEM;
 	if (!init) {
@@ -254,101 +767,144 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 		else
 			pkg[0] = '\0';
 	}
-	block stack[64];
+	/* one module per name: the first source (a.py and a/__init__.py: the package wins) */
+	size_t have = wg_strmap_get(&im->mod_by_name, modname);
+	if (have != SIZE_MAX) {
+		pymod *old = wg_vec_at(&im->mods, have);
+		if (old->init || !init)
+			return WG_OK;
+	}
+	wg_pysrc ps;
+	int rc = wg_py_tokenize(&ps, src->text, src->len);
+	if (rc < 0)
+		return rc;
+	pymod *m = wg_vec_push(&im->mods);
+	if (!m) {
+		wg_pysrc_free(&ps);
+		return WG_ENOMEM;
+	}
+	size_t idx = im->mods.len - 1;
+	m->name = modname;
+	m->file = src->name;
+	m->init = init;
+	m->examined = true;
+	wg_vec_init(&m->stars, sizeof(star_import));
+	if (!wg_strmap_init(&m->binds, 16)) {
+		wg_pysrc_free(&ps);
+		return WG_ENOMEM;
+	}
+	if (have == SIZE_MAX) {
+		if (wg_strmap_put(&im->mod_by_name, modname, idx) == SIZE_MAX - 1)
+			rc = WG_ENOMEM;
+	} else {
+		for (size_t k = 0; k < im->mod_by_name.cap; k++)
+			if (im->mod_by_name.keys[k] && !strcmp(im->mod_by_name.keys[k], modname))
+				im->mod_by_name.vals[k] = idx;
+		/* the module's edges read before stay; a package's __init__ is what runs */
+	}
+	reader r = {im, m, pkg, &ps, rc};
+	block st[MAX_NEST];
 	size_t depth = 0;
-	const char *in_string = NULL; /* the open triple quote */
-	unsigned lineno = 0;
-	int rc = WG_OK;
-	const char *end = src->text + src->len;
-	for (const char *p = src->text; p < end && rc == WG_OK;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		const char *s = p;
-		p = nl ? nl + 1 : end;
-		lineno++;
-		/* Triple-quoted strings (docstrings) hide what looks like code. */
-		bool was_in_string = in_string != NULL;
-		for (size_t k = 0; k + 2 < n + 1 && k + 3 <= n; k++) {
-			if (!in_string && s[k] == '#')
-				break;
-			if ((s[k] == '"' || s[k] == '\'') && s[k + 1] == s[k] && s[k + 2] == s[k]) {
-				const char *q = s[k] == '"' ? "\"\"\"" : "'''";
-				if (!in_string)
-					in_string = q;
-				else if (in_string[0] == s[k])
-					in_string = NULL;
-				k += 2;
-			}
-		}
-		if (was_in_string)
-			continue;
-		size_t ind = skip_ws(s, 0, n);
-		if (ind == n || s[ind] == '#')
-			continue;
-		while (depth && stack[depth - 1].indent >= ind)
+	for (size_t li = 0; li < ps.lines.len && r.rc == WG_OK; li++) {
+		const wg_pyline *l = wg_vec_at(&ps.lines, li);
+		while (depth && st[depth - 1].indent >= l->indent)
 			depth--;
 		int ctx = WG_IMPORT_REQUIRED;
-		for (size_t k = 0; k < depth; k++)
-			if (stack[k].kind < ctx)
-				ctx = stack[k].kind;
-		const char *t = s + ind;
-		size_t tn = n - ind;
-		stmt st = {im, src->name, mod, pkg, lineno, ctx};
-		if (word_at(t, tn, "import")) {
-			rc = names_import(&st, t, 6, tn);
-		} else if (word_at(t, tn, "from")) {
-			size_t i = skip_ws(t, 4, tn), e = i;
-			while (e < tn && t[e] == '.')
-				e++;
-			e = ident(t, e, tn, true);
-			size_t k = skip_ws(t, e, tn);
-			if (e > i && word_at(t + k, tn - k, "import")) {
-				char *base = wg_py_resolve_from(&im->arena, pkg, t + i, e - i);
-				if (!base)
-					return WG_ENOMEM;
-				if (*base || e - i > 0)
-					rc = names_from(&st, base, t, k + 6, tn);
-				/* `from x import (a,\n b)`: the names continue on the next lines. */
-				size_t open = k + 6;
-				while (open < tn && t[open] != '(')
-					open++;
-				if (open < tn && !memchr(t + open, ')', tn - open)) {
-					while (p < end && rc == WG_OK) {
-						const char *nl2 = memchr(p, '\n', (size_t)(end - p));
-						size_t n2 = nl2 ? (size_t)(nl2 - p) : (size_t)(end - p);
-						const char *s2 = p;
-						p = nl2 ? nl2 + 1 : end;
-						lineno++;
-						const char *close = memchr(s2, ')', n2);
-						size_t upto = close ? (size_t)(close - s2) : n2;
-						const char *hash = memchr(s2, '#', upto);
-						if (hash)
-							upto = (size_t)(hash - s2);
-						rc = names_from(&st, base, s2, 0, upto);
-						if (close)
-							break;
-					}
-				}
+		bool module_scope = true, def_scope = false;
+		for (size_t k = 0; k < depth; k++) {
+			if (st[k].ctx < ctx)
+				ctx = st[k].ctx;
+			module_scope &= !st[k].scope;
+			def_scope |= st[k].def;
+		}
+		size_t first = l->first, end = l->first + l->n, colon = 0;
+		int h = header_of(&r, first, end, &colon);
+		if (h == HDR_NONE) {
+			simple_stmts(&r, first, end, ctx, module_scope, def_scope);
+			continue;
+		}
+		block b = {l->indent, WG_IMPORT_REQUIRED, false, false, h, false};
+		size_t name_at = is_name(tok(&r, first), "async") ? first + 2 : first + 1;
+		switch (h) {
+		case HDR_DEF:
+		case HDR_CLASS:
+			if (module_scope && name_at < end && tok(&r, name_at)->kind == WG_PYT_NAME) {
+				const wg_pytok *nt = tok(&r, name_at);
+				bind(&r, nt->s, nt->len, nt->line);
+				if (h == HDR_DEF)
+					dynamic_marks(&r, name_at, name_at + 1, true, false);
+			}
+			b.scope = true;
+			b.def = h == HDR_DEF;
+			b.ctx = h == HDR_DEF ? WG_IMPORT_LAZY : WG_IMPORT_REQUIRED;
+			break;
+		case HDR_IF:
+			b.never = never_runs(&r, first, colon);
+			b.ctx = b.never ? WG_IMPORT_NONE
+				: main_guard(&r, first, colon) ? WG_IMPORT_LAZY : WG_IMPORT_CONDITIONAL;
+			break;
+		case HDR_ELIF:
+		case HDR_ELSE:
+		case HDR_LOOP:
+		case HDR_EXCEPT:
+		case HDR_MATCH:
+			b.ctx = WG_IMPORT_CONDITIONAL;
+			break;
+		case HDR_WITH:
+			b.ctx = suppresses(&r, first, colon) ? WG_IMPORT_GUARDED : WG_IMPORT_REQUIRED;
+			break;
+		case HDR_TRY:
+			b.ctx = try_guards(&r, li) ? WG_IMPORT_GUARDED : WG_IMPORT_REQUIRED;
+			break;
+		default: /* finally: runs either way */
+			break;
+		}
+		/* the header's own expressions run in the enclosing context (a for/with target is
+		 * bound there; `with x as y`, `for a, b in`) */
+		if (module_scope && (h == HDR_LOOP || h == HDR_WITH)) {
+			size_t k = name_at;
+			if (h == HDR_LOOP && is_name(tok(&r, first), "for")) {
+				size_t in = k;
+				while (in < colon && !is_name(tok(&r, in), "in"))
+					in++;
+				bind_targets(&r, k, in);
+			} else {
+				for (; k + 1 < colon; k++)
+					if (is_name(tok(&r, k), "as"))
+						bind(&r, tok(&r, k + 1)->s, tok(&r, k + 1)->len,
+						     tok(&r, k + 1)->line);
 			}
 		}
-		int hk = header_kind(t, tn);
-		/* A try whose handlers do not swallow ImportError guards nothing. */
-		if (hk == WG_IMPORT_GUARDED && word_at(t, tn, "try") && !try_guards(p, end, ind))
-			hk = WG_IMPORT_REQUIRED;
-		if (hk >= 0 && depth < WG_ARRAY_LEN(stack))
-			stack[depth++] = (block){ind, hk};
+		dynamic_marks(&r, first, colon, module_scope, def_scope);
+		int body_ctx = b.ctx < ctx ? b.ctx : ctx;
+		if (colon + 1 < end) {
+			/* an inline body: `try: import x` */
+			simple_stmts(&r, colon + 1, end, body_ctx, module_scope && !b.scope,
+				     def_scope || b.def);
+			continue;
+		}
+		if (depth < MAX_NEST)
+			st[depth++] = b;
 	}
-	return rc;
+	wg_pysrc_free(&ps);
+	return r.rc;
 }
+
+/* ---- building ---- */
 
 static _Thread_local const wg_pyimports *sort_im;
 
 static int cmp_by_from(const void *a, const void *b)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	const edge *ex = wg_vec_at(&sort_im->edges, x), *ey = wg_vec_at(&sort_im->edges, y);
+	const wg_pyedge *ex = wg_vec_at(&sort_im->edges, x), *ey = wg_vec_at(&sort_im->edges, y);
 	int c = strcmp(ex->from, ey->from);
 	return c ? c : (x > y) - (x < y);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
@@ -357,13 +913,26 @@ int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 	wg_pyimports *im = calloc(1, sizeof(*im));
 	if (!im)
 		return WG_ENOMEM;
-	wg_vec_init(&im->edges, sizeof(edge));
+	wg_vec_init(&im->edges, sizeof(wg_pyedge));
+	wg_vec_init(&im->mods, sizeof(pymod));
+	wg_vec_init(&im->kindv, sizeof(uint8_t));
 	int rc = WG_OK;
+	if (!wg_strmap_init(&im->mod_by_name, scan->sources.len + 1) ||
+	    !wg_strmap_init(&im->kinds, scan->members.len + 1))
+		rc = WG_ENOMEM;
 	im->partial = scan->python_partial != NULL;
+	for (size_t i = 0; i < scan->members.len && rc == WG_OK; i++) {
+		const wg_member *mem = wg_vec_at(&scan->members, i);
+		rc = add_member_kinds(im, mem->name);
+	}
+	/* extension modules found among loose objects and wheels alike */
+	for (size_t i = 0; i < scan->objects.len && rc == WG_OK; i++) {
+		const wg_object *o = *(wg_object **)wg_vec_at(&scan->objects, i);
+		if (o->module)
+			rc = kind_put(im, o->module, strlen(o->module), WG_PYMOD_MODULE);
+	}
 	for (size_t i = 0; i < scan->sources.len && rc == WG_OK; i++)
 		rc = scan_source(im, wg_vec_at(&scan->sources, i));
-	/* The edges of one importing module, found by binary search: the walk in
-	 * wg_pyimports_how visits each reached module's edges once, never every edge per module. */
 	if (rc == WG_OK && !(im->by_from = malloc((im->edges.len ? im->edges.len : 1) *
 						 sizeof(*im->by_from))))
 		rc = WG_ENOMEM;
@@ -376,6 +945,8 @@ int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 	sort_im = im;
 	qsort(im->by_from, im->edges.len, sizeof(*im->by_from), cmp_by_from);
 	sort_im = NULL;
+	if (im->tops.n)
+		qsort(im->tops.v, im->tops.n, sizeof(*im->tops.v), cmp_str);
 	*out = im;
 	return WG_OK;
 }
@@ -384,72 +955,136 @@ void wg_pyimports_free(wg_pyimports *im)
 {
 	if (!im)
 		return;
+	for (size_t i = 0; i < im->mods.len; i++) {
+		pymod *m = wg_vec_at(&im->mods, i);
+		wg_strmap_free(&m->binds);
+		wg_vec_free(&m->stars);
+	}
+	wg_vec_free(&im->mods);
+	wg_strmap_free(&im->mod_by_name);
+	wg_strmap_free(&im->kinds);
+	wg_vec_free(&im->kindv);
+	wg_strmap_free(&im->reached);
+	wg_strlist_free(&im->tops);
 	wg_vec_free(&im->edges);
 	free(im->by_from);
 	wg_arena_free(&im->arena);
 	free(im);
 }
 
-/* The modules one walk has reached: a list in the order reached, and an open-addressing set
- * over it, so that each name is added once in constant time (a list searched per name was
- * quadratic: 150,000 names imported by one statement took 75 s). */
-typedef struct {
-	const char **list;
-	size_t n, cap;
-	size_t *slot; /* list index + 1, 0 empty; mask + 1 slots */
-	size_t mask;
-} reached_set;
+/* ---- queries ---- */
 
-static size_t name_hash(const char *s)
+size_t wg_pyimports_count(const wg_pyimports *im)
 {
-	size_t h = 1469598103934665603ULL & SIZE_MAX;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * (1099511628211ULL & SIZE_MAX);
-	return h;
+	return im ? im->edges.len : 0;
 }
 
-/* Adds a copy of name unless it is there; false when out of memory. */
-static bool reach(wg_pyimports *im, reached_set *r, const char *name)
+const wg_pyedge *wg_pyimports_edge(const wg_pyimports *im, size_t i)
 {
-	size_t h = name_hash(name);
-	for (size_t i = h & r->mask;; i = (i + 1) & r->mask) {
-		if (!r->slot[i])
-			break;
-		if (!strcmp(r->list[r->slot[i] - 1], name))
-			return true;
-	}
-	if (r->n == r->cap) {
-		size_t nc = r->cap * 2;
-		const char **bigger = realloc(r->list, nc * sizeof(*bigger));
-		if (!bigger)
-			return false;
-		r->list = bigger;
-		r->cap = nc;
-	}
-	if (2 * (r->n + 1) > r->mask + 1) {
-		size_t nm = r->mask * 2 + 1;
-		size_t *slots = calloc(nm + 1, sizeof(*slots));
-		if (!slots)
-			return false;
-		for (size_t k = 0; k < r->n; k++) {
-			size_t i = name_hash(r->list[k]) & nm;
-			while (slots[i])
-				i = (i + 1) & nm;
-			slots[i] = k + 1;
+	return im && i < im->edges.len ? wg_vec_at(&im->edges, i) : NULL;
+}
+
+int wg_pyimports_kind(const wg_pyimports *im, const char *module)
+{
+	size_t v = im ? wg_strmap_get(&im->kinds, module) : SIZE_MAX;
+	return v == SIZE_MAX ? WG_PYMOD_NONE : *(uint8_t *)wg_vec_at(&im->kindv, v);
+}
+
+const wg_strlist *wg_pyimports_tops(const wg_pyimports *im)
+{
+	return &im->tops;
+}
+
+static const pymod *mod_of(const wg_pyimports *im, const char *module)
+{
+	size_t v = wg_strmap_get(&im->mod_by_name, module);
+	return v == SIZE_MAX ? NULL : wg_vec_at(&im->mods, v);
+}
+
+const char *wg_pyimports_file(const wg_pyimports *im, const char *module)
+{
+	const pymod *m = im ? mod_of(im, module) : NULL;
+	return m ? m->file : NULL;
+}
+
+static int binds_at(const wg_pyimports *im, const char *module, const char *name,
+		    unsigned before_line, int depth)
+{
+	const pymod *m = mod_of(im, module);
+	if (!m)
+		return -1; /* no source read (a .pyc, an extension, past the limits) */
+	if (m->dyn_line && (!before_line || m->dyn_line < before_line))
+		return -1;
+	size_t line = wg_strmap_get(&m->binds, name);
+	if (line != SIZE_MAX && (!before_line || line < before_line))
+		return 1;
+	int unknown = 0;
+	for (size_t i = 0; i < m->stars.len; i++) {
+		const star_import *s = wg_vec_at(&m->stars, i);
+		if (before_line && s->line >= before_line)
+			continue;
+		if (depth >= MAX_STAR_DEPTH || !strcmp(s->module, module)) {
+			unknown = 1;
+			continue;
 		}
-		free(r->slot);
-		r->slot = slots;
-		r->mask = nm;
+		/* a star import of a submodule of the wheel binds what that binds; of anything
+		 * else, who knows */
+		int k = wg_pyimports_kind(im, s->module);
+		if (k == WG_PYMOD_NONE) {
+			unknown = 1;
+			continue;
+		}
+		int b = binds_at(im, s->module, name, 0, depth + 1);
+		if (b == 1)
+			return 1;
+		if (b < 0)
+			unknown = 1;
 	}
-	const char *copy = wg_arena_strdup(&im->arena, name);
-	if (!copy)
-		return false;
-	size_t i = h & r->mask;
-	while (r->slot[i])
-		i = (i + 1) & r->mask;
-	r->slot[i] = r->n + 1;
-	r->list[r->n++] = copy;
-	return true;
+	return unknown ? -1 : 0;
+}
+
+int wg_pyimports_binds(const wg_pyimports *im, const char *module, const char *name,
+		       unsigned before_line)
+{
+	if (!im || im->partial)
+		return -1;
+	return binds_at(im, module, name, before_line, 0);
+}
+
+bool wg_pyimports_open_package(const wg_pyimports *im, const char *module)
+{
+	if (!im || im->hooks)
+		return true;
+	const pymod *m = mod_of(im, module);
+	return m && m->open_path;
+}
+
+/* ---- reachability ---- */
+
+static int reach_add(wg_pyimports *im, wg_vec *queue, const char *name, size_t n)
+{
+	char *k = wg_arena_strndup(&im->arena, name, n);
+	if (!k)
+		return WG_ENOMEM;
+	size_t r = wg_strmap_put(&im->reached, k, 0);
+	if (r == SIZE_MAX - 1)
+		return WG_ENOMEM;
+	if (r != SIZE_MAX)
+		return WG_OK; /* there already */
+	const char **q = wg_vec_push(queue);
+	if (!q)
+		return WG_ENOMEM;
+	*q = k;
+	return WG_OK;
+}
+
+/* name and every package above it */
+static int reach_path(wg_pyimports *im, wg_vec *queue, const char *name)
+{
+	int rc = WG_OK;
+	for (const char *d = strchr(name, '.'); d && rc == WG_OK; d = strchr(d + 1, '.'))
+		rc = reach_add(im, queue, name, (size_t)(d - name));
+	return rc == WG_OK ? reach_add(im, queue, name, strlen(name)) : rc;
 }
 
 /* The first position in by_from of module's edges. */
@@ -458,13 +1093,69 @@ static size_t first_from(const wg_pyimports *im, const char *module)
 	size_t lo = 0, hi = im->edges.len;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const edge *e = wg_vec_at(&im->edges, im->by_from[mid]);
+		const wg_pyedge *e = wg_vec_at(&im->edges, im->by_from[mid]);
 		if (strcmp(e->from, module) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+int wg_pyimports_reach(wg_pyimports *im, const char *const *roots, size_t n)
+{
+	if (!im)
+		return WG_OK;
+	if (im->reach_done)
+		wg_strmap_free(&im->reached);
+	im->reach_done = true;
+	if (!wg_strmap_init(&im->reached, 64))
+		return WG_ENOMEM;
+	wg_vec queue;
+	wg_vec_init(&queue, sizeof(const char *));
+	int rc = WG_OK;
+	for (size_t i = 0; i < n && rc == WG_OK; i++)
+		rc = reach_path(im, &queue, roots[i]);
+	/* each reached module's edges once: linear in the edges */
+	for (size_t q = 0; q < queue.len && rc == WG_OK; q++) {
+		const char *mod = *(const char **)wg_vec_at(&queue, q);
+		for (size_t k = first_from(im, mod); k < im->edges.len && rc == WG_OK; k++) {
+			const wg_pyedge *e = wg_vec_at(&im->edges, im->by_from[k]);
+			if (strcmp(e->from, mod))
+				break;
+			if (e->ctx != WG_IMPORT_REQUIRED)
+				continue;
+			rc = reach_path(im, &queue, e->target);
+			if (rc == WG_OK && e->kind == WG_PYEDGE_FROM && e->name) {
+				char *sub = wg_arena_printf(&im->arena, "%s.%s", e->target, e->name);
+				if (!sub)
+					rc = WG_ENOMEM;
+				else if (wg_pyimports_kind(im, sub) != WG_PYMOD_NONE)
+					rc = reach_add(im, &queue, sub, strlen(sub));
+			}
+		}
+	}
+	wg_vec_free(&queue);
+	return rc;
+}
+
+bool wg_pyimports_reached(const wg_pyimports *im, const char *module)
+{
+	return im && im->reach_done && wg_strmap_get(&im->reached, module) != SIZE_MAX;
+}
+
+/* ---- how an extension module is imported (the loader checks' severity) ---- */
+
+/* What an edge imports as a module: its target, or target.name for `from target import name`
+ * where the wheel has that submodule. */
+static const char *imported(wg_pyimports *im, const wg_pyedge *e, char *buf, size_t n)
+{
+	if (e->kind == WG_PYEDGE_FROM && e->name) {
+		snprintf(buf, n, "%s.%s", e->target, e->name);
+		if (wg_pyimports_kind(im, buf) != WG_PYMOD_NONE)
+			return buf;
+	}
+	return e->target;
 }
 
 int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, unsigned *line)
@@ -477,65 +1168,40 @@ int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, un
 	 * part of the sources was not examined (WG-WHL-003) an unseen import may be required. */
 	if (!strchr(module, '.') || im->partial)
 		return WG_IMPORT_REQUIRED;
-	/*
-	 * What `import <package>` runs: start at every package that contains the module (the
-	 * parents' __init__ run first), follow the module-level, unguarded imports. Parents of an
-	 * imported module are imported too.
-	 */
-	reached_set r = {.cap = 64, .mask = 127};
-	r.list = malloc(r.cap * sizeof(*r.list));
-	r.slot = calloc(r.mask + 1, sizeof(*r.slot));
-	if (!r.list || !r.slot) {
-		free(r.list);
-		free(r.slot);
-		return WG_IMPORT_REQUIRED; /* out of memory: the strictest reading, never a softer one */
-	}
-	char buf[1024];
-	bool ok = true, required = false;
-	snprintf(buf, sizeof(buf), "%s", module);
-	for (char *dot = strchr(buf, '.'); dot && ok; dot = strchr(dot + 1, '.')) {
-		*dot = '\0';
-		ok = reach(im, &r, buf);
-		*dot = '.';
-	}
-	/* Each reached module's module-level imports, and their parents, are reached in turn:
-	 * at most every module the wheel's statements name, each visited once. Of a module's
-	 * edges, the first in the wheel's order that imports the module decides (file, line). */
-	for (size_t i = 0; i < r.n && ok && !required; i++) {
-		for (size_t k = first_from(im, r.list[i]); k < im->edges.len && ok; k++) {
-			const edge *e = wg_vec_at(&im->edges, im->by_from[k]);
-			if (strcmp(e->from, r.list[i]))
-				break;
-			if (e->ctx != WG_IMPORT_REQUIRED)
-				continue;
-			if (!strcmp(e->target, module)) {
-				required = true;
-				*file = e->file;
-				*line = e->line;
-				break;
-			}
-			snprintf(buf, sizeof(buf), "%s", e->target);
-			for (char *q = buf; ok; q++) {
-				char c = *q;
-				if (c != '.' && c != '\0')
-					continue;
-				*q = '\0';
-				ok = reach(im, &r, buf);
-				*q = c;
-				if (!c)
-					break;
-			}
+	/* What `import <package>` runs, from each package above the module. */
+	char top[1024];
+	snprintf(top, sizeof(top), "%.*s", (int)strcspn(module, "."), module);
+	wg_strmap saved = im->reached;
+	bool saved_done = im->reach_done;
+	im->reached = (wg_strmap){0};
+	im->reach_done = false;
+	const char *roots[1] = {top};
+	int rc = wg_pyimports_reach(im, roots, 1);
+	bool required = false;
+	char buf[2048];
+	/* the first statement in the wheel's order, in a reached module, that imports it */
+	for (size_t k = 0; rc == WG_OK && k < im->edges.len && !required; k++) {
+		const wg_pyedge *e = wg_vec_at(&im->edges, k);
+		if (e->ctx != WG_IMPORT_REQUIRED || !wg_pyimports_reached(im, e->from))
+			continue;
+		const char *t = imported(im, e, buf, sizeof(buf));
+		if (!strcmp(t, module) || (wg_has_prefix(t, module) && t[strlen(module)] == '.')) {
+			required = true;
+			*file = e->file;
+			*line = e->line;
 		}
 	}
-	free(r.list);
-	free(r.slot);
-	if (required)
-		return WG_IMPORT_REQUIRED;
+	wg_strmap_free(&im->reached);
+	im->reached = saved;
+	im->reach_done = saved_done;
+	if (rc < 0 || required)
+		return WG_IMPORT_REQUIRED; /* out of memory: the strictest reading */
 	/* Not at package import: the most direct way anything in the wheel imports it. */
 	int best = WG_IMPORT_NONE;
 	for (size_t k = 0; k < im->edges.len; k++) {
-		const edge *e = wg_vec_at(&im->edges, k);
-		if (strcmp(e->target, module))
+		const wg_pyedge *e = wg_vec_at(&im->edges, k);
+		const char *t = imported(im, e, buf, sizeof(buf));
+		if (strcmp(t, module))
 			continue;
 		int how = e->ctx == WG_IMPORT_REQUIRED ? WG_IMPORT_INDIRECT : e->ctx;
 		if (how > best) {
@@ -563,7 +1229,9 @@ bool wg_pyimports_mentions(const wg_pyimports *im, const char *top)
 {
 	size_t n = strlen(top);
 	for (size_t k = 0; im && k < im->edges.len; k++) {
-		const edge *e = wg_vec_at(&im->edges, k);
+		const wg_pyedge *e = wg_vec_at(&im->edges, k);
+		if (e->ctx == WG_IMPORT_NONE)
+			continue;
 		if (!strncmp(e->target, top, n) && (e->target[n] == '\0' || e->target[n] == '.'))
 			return true;
 	}

@@ -327,7 +327,129 @@ static void list_dists(wg_env *e, const char *prefix)
 		}
 		free_list(v);
 	}
-	wg_strlist_free(&sites);
+	e->sites = sites;
+}
+
+/* ---- what `import X` finds (wg_env_has_module) ---- */
+
+static void module_add(wg_env *e, const char *name, size_t n)
+{
+	char *k = wg_arena_strndup(&e->arena, name, n);
+	if (k)
+		wg_strmap_put(&e->modules, k, 0);
+}
+
+/* PEP 503: lower case, runs of -_. one '-'. */
+static char *normalise_dist(wg_arena *a, const char *s, size_t n)
+{
+	char *out = wg_arena_alloc(a, n + 1);
+	size_t k = 0;
+	for (size_t i = 0; out && i < n; i++) {
+		char c = s[i];
+		if (c == '-' || c == '_' || c == '.') {
+			if (k && out[k - 1] != '-')
+				out[k++] = '-';
+		} else {
+			out[k++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+		}
+	}
+	if (out)
+		out[k] = '\0';
+	return out;
+}
+
+/* The top-level names of one directory on sys.path; with_pth: read its .pth files too. */
+static void index_dir(wg_env *e, const char *dir, bool with_pth, int depth)
+{
+	char **v = list_dir(dir);
+	for (size_t j = 0; v && v[j]; j++) {
+		const char *f = v[j];
+		size_t n = strlen(f);
+		char *p = path_join(&e->arena, dir, f);
+		if (!p)
+			break;
+		if (wg_has_suffix(f, ".dist-info") || wg_has_suffix(f, ".egg-info")) {
+			size_t stem = strcspn(f, "-");
+			if (stem == n)
+				stem = n - (wg_has_suffix(f, ".dist-info") ? 10 : 9);
+			char *norm = normalise_dist(&e->arena, f, stem);
+			if (norm)
+				wg_strmap_put(&e->dist_names, norm, 0);
+			continue;
+		}
+		if (with_pth && depth == 0 && wg_has_suffix(f, ".pth")) {
+			/* paths added to sys.path (relative to the site directory), import lines run;
+			 * an editable install's finder answers for names no directory shows */
+			FILE *fp = fopen(p, "r");
+			char line[4096];
+			int lines = 0;
+			while (fp && lines++ < 1000 && fgets(line, sizeof(line), fp)) {
+				line[strcspn(line, "\r\n")] = '\0';
+				if (!line[0] || line[0] == '#')
+					continue;
+				if (!strncmp(line, "import ", 7) || !strncmp(line, "import\t", 7)) {
+					if (strstr(line, "__editable__"))
+						e->editable = true;
+					continue;
+				}
+				char *d = line[0] == '/' ? wg_arena_strdup(&e->arena, line)
+							 : path_join(&e->arena, dir, line);
+				if (d && is_dir(d))
+					index_dir(e, d, false, depth + 1);
+			}
+			if (fp)
+				fclose(fp);
+			continue;
+		}
+		size_t stem = strcspn(f, ".");
+		if (stem == n) {
+			if (is_dir(p))
+				module_add(e, f, n); /* a package, regular or namespace */
+			continue;
+		}
+		const char *ext = f + stem;
+		if (!strcmp(ext, ".py") || !strcmp(ext, ".pyc") || wg_has_suffix(ext, ".so") ||
+		    !strcmp(ext, ".pyd") || wg_has_suffix(ext, ".egg-link"))
+			module_add(e, f, stem);
+	}
+	free_list(v);
+}
+
+static void index_modules(wg_env *e)
+{
+	e->modules_done = true;
+	if (!wg_strmap_init(&e->modules, 512) || !wg_strmap_init(&e->dist_names, 128))
+		return;
+	for (size_t i = 0; i < e->sites.n; i++)
+		index_dir(e, e->sites.v[i], true, 0);
+	if (!e->sites.n && e->site)
+		index_dir(e, e->site, true, 0);
+	/* the user site directory, which the interpreter adds when it exists */
+	const char *home = getenv("HOME");
+	if (home && e->python_version) {
+		char *user = wg_arena_printf(&e->arena, "%s/.local/lib/python%s/site-packages", home,
+					     e->python_version);
+		if (user && is_dir(user))
+			index_dir(e, user, true, 0);
+	}
+}
+
+int wg_env_has_module(wg_env *e, const char *top)
+{
+	if (!e->modules_done)
+		index_modules(e);
+	if (!e->modules.cap)
+		return -1;
+	if (wg_strmap_get(&e->modules, top) != SIZE_MAX)
+		return 1;
+	return e->editable ? -1 : 0;
+}
+
+bool wg_env_has_dist(wg_env *e, const char *norm)
+{
+	if (!e->modules_done)
+		index_modules(e);
+	return e->dist_names.cap && wg_strmap_get(&e->dist_names, norm) != SIZE_MAX;
 }
 
 /* site-packages, dist-packages, or a directory with installed distributions in it. */
@@ -538,6 +660,9 @@ WG_API void wg_env_free(wg_env *e)
 	wg_strlist_free(&e->cuda_libs);
 	wg_strlist_free(&e->native_packages);
 	wg_strlist_free(&e->dists);
+	wg_strlist_free(&e->sites);
+	wg_strmap_free(&e->modules);
+	wg_strmap_free(&e->dist_names);
 	wg_strlist_free(&e->roots);
 	wg_arena_free(&e->arena);
 	free(e);

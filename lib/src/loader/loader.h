@@ -41,6 +41,10 @@ struct wg_env {
 	int torch_cxx11abi;
 	wg_strlist lib_dirs, system_dirs, cuda_libs, native_packages;
 	wg_strlist dists; /* the *.dist-info directories of its site directories */
+	wg_strlist sites; /* its site directories (real paths), site first */
+	/* what `import X` finds at the top level (wg_env_has_module), made on first use */
+	bool modules_done, editable;
+	wg_strmap modules, dist_names;
 	wg_strlist roots; /* real paths the loader's search may read below (wg_env_allows) */
 	wg_vec libs;      /* wg_lib*, every library indexed, by path */
 	size_t cache_hits;
@@ -73,6 +77,13 @@ wg_lib_header wg_lib_header_check(const uint8_t *h, size_t n);
  * passes wg_lib_header_check and whose size is at most max_size; else -1 and why in note. */
 struct stat;
 int wg_lib_open(const char *real, uint64_t max_size, struct stat *st, wg_ld_note *note);
+/** Whether `import top` finds a top-level module or package in the environment: in one of
+ * its site directories, the user site directory, or a directory a .pth file adds; 1 yes, 0
+ * no, -1 cannot be known (an editable install's import hook). */
+int wg_env_has_module(wg_env *e, const char *top);
+/** Whether a distribution of this PEP 503 normalised name is installed (a .dist-info or
+ * .egg-info of one of e's site directories). */
+bool wg_env_has_dist(wg_env *e, const char *norm);
 /** Whether dir (a real path) is in the environment or the system's library directories. */
 bool wg_env_allows(const wg_env *e, const char *dir);
 
@@ -162,6 +173,10 @@ typedef struct {
 } wg_plan_break;
 /** The breaks an active plan of e finds (NULL when none judged); *n their number. */
 const wg_plan_break *wg_plan_breaks(const wg_env *e, size_t *n);
+/** Whether an active plan's wheels install the top-level module top, or a distribution of
+ * the normalised name norm. */
+bool wg_plan_provides(const wg_env *e, const char *top);
+bool wg_plan_installs(const wg_env *e, const char *norm);
 /** Whether e has an install plan that scan (by its path) is part of. */
 bool wg_plan_has(const wg_env *e, const char *scan_path);
 

@@ -47,6 +47,7 @@ struct wg_plan {
 	wg_strmap by_path;   /* plan_lib path -> index */
 	wg_strmap removed;   /* real paths of the replaced distributions' files */
 	wg_strmap names;     /* the DT_NEEDED names the plan's libraries answer (soname, file) */
+	wg_strmap tops;      /* the top-level modules and packages its wheels install */
 	const char *torch_dir;
 	bool active;
 	wg_vec breaks;    /* wg_plan_break */
@@ -198,6 +199,7 @@ void wg_plan_free(wg_plan *p)
 	wg_strmap_free(&p->by_path);
 	wg_strmap_free(&p->removed);
 	wg_strmap_free(&p->names);
+	wg_strmap_free(&p->tops);
 	wg_arena_free(&p->arena);
 	free(p);
 }
@@ -321,6 +323,17 @@ static int add_wheel(wg_env *e, wg_plan *p, const wg_scan *scan)
 		const wg_member *m = wg_vec_at(&scan->members, i);
 		if (!strcmp(m->name, "torch/__init__.py"))
 			p->torch_dir = wg_arena_printf(a, "%s/torch", e->site);
+		/* the top-level name `import X` finds of what it installs */
+		char *where = wg_install_path("", a, m->name);
+		const char *rel = where ? where + 1 : NULL;
+		size_t n = rel ? strcspn(rel, "/") : 0;
+		if (!rel || !n || !strncmp(rel, "..", 2) || (rel[n] != '/' && !strchr(rel, '.')))
+			continue;
+		if (rel[n] != '/')
+			n = strcspn(rel, "."); /* a module file: X.py, X.cpython-312-x86_64-linux-gnu.so */
+		char *top = wg_arena_strndup(a, rel, n);
+		if (!top || wg_strmap_put(&p->tops, top, 0) == SIZE_MAX - 1)
+			return oom(e->sc);
 	}
 	for (size_t i = 0; i < scan->objects.len; i++) {
 		const wg_object *o = *(wg_object **)wg_vec_at(&scan->objects, i);
@@ -559,6 +572,21 @@ const wg_plan_break *wg_plan_breaks(const wg_env *e, size_t *n)
 	return p && p->breaks.len ? p->breaks.items : NULL;
 }
 
+bool wg_plan_provides(const wg_env *e, const char *top)
+{
+	const wg_plan *p = active(e);
+	return p && p->tops.cap && wg_strmap_get(&p->tops, top) != SIZE_MAX;
+}
+
+bool wg_plan_installs(const wg_env *e, const char *norm)
+{
+	const wg_plan *p = active(e);
+	for (size_t i = 0; p && i < p->wheels.len; i++)
+		if (!strcmp(((const plan_wheel *)wg_vec_at(&p->wheels, i))->norm, norm))
+			return true;
+	return false;
+}
+
 bool wg_plan_has(const wg_env *e, const char *scan_path)
 {
 	const wg_plan *p = active(e);
@@ -593,7 +621,8 @@ WG_API int wg_env_set_install(wg_env *env, wg_scanner *sc, const wg_scan *const 
 	p->site = wg_arena_strdup(&p->arena, env->site);
 	p->site_real = realpath(env->site, real) ? wg_arena_strdup(&p->arena, real) : p->site;
 	int rc = p->site && p->site_real && wg_strmap_init(&p->by_path, 64) &&
-			 wg_strmap_init(&p->removed, 256) && wg_strmap_init(&p->names, 64)
+			 wg_strmap_init(&p->removed, 256) && wg_strmap_init(&p->names, 64) &&
+			 wg_strmap_init(&p->tops, 64)
 		 ? WG_OK : oom(sc);
 	for (size_t i = 0; i < n && rc == WG_OK; i++)
 		if (scans[i] && scans[i]->kind == WG_SCAN_WHEEL)

@@ -1,228 +1,348 @@
 /*
- * hollow-wheel: a wheel with no compiled object whose Python code imports a module that the
- * wheel does not ship and that looks compiled (`flash_attn_2_cuda`, `*_cuda`, `*_C`, `*_ext`:
- * the rule's `compiled` patterns). Import statements are found line by line with the rule's
- * `import` and `from_import` patterns; an import guarded by a `try:` (the rule's `guard`
- * patterns) is optional and not a finding. Relative imports resolve against the file's
- * package. Linear in members and lines: the shipped modules are a set built once (the
- * analysis's), and each file is read in one forward pass that keeps the lines that open the
- * blocks around the current one.
+ * hollow-wheel: the wheel's Python code imports a module that is not there: the Python wrapper
+ * without the compiled module it imports (`No module named 'flash_attn_2_cuda'`), `from .
+ * import _C` in a package that has no _C, or any other import that cannot succeed.
+ *
+ * The decision is the import model's (facts/pyimports.c), never a name's look:
+ *  - `from M import X` imports the submodule M.X only when M is a package of the wheel and
+ *    X is not bound in M's __init__ (def, class, assignment, import, __all__, star import, a
+ *    module __getattr__ or other dynamic binding: then nothing is claimed); from a module
+ *    (M.py) X is an attribute, never a module;
+ *  - a missing submodule of a regular package of the wheel is missing for certain (unless
+ *    the package opens its __path__, writes sys.modules or the wheel installs an import hook);
+ *    a namespace package's may come from another distribution: nothing is claimed;
+ *  - a top-level module the wheel does not ship is present when it is the standard library's
+ *    (the rule's `stdlib` patterns), the environment's (--env: its site directories, .pth
+ *    directories, the user site), another wheel's of the same install, or a declared
+ *    dependency's (Requires-Dist without an extra, by its name); it is missing when nothing
+ *    else could bring it: every declared dependency is known (installed or in the install)
+ *    and does not have it, or it is named after this distribution (its name or one of its
+ *    top-level packages followed by `_`: flash_attn_2_cuda of flash_attn); otherwise
+ *    nothing is claimed (whatever else is installed may have it).
+ * Severity by reachability: an import at module level, outside try/except ImportError,
+ * functions and conditions, in a module that `import <top-level package>` runs is an error;
+ * elsewhere (a submodule the package import does not load, tests, a condition) at most a
+ * warning that says where, and only for what belongs to the wheel (its own packages' modules,
+ * a module named after it): another distribution's module imported by an optional feature is
+ * that feature's need (an extra's). The rule's `compiled` patterns only add a hint to the message.
+ * Linear in the statements: each import statement is resolved once, module lookups are hash
+ * lookups.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdio.h>
-
 #include "rules/checks/check.h"
 
-/*
- * Whether a distribution in Requires-Dist (without an extra marker) is named like the
- * module's top-level package: `wgdemo` requiring `wgdemo-cuda` gets `wgdemo_cuda` from it.
- * Names compare PEP 503-normalised (wgdemo_cuda, wgdemo-cuda and WgDemo.Cuda are one).
- */
-static bool required_dist(const wg_scan *scan, wg_arena *a, const char *module)
+enum { PRESENT, MISSING, UNKNOWN };
+
+typedef struct {
+	wg_check_ctx *cc;
+	wg_pyimports *im;
+	wg_env *env;
+	wg_arena *a;
+	const char **deps;  /* normalised names of the runtime requirements */
+	size_t ndeps;
+	size_t unknown_deps; /* of them, neither installed nor in the install */
+	const char **extras; /* requirements behind an extra: "name\0extra" pairs */
+	size_t nextras;
+	const char **own;   /* the distribution's name (as a module) and its top-level names */
+	size_t nown;
+} ctx;
+
+/* Requires-Dist without an extra marker: what pip installs with the wheel. */
+static int read_deps(ctx *c)
 {
-	char top[256];
-	snprintf(top, sizeof(top), "%.*s", (int)strcspn(module, "."), module);
-	const char *want = wg_normalize_name(a, top);
-	const wg_strlist *req = &scan->lists[WG_LIST_REQUIRES_DIST];
-	for (size_t i = 0; want && i < req->n; i++) {
+	const wg_strlist *req = &c->cc->scan->lists[WG_LIST_REQUIRES_DIST];
+	c->deps = wg_arena_alloc(c->a, (req->n + 1) * sizeof(*c->deps));
+	c->extras = wg_arena_alloc(c->a, (2 * req->n + 1) * sizeof(*c->extras));
+	if (!c->deps || !c->extras)
+		return WG_ENOMEM;
+	for (size_t i = 0; i < req->n; i++) {
 		const char *r = req->v[i];
 		size_t n = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
 		const char *semi = strchr(r, ';');
-		if (semi && strstr(semi, "extra"))
-			continue; /* only with an extra: not installed by default */
-		char *name = wg_arena_strndup(a, r, n);
-		const char *norm = name ? wg_normalize_name(a, name) : NULL;
-		if (norm && !strcmp(norm, want))
+		if (!n)
+			continue;
+		char *name = wg_arena_strndup(c->a, r, n);
+		const char *norm = name ? wg_normalize_name(c->a, name) : NULL;
+		if (!norm)
+			return WG_ENOMEM;
+		const char *x = semi ? strstr(semi, "extra") : NULL;
+		if (x) {
+			/* `; extra == "gpu"`: the extra's name, for the message */
+			const char *q = x + strcspn(x, "'\"");
+			size_t qn = *q ? strcspn(q + 1, "'\"") : 0;
+			c->extras[2 * c->nextras] = norm;
+			c->extras[2 * c->nextras + 1] = qn ? wg_arena_strndup(c->a, q + 1, qn) : "?";
+			c->nextras++;
+			continue;
+		}
+		c->deps[c->ndeps++] = norm;
+		if (!c->env || (!wg_env_has_dist(c->env, norm) && !wg_plan_installs(c->env, norm)))
+			c->unknown_deps++;
+	}
+	return WG_OK;
+}
+
+/* `yaml` is not `pyyaml`, but `typing_extensions` is `typing-extensions`. */
+static bool dep_named(const ctx *c, const char *top)
+{
+	const char *norm = wg_normalize_name(c->a, top);
+	for (size_t i = 0; norm && i < c->ndeps; i++)
+		if (!strcmp(c->deps[i], norm))
+			return true;
+	return false;
+}
+
+/* Named after this distribution: its name (flash_attn) or a top-level package of it
+ * (wgdemo), alone or followed by `_` (flash_attn_2_cuda, wgdemo_cuda). */
+static bool own_name(const ctx *c, const char *top)
+{
+	for (size_t i = 0; i < c->nown; i++) {
+		size_t n = strlen(c->own[i]);
+		if (n >= 2 && !strncmp(top, c->own[i], n) && (top[n] == '\0' || top[n] == '_'))
 			return true;
 	}
 	return false;
 }
 
-static size_t indent_of(const char *line, size_t n)
+static int top_status(ctx *c, const char *top, const char **why)
 {
-	size_t i = 0;
-	while (i < n && (line[i] == ' ' || line[i] == '\t'))
-		i++;
-	return i;
-}
-
-/*
- * The enclosing lines seen so far: every earlier non-blank line that no later line has
- * closed (indent at most its own), so indents increase from the bottom. The line a statement
- * at indent ind sits under is the topmost one indented less than ind.
- */
-typedef struct {
-	size_t indent, line;
-	int guard; /* -1 unknown, else whether the rule's guard patterns match the line */
-} opener;
-
-/* An import inside a try: block is optional (the code handles its absence). */
-static bool guarded(wg_check_ctx *cc, const char **lines, const size_t *lens, opener *st,
-		    size_t depth, size_t ind)
-{
-	while (depth && st[depth - 1].indent >= ind)
-		depth--;
-	if (!depth)
-		return false;
-	opener *o = &st[depth - 1];
-	if (o->guard < 0)
-		o->guard = wg_rule_matches_n(cc, "guard", lines[o->line], lens[o->line], NULL, 0);
-	return o->guard;
-}
-
-typedef struct {
-	const char *module, *file;
-	unsigned line;
-} seen;
-
-static int report(wg_check_ctx *cc, wg_arena *a, seen *done, size_t *ndone, const char *module,
-		  const char *file, unsigned line)
-{
-	for (size_t i = 0; i < *ndone; i++)
-		if (!strcmp(done[i].module, module))
-			return WG_OK;
-	const char *last = strrchr(module, '.');
-	last = last ? last + 1 : module;
-	if (!wg_rule_matches(cc, "compiled", module, NULL, 0) &&
-	    !wg_rule_matches(cc, "compiled", last, NULL, 0))
-		return WG_OK;
-	bool ships;
-	int rc = wg_analysis_ships(cc->an, module, &ships);
-	if (rc < 0 || ships)
-		return rc;
-	if (required_dist(cc->scan, a, module))
-		return WG_OK; /* a dependency brings it: a wrapper, not a hollow wheel */
-	/* A dotted module from another distribution (torch._C) is that one's business; only a
-	 * missing top-level module or a missing part of this wheel's own packages counts. */
-	if (strchr(module, '.')) {
-		char top[256];
-		snprintf(top, sizeof(top), "%.*s", (int)strcspn(module, "."), module);
-		if ((rc = wg_analysis_ships(cc->an, top, &ships)) < 0 || !ships)
-			return rc;
+	if (wg_pyimports_kind(c->im, top) != WG_PYMOD_NONE)
+		return PRESENT;
+	if (wg_rule_matches(c->cc, "stdlib", top, NULL, 0))
+		return PRESENT;
+	if (c->env) {
+		int has = wg_env_has_module(c->env, top);
+		if (has != 0 || wg_plan_provides(c->env, top))
+			return has < 0 ? UNKNOWN : PRESENT;
 	}
-	if (*ndone < 64)
-		done[(*ndone)++] = (seen){module, file, line};
-	wg_vars v = {0};
-	wg_vars_set(&v, "module", module);
-	wg_vars_set(&v, "file", file);
-	wg_vars_set(&v, "line", wg_check_printf(cc, "%u", line));
-	wg_vars_set(&v, "objects", "0");
-	return wg_emit(cc, &v, file, NULL, file, line);
+	if (dep_named(c, top))
+		return PRESENT;
+	const char *norm = wg_normalize_name(c->a, top);
+	for (size_t i = 0; norm && i < c->nextras; i++)
+		if (!strcmp(c->extras[2 * i], norm)) {
+			*why = wg_arena_printf(c->a, "is %s's, a distribution this wheel requires only "
+					       "with its extra '%s' (pip does not install it by default)%s",
+					       c->extras[2 * i], c->extras[2 * i + 1],
+					       c->env ? " and the environment does not have" : "");
+			return *why ? MISSING : UNKNOWN;
+		}
+	bool own = own_name(c, top);
+	if (c->env) {
+		if (c->unknown_deps && !own)
+			return UNKNOWN; /* a dependency pip would install may bring it */
+		*why = own ? "is named after this distribution, which does not contain it, and the "
+			     "environment does not have it"
+			   : "neither this wheel, the environment nor the distributions installed "
+			     "with it provide";
+		return MISSING;
+	}
+	if (own) {
+		*why = "is named after this distribution, which does not contain it";
+		return MISSING;
+	}
+	return UNKNOWN; /* whatever else is installed may have it */
 }
 
-/* "a.b as c, d" -> each module path, without aliases. */
-static int each_name(const char *list, size_t n, const char *prefix, wg_arena *a,
-		     const char **out, size_t max)
+/* Whether the dotted module name (each package above it first) can be imported. */
+static int module_status(ctx *c, const char *module, const char **missing, const char **why)
 {
-	size_t k = 0;
 	char buf[1024];
-	snprintf(buf, sizeof(buf), "%.*s", (int)(n < sizeof(buf) - 1 ? n : sizeof(buf) - 1), list);
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok && k < max; tok = strtok_r(NULL, ",", &save)) {
-		while (isspace((unsigned char)*tok) || *tok == '(')
-			tok++;
-		size_t len = strcspn(tok, " \t)\\#");
-		if (!len)
+	snprintf(buf, sizeof(buf), "%s", module);
+	for (char *q = buf;; q++) {
+		char ch = *q;
+		if (ch != '.' && ch != '\0')
 			continue;
-		out[k++] = prefix ? wg_arena_printf(a, "%s.%.*s", prefix, (int)len, tok)
-				  : wg_arena_strndup(a, tok, len);
+		*q = '\0';
+		int st;
+		if (!strchr(buf, '.')) {
+			st = top_status(c, buf, why);
+		} else {
+			char *dot = strrchr(buf, '.');
+			*dot = '\0';
+			int parent = wg_pyimports_kind(c->im, buf);
+			bool open = parent == WG_PYMOD_PACKAGE && wg_pyimports_open_package(c->im, buf);
+			*dot = '.';
+			if (wg_pyimports_kind(c->im, buf) != WG_PYMOD_NONE)
+				st = PRESENT;
+			else if (parent != WG_PYMOD_PACKAGE || open)
+				st = UNKNOWN; /* another distribution's, a namespace, or made up */
+			else {
+				st = MISSING;
+				*why = "this wheel's package does not contain";
+			}
+		}
+		if (st != PRESENT) {
+			if (st == MISSING && !(*missing = wg_arena_strdup(c->a, buf)))
+				return UNKNOWN;
+			return st;
+		}
+		*q = ch;
+		if (!ch)
+			return PRESENT;
 	}
-	return (int)k;
+}
+
+typedef struct {
+	const char *module, *error, *why;
+	const wg_pyedge *e;
+	wg_severity sev;
+} finding;
+
+#define MAX_FINDINGS 64
+
+static int note(ctx *c, finding *f, size_t *nf, const char *module, const char *error,
+		const char *why, const wg_pyedge *e)
+{
+	wg_check_ctx *cc = c->cc;
+	bool reached = e->ctx == WG_IMPORT_REQUIRED && wg_pyimports_reached(c->im, e->from);
+	wg_severity sev = reached ? cc->severity : WG_SEV_WARNING < cc->severity ? WG_SEV_WARNING
+										  : cc->severity;
+	for (size_t i = 0; i < *nf; i++)
+		if (!strcmp(f[i].module, module)) {
+			if (sev > f[i].sev)
+				f[i] = (finding){module, error, why, e, sev};
+			return WG_OK;
+		}
+	if (*nf < MAX_FINDINGS)
+		f[(*nf)++] = (finding){module, error, why, e, sev};
+	return WG_OK;
+}
+
+static int emit(ctx *c, const finding *f)
+{
+	wg_check_ctx *cc = c->cc;
+	const wg_pyedge *e = f->e;
+	const char *last = strrchr(f->module, '.');
+	last = last ? last + 1 : f->module;
+	const char *hint = wg_rule_matches(cc, "compiled", f->module, NULL, 0) ||
+				   wg_rule_matches(cc, "compiled", last, NULL, 0)
+			   ? wg_check_printf(cc, " (%s is, by its name, a compiled extension module: a "
+					     "build that skipped it?)", last) : "";
+	char top[256];
+	snprintf(top, sizeof(top), "%.*s", (int)strcspn(e->from, "."), e->from);
+	const char *when;
+	if (f->sev == cc->severity && e->ctx == WG_IMPORT_REQUIRED &&
+	    wg_pyimports_reached(c->im, e->from))
+		when = wg_check_printf(cc, "`import %s` fails with", top);
+	else if (e->ctx == WG_IMPORT_CONDITIONAL)
+		when = wg_check_printf(cc, "when the condition around it holds, importing %s fails "
+				       "with", e->from);
+	else
+		when = wg_check_printf(cc, "importing %s (which `import %s` does not run) fails with",
+				       e->from, top);
+	wg_vars v = {0};
+	wg_vars_set(&v, "module", f->module);
+	wg_vars_set(&v, "file", e->file);
+	wg_vars_set(&v, "line", wg_check_printf(cc, "%u", e->line));
+	wg_vars_set(&v, "objects", wg_check_printf(cc, "%zu", cc->scan->objects.len));
+	wg_vars_set(&v, "why", f->why);
+	wg_vars_set(&v, "when", when);
+	wg_vars_set(&v, "error", f->error);
+	wg_vars_set(&v, "hint", hint);
+	wg_vars_set(&v, "importer", e->from);
+	return wg_emit_sev(cc, f->sev, &v, e->file, NULL, e->file, e->line);
 }
 
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
-	if (!wg_scan_is_dist(s) || s->objects.len)
+	if (!wg_scan_is_dist(s))
 		return WG_OK;
-	wg_arena *a = &cc->report->arena;
-	seen done[64];
-	size_t ndone = 0;
-	int rc = WG_OK;
-	for (size_t i = 0; i < s->sources.len && rc == WG_OK; i++) {
-		const wg_source *src = wg_vec_at(&s->sources, i);
-		if (!wg_rule_in_scope(cc, false, src->name))
-			continue;
-		bool init;
-		char *mod = wg_py_module_of(a, src->name, &init);
-		if (!mod)
-			continue;
-		/* The package relative imports start from. */
-		char *pkg = init ? mod : wg_arena_strdup(a, mod);
-		if (!init && pkg) {
-			char *dot = strrchr(pkg, '.');
-			if (dot)
-				*dot = '\0';
-			else
-				pkg[0] = '\0';
-		}
-		size_t nlines = 1;
-		for (size_t k = 0; k < src->len; k++)
-			nlines += src->text[k] == '\n';
-		/* Lines point into the source (no copies: a file of short lines cost a copy and
-		 * an arena slot per line); the patterns match on (pointer, length). */
-		const char **lines = malloc(nlines * sizeof(*lines));
-		size_t *lens = malloc(nlines * sizeof(*lens));
-		opener *st = malloc(nlines * sizeof(*st));
-		size_t depth = 0;
-		if (!lines || !lens || !st) {
-			free(lines);
-			free(lens);
-			free(st);
-			return WG_ENOMEM;
-		}
-		size_t nl = 0;
-		for (char *p = src->text; p <= src->text + src->len && nl < nlines;) {
-			char *e = memchr(p, '\n', (size_t)(src->text + src->len - p));
-			size_t len = e ? (size_t)(e - p) : (size_t)(src->text + src->len - p);
-			lines[nl] = p;
-			lens[nl++] = len;
-			if (!e)
-				break;
-			p = e + 1;
-		}
-		for (size_t k = 0; k < nl && rc == WG_OK; k++) {
-			size_t caps[6];
-			const char *names[32];
-			int nn = 0;
-			if (wg_rule_matches_n(cc, "import", lines[k], lens[k], caps, 2) &&
-			    caps[2] != SIZE_MAX) {
-				nn = each_name(lines[k] + caps[2], caps[3] - caps[2], NULL, a, names, 32);
-			} else if (wg_rule_matches_n(cc, "from_import", lines[k], lens[k], caps, 3) &&
-				   caps[2] != SIZE_MAX) {
-				const char *m = lines[k] + caps[2];
-				size_t ml = caps[3] - caps[2];
-				/* from . import x / from ..pkg import y */
-				char *base = wg_py_resolve_from(a, pkg, m, ml);
-				if (base && *base) {
-					names[nn++] = base;
-					if (caps[4] != SIZE_MAX)
-						nn += each_name(lines[k] + caps[4], caps[5] - caps[4],
-								base, a, names + nn, 31);
-				}
-			}
-			size_t ind = indent_of(lines[k], lens[k]);
-			if (nn && !guarded(cc, lines, lens, st, depth, ind))
-				for (int j = 0; j < nn && rc == WG_OK; j++)
-					rc = report(cc, a, done, &ndone, names[j], src->name,
-						    (unsigned)k + 1);
-			if (ind == lens[k])
-				continue; /* blank */
-			while (depth && st[depth - 1].indent >= ind)
-				depth--;
-			st[depth++] = (opener){ind, k, -1};
-		}
-		free(lines);
-		free(lens);
-		free(st);
+	wg_pyimports *im = wg_analysis_imports(cc->an);
+	if (!im)
+		return s->sources.len ? WG_ENOMEM : WG_OK;
+	ctx c = {.cc = cc, .im = im, .env = cc->target->env, .a = &cc->report->arena};
+	int rc = read_deps(&c);
+	if (rc < 0)
+		return rc;
+	/* what the user imports: the top-level names, less those the rule says are not an API
+	 * (setup.py, conftest.py, tests/ shipped by mistake) */
+	const wg_strlist *tops = wg_pyimports_tops(im);
+	const char **roots = wg_arena_alloc(c.a, (tops->n + 1) * sizeof(*roots));
+	c.own = wg_arena_alloc(c.a, (tops->n + 2) * sizeof(*c.own));
+	if (!roots || !c.own)
+		return WG_ENOMEM;
+	size_t nroots = 0;
+	for (size_t i = 0; i < tops->n; i++) {
+		if (!wg_rule_matches(cc, "not_api", tops->v[i], NULL, 0))
+			roots[nroots++] = tops->v[i];
+		if (wg_pyimports_kind(im, tops->v[i]) == WG_PYMOD_PACKAGE)
+			c.own[c.nown++] = tops->v[i];
 	}
+	const char *dist = s->fields[WG_WHEEL_NAME] ? s->fields[WG_WHEEL_NAME]
+						    : s->fields[WG_WHEEL_META_NAME];
+	if (dist) {
+		char *m = wg_arena_strdup(c.a, dist);
+		for (char *q = m; q && *q; q++)
+			*q = *q == '-' || *q == '.' ? '_' : (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
+		if (m)
+			c.own[c.nown++] = m;
+	}
+	if ((rc = wg_pyimports_reach(im, roots, nroots)) < 0)
+		return rc;
+	finding f[MAX_FINDINGS];
+	size_t nf = 0;
+	for (size_t i = 0; i < wg_pyimports_count(im) && rc == WG_OK; i++) {
+		const wg_pyedge *e = wg_pyimports_edge(im, i);
+		if (e->ctx == WG_IMPORT_NONE || e->ctx == WG_IMPORT_LAZY || e->ctx == WG_IMPORT_GUARDED)
+			continue;
+		if (!wg_rule_in_scope(cc, false, e->file))
+			continue;
+		const char *missing = NULL, *why = NULL;
+		int st = module_status(&c, e->target, &missing, &why);
+		if (st == MISSING) {
+			/* Outside what `import <package>` runs, only what belongs to the wheel counts:
+			 * its own package's modules, a module named after it. Another distribution's
+			 * module imported by an optional feature (fsspec.implementations.sftp needs
+			 * paramiko, which the extra `sftp` brings) is that feature's need. */
+			bool reached = e->ctx == WG_IMPORT_REQUIRED && wg_pyimports_reached(im, e->from);
+			if (!reached && !strchr(missing, '.') && !own_name(&c, missing))
+				continue;
+			rc = note(&c, f, &nf, missing,
+				  wg_check_printf(cc, "ModuleNotFoundError: No module named '%s'", missing),
+				  why, e);
+			continue;
+		}
+		if (st != PRESENT || e->kind != WG_PYEDGE_FROM || !e->name)
+			continue;
+		/* from M import X: X an attribute of M, or the submodule M.X */
+		if (wg_pyimports_kind(im, e->target) != WG_PYMOD_PACKAGE ||
+		    wg_pyimports_open_package(im, e->target))
+			continue;
+		char *sub = wg_check_printf(cc, "%s.%s", e->target, e->name);
+		if (!sub)
+			return WG_ENOMEM;
+		if (wg_pyimports_kind(im, sub) != WG_PYMOD_NONE)
+			continue;
+		const char *init = wg_pyimports_file(im, e->target);
+		unsigned before = init && !strcmp(init, e->file) ? e->line : 0;
+		/* run while the package's __init__ is: its own file, or a module of the package
+		 * that the package import runs */
+		size_t tl = strlen(e->target);
+		bool initializing = before || (wg_pyimports_reached(im, e->from) &&
+					       !strncmp(e->from, e->target, tl) && e->from[tl] == '.');
+		if (wg_pyimports_binds(im, e->target, e->name, before) != 0)
+			continue;
+		rc = note(&c, f, &nf, sub,
+			  initializing ? wg_check_printf(cc, "ImportError: cannot import name '%s' from "
+						   "partially initialized module '%s'", e->name,
+						   e->target)
+				 : wg_check_printf(cc, "ImportError: cannot import name '%s' from '%s'",
+						   e->name, e->target),
+			  before ? "this wheel's package neither contains nor defines before that line"
+				 : "this wheel's package neither contains nor defines",
+			  e);
+	}
+	for (size_t i = 0; i < nf && rc == WG_OK; i++)
+		rc = emit(&c, &f[i]);
 	return rc;
 }
 
-static const char *const patterns[] = {"import", "from_import", "compiled", "guard", NULL};
-static const char *const vars[] = {"module", "file", "line", "objects", NULL};
+static const char *const patterns[] = {"compiled", "stdlib", "not_api", NULL};
+static const char *const vars[] = {"module", "file", "line", "objects", "why", "when", "error",
+				   "hint", "importer", NULL};
 const wg_check_kind wg_check_hollow_wheel = {"hollow-wheel", run, patterns, vars, 0};
