@@ -184,7 +184,10 @@ static int add_member_kinds(wg_pyimports *im, const char *member)
 	if (stem == 8 && !memcmp(file, "__init__", 8)) {
 		if (!start)
 			return WG_OK; /* a top-level __init__.py: no package */
-		return kind_put(im, dotted, start - 1, WG_PYMOD_PACKAGE);
+		int rc = kind_put(im, dotted, start - 1, WG_PYMOD_PACKAGE);
+		if (rc < 0)
+			return rc;
+		/* `import pkg.__init__` finds the file too (and runs it a second time) */
 	}
 	memcpy(dotted + start, file, stem);
 	return kind_put(im, dotted, start + stem, WG_PYMOD_MODULE);
@@ -876,6 +879,9 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 			}
 		}
 		dynamic_marks(&r, first, colon, module_scope, def_scope);
+		for (size_t k = first + 1; module_scope && h != HDR_DEF && k < colon; k++)
+			if (is_op(tok(&r, k), ":=") && tok(&r, k - 1)->kind == WG_PYT_NAME)
+				bind(&r, tok(&r, k - 1)->s, tok(&r, k - 1)->len, tok(&r, k)->line);
 		int body_ctx = b.ctx < ctx ? b.ctx : ctx;
 		if (colon + 1 < end) {
 			/* an inline body: `try: import x` */
