@@ -47,9 +47,17 @@ typedef struct {
 	size_t unknown_deps; /* of them, neither installed nor in the install */
 	const char **extras; /* requirements behind an extra: "name\0extra" pairs */
 	size_t nextras;
-	const char **own;   /* the distribution's name (as a module) and its top-level names */
-	size_t nown;
+	/* hash lookups, so that each import statement costs the same however many
+	 * requirements and top-level names the wheel has */
+	wg_strmap depset, extraset, ownset;
+	wg_strmap memo;     /* top-level name -> index in memov */
+	wg_vec memov;       /* memo_entry */
 } ctx;
+
+typedef struct {
+	int status;
+	const char *why;
+} memo_entry;
 
 /* Requires-Dist without an extra marker: what pip installs with the wheel. */
 static int read_deps(ctx *c)
@@ -76,9 +84,13 @@ static int read_deps(ctx *c)
 			size_t qn = *q ? strcspn(q + 1, "'\"") : 0;
 			c->extras[2 * c->nextras] = norm;
 			c->extras[2 * c->nextras + 1] = qn ? wg_arena_strndup(c->a, q + 1, qn) : "?";
+			if (wg_strmap_put(&c->extraset, norm, c->nextras) == SIZE_MAX - 1)
+				return WG_ENOMEM;
 			c->nextras++;
 			continue;
 		}
+		if (wg_strmap_put(&c->depset, norm, c->ndeps) == SIZE_MAX - 1)
+			return WG_ENOMEM;
 		c->deps[c->ndeps++] = norm;
 		if (!c->env || (!wg_env_has_dist(c->env, norm) && !wg_plan_installs(c->env, norm)))
 			c->unknown_deps++;
@@ -90,25 +102,31 @@ static int read_deps(ctx *c)
 static bool dep_named(const ctx *c, const char *top)
 {
 	const char *norm = wg_normalize_name(c->a, top);
-	for (size_t i = 0; norm && i < c->ndeps; i++)
-		if (!strcmp(c->deps[i], norm))
-			return true;
-	return false;
+	return norm && wg_strmap_get(&c->depset, norm) != SIZE_MAX;
 }
 
 /* Named after this distribution: its name (flash_attn) or a top-level package of it
  * (wgdemo), alone or followed by `_` (flash_attn_2_cuda, wgdemo_cuda). */
 static bool own_name(const ctx *c, const char *top)
 {
-	for (size_t i = 0; i < c->nown; i++) {
-		size_t n = strlen(c->own[i]);
-		if (n >= 2 && !strncmp(top, c->own[i], n) && (top[n] == '\0' || top[n] == '_'))
+	char buf[256];
+	size_t len = strlen(top);
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, top, len + 1);
+	for (size_t n = 2; n <= len; n++) {
+		if (top[n] != '\0' && top[n] != '_')
+			continue;
+		buf[n] = '\0';
+		bool hit = wg_strmap_get(&c->ownset, buf) != SIZE_MAX;
+		buf[n] = top[n];
+		if (hit)
 			return true;
 	}
 	return false;
 }
 
-static int top_status(ctx *c, const char *top, const char **why)
+static int top_status_of(ctx *c, const char *top, const char **why)
 {
 	if (wg_pyimports_kind(c->im, top) != WG_PYMOD_NONE)
 		return PRESENT;
@@ -122,14 +140,14 @@ static int top_status(ctx *c, const char *top, const char **why)
 	if (dep_named(c, top))
 		return PRESENT;
 	const char *norm = wg_normalize_name(c->a, top);
-	for (size_t i = 0; norm && i < c->nextras; i++)
-		if (!strcmp(c->extras[2 * i], norm)) {
-			*why = wg_arena_printf(c->a, "is %s's, a distribution this wheel requires only "
-					       "with its extra '%s' (pip does not install it by default)%s",
-					       c->extras[2 * i], c->extras[2 * i + 1],
-					       c->env ? " and the environment does not have" : "");
-			return *why ? MISSING : UNKNOWN;
-		}
+	size_t i = norm ? wg_strmap_get(&c->extraset, norm) : SIZE_MAX;
+	if (i != SIZE_MAX) {
+		*why = wg_arena_printf(c->a, "is %s's, a distribution this wheel requires only with "
+				       "its extra '%s' (pip does not install it by default)%s",
+				       c->extras[2 * i], c->extras[2 * i + 1],
+				       c->env ? " and the environment does not have" : "");
+		return *why ? MISSING : UNKNOWN;
+	}
 	bool own = own_name(c, top);
 	if (c->env) {
 		if (c->unknown_deps && !own)
@@ -145,6 +163,28 @@ static int top_status(ctx *c, const char *top, const char **why)
 		return MISSING;
 	}
 	return UNKNOWN; /* whatever else is installed may have it */
+}
+
+/* top_status_of, once per top-level name */
+static int top_status(ctx *c, const char *top, const char **why)
+{
+	size_t at = wg_strmap_get(&c->memo, top);
+	if (at != SIZE_MAX) {
+		const memo_entry *m = wg_vec_at(&c->memov, at);
+		*why = m->why;
+		return m->status;
+	}
+	*why = NULL;
+	int st = top_status_of(c, top, why);
+	char *k = wg_arena_strdup(c->a, top);
+	memo_entry *m = k ? wg_vec_push(&c->memov) : NULL;
+	if (m) {
+		m->status = st;
+		m->why = *why;
+		if (wg_strmap_put(&c->memo, k, c->memov.len - 1) == SIZE_MAX - 1)
+			c->memov.len--;
+	}
+	return st;
 }
 
 /* Whether the dotted module name (each package above it first) can be imported. */
@@ -247,6 +287,8 @@ static int emit(ctx *c, const finding *f)
 	return wg_emit_sev(cc, f->sev, &v, e->file, NULL, e->file, e->line);
 }
 
+static int judge(ctx *c);
+
 static int run(wg_check_ctx *cc)
 {
 	const wg_scan *s = cc->scan;
@@ -256,31 +298,48 @@ static int run(wg_check_ctx *cc)
 	if (!im)
 		return s->sources.len ? WG_ENOMEM : WG_OK;
 	ctx c = {.cc = cc, .im = im, .env = cc->target->env, .a = &cc->report->arena};
-	int rc = read_deps(&c);
-	if (rc < 0)
-		return rc;
+	wg_vec_init(&c.memov, sizeof(memo_entry));
+	int rc = wg_strmap_init(&c.depset, 16) && wg_strmap_init(&c.extraset, 16) &&
+			 wg_strmap_init(&c.ownset, 16) && wg_strmap_init(&c.memo, 64)
+		 ? read_deps(&c) : WG_ENOMEM;
+	if (rc == WG_OK)
+		rc = judge(&c);
+	wg_strmap_free(&c.depset);
+	wg_strmap_free(&c.extraset);
+	wg_strmap_free(&c.ownset);
+	wg_strmap_free(&c.memo);
+	wg_vec_free(&c.memov);
+	return rc;
+}
+
+static int judge(ctx *c)
+{
+	wg_check_ctx *cc = c->cc;
+	const wg_scan *s = cc->scan;
+	wg_pyimports *im = c->im;
+	int rc = WG_OK;
 	/* what the user imports: the top-level names, less those the rule says are not an API
 	 * (setup.py, conftest.py, tests/ shipped by mistake) */
 	const wg_strlist *tops = wg_pyimports_tops(im);
-	const char **roots = wg_arena_alloc(c.a, (tops->n + 1) * sizeof(*roots));
-	c.own = wg_arena_alloc(c.a, (tops->n + 2) * sizeof(*c.own));
-	if (!roots || !c.own)
+	const char **roots = wg_arena_alloc(c->a, (tops->n + 1) * sizeof(*roots));
+	if (!roots)
 		return WG_ENOMEM;
 	size_t nroots = 0;
 	for (size_t i = 0; i < tops->n; i++) {
 		if (!wg_rule_matches(cc, "not_api", tops->v[i], NULL, 0))
 			roots[nroots++] = tops->v[i];
-		if (wg_pyimports_kind(im, tops->v[i]) == WG_PYMOD_PACKAGE)
-			c.own[c.nown++] = tops->v[i];
+		if (wg_pyimports_kind(im, tops->v[i]) == WG_PYMOD_PACKAGE &&
+		    wg_strmap_put(&c->ownset, tops->v[i], 0) == SIZE_MAX - 1)
+			return WG_ENOMEM;
 	}
 	const char *dist = s->fields[WG_WHEEL_NAME] ? s->fields[WG_WHEEL_NAME]
 						    : s->fields[WG_WHEEL_META_NAME];
 	if (dist) {
-		char *m = wg_arena_strdup(c.a, dist);
+		char *m = wg_arena_strdup(c->a, dist);
 		for (char *q = m; q && *q; q++)
 			*q = *q == '-' || *q == '.' ? '_' : (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q);
-		if (m)
-			c.own[c.nown++] = m;
+		if (!m || wg_strmap_put(&c->ownset, m, 0) == SIZE_MAX - 1)
+			return WG_ENOMEM;
 	}
 	if ((rc = wg_pyimports_reach(im, roots, nroots)) < 0)
 		return rc;
@@ -293,16 +352,16 @@ static int run(wg_check_ctx *cc)
 		if (!wg_rule_in_scope(cc, false, e->file))
 			continue;
 		const char *missing = NULL, *why = NULL;
-		int st = module_status(&c, e->target, &missing, &why);
+		int st = module_status(c, e->target, &missing, &why);
 		if (st == MISSING) {
 			/* Outside what `import <package>` runs, only what belongs to the wheel counts:
 			 * its own package's modules, a module named after it. Another distribution's
 			 * module imported by an optional feature (fsspec.implementations.sftp needs
 			 * paramiko, which the extra `sftp` brings) is that feature's need. */
 			bool reached = e->ctx == WG_IMPORT_REQUIRED && wg_pyimports_reached(im, e->from);
-			if (!reached && !strchr(missing, '.') && !own_name(&c, missing))
+			if (!reached && !strchr(missing, '.') && !own_name(c, missing))
 				continue;
-			rc = note(&c, f, &nf, missing,
+			rc = note(c, f, &nf, missing,
 				  wg_check_printf(cc, "ModuleNotFoundError: No module named '%s'", missing),
 				  why, e);
 			continue;
@@ -327,7 +386,7 @@ static int run(wg_check_ctx *cc)
 					       !strncmp(e->from, e->target, tl) && e->from[tl] == '.');
 		if (wg_pyimports_binds(im, e->target, e->name, before) != 0)
 			continue;
-		rc = note(&c, f, &nf, sub,
+		rc = note(c, f, &nf, sub,
 			  initializing ? wg_check_printf(cc, "ImportError: cannot import name '%s' from "
 						   "partially initialized module '%s'", e->name,
 						   e->target)
@@ -338,7 +397,7 @@ static int run(wg_check_ctx *cc)
 			  e);
 	}
 	for (size_t i = 0; i < nf && rc == WG_OK; i++)
-		rc = emit(&c, &f[i]);
+		rc = emit(c, &f[i]);
 	return rc;
 }
 
