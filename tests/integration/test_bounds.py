@@ -116,14 +116,14 @@ def a_pattern_past_the_match_limit_fails_the_input():
             f.write("kind: rules\nversion: 1\nrules:\n  - id: WG-TEST-901\n"
                     "    check: hollow-wheel\n    profiles: {install: error, publish: error}\n"
                     "    title: t\n    message: m\n    fix: f\n    patterns:\n"
-                    "      import: ['^(a|aa)+$']\n      from_import: ['^from (x) import (y)$']\n"
-                    "      compiled: ['_cuda$']\n      guard: ['^try:']\n    examples:\n"
-                    "      import: {match: [a], no_match: [b]}\n"
-                    "      from_import: {match: [from x import y], no_match: [b]}\n"
-                    "      compiled: {match: [a_cuda], no_match: [b]}\n"
-                    "      guard: {match: ['try:'], no_match: [b]}\n")
+                    "      stdlib: ['^(a|aa)+$']\n      not_api: ['^tests$']\n"
+                    "      compiled: ['_cuda$']\n    examples:\n"
+                    "      stdlib: {match: [a], no_match: [b]}\n"
+                    "      not_api: {match: [tests], no_match: [b]}\n"
+                    "      compiled: {match: [a_cuda], no_match: [b]}\n")
         w = os.path.join(tmp, "hostile_re-1.0-py3-none-any.whl")
-        gen.pure_wheel(w, "hostile_re", {"hostile_re/__init__.py": b"a" * 60 + b"!\n"})
+        # the module name imported is the subject the standard library's patterns try
+        gen.pure_wheel(w, "hostile_re", {"hostile_re/__init__.py": b"import " + b"a" * 60 + b"b\n"})
         rc, out, err, _, _ = run(["check", "--no-config", "--rules", rules, w])
         assert rc == 2, (rc, out, err)
         assert "WG-TEST-901" in out + err and "match limit" in out + err, (out, err)
