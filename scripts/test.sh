@@ -66,7 +66,7 @@ bash scripts/setup.sh "${setup[@]}"
 cmake -S . -B "$build" "${flags[@]}" >/dev/null
 if [ "$mode" = --fuzz ]; then
   cmake --build "$build" -j "$(nproc)" --target \
-    fuzz_wheel fuzz_elf fuzz_fatbin fuzz_rules fuzz_cache fuzz_filename fuzz_target fuzz_facts \
+    fuzz_wheel fuzz_elf fuzz_fatbin fuzz_rules fuzz_cache fuzz_filename fuzz_target fuzz_facts fuzz_python \
     fuzz_serve
   # The seeds come from the fixtures of the normal build (g++, nvcc's prebuilt objects).
   if [ ! -f build/tests/fixtures/wheels/.stamp ] || [ ! -x build/wheelgate ]; then

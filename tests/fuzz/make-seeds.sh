@@ -11,7 +11,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$src/../.." && pwd)
 [ -d "$fix/wheels" ] || { echo "make-seeds: $fix/wheels: no fixtures (build the tests first)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts}
+mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts,python}
 max=262144 # libFuzzer's -max_len in the runs below
 
 # wheel: the fixture wheels small enough to mutate
@@ -34,6 +34,14 @@ for f in "$root"/tests/fixtures/cuda/prebuilt/*.so $(find "$fix/cuda" -name '*.s
   { printf '\1'; cat "$f"; } > "$out/fatbin/obj-$b"
 done
 rm -f "$out/fatbin/.sec"
+# python: every .py member of the fixture wheels (small ones), and the hand-written sources
+for w in $(find "$fix/wheels" -name '*.whl' -size -${max}c | sort); do
+  for m in $(unzip -Z1 "$w" 2>/dev/null | grep '\.py$' | head -20); do
+    unzip -p "$w" "$m" > "$out/python/$(basename "$w" .whl)-$(echo "$m" | tr '/' '_')" 2>/dev/null || true
+  done
+done
+find "$out/python" -size +${max}c -delete
+cp "$src"/seeds/python/* "$out/python/"
 # rules: the shipped rule files and the hand-written ones
 find "$root/rules" -name "*.yaml" -exec cp {} "$out/rules/" \;
 cp "$src"/seeds/rules/* "$out/rules/" 2>/dev/null || true

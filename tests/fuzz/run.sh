@@ -12,7 +12,7 @@ set -uo pipefail
 [ $# -ge 4 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
 bin=$1 seeds=$2 out=$3 secs=$4 par=${5:-$(nproc)} jobs=${6:-1}
 src=$(cd "$(dirname "$0")" && pwd)
-harnesses=${WG_FUZZ_HARNESSES:-wheel elf fatbin rules cache filename target facts serve}
+harnesses=${WG_FUZZ_HARNESSES:-wheel elf fatbin rules cache filename target facts python serve}
 mkdir -p "$out/findings"
 # fuzz_cache writes each input as a file: in memory where there is a tmpfs.
 [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
