@@ -107,6 +107,18 @@ CASES = {
     "walrus": ({"walrus/__init__.py": "if (n := 3):\n    pass\n",
                 "walrus/user.py": "from walrus import n\n", "walrus/z.py": "import walrus.user\n"},
                "ok"),
+    # a namespace package's regular package is what users import (`import nsroot.core`)
+    "nsroot": ({"nsroot/core/__init__.py": "from nsroot.core import _C\n"}, "error",
+               "nsroot.core"),
+    # setuptools puts its _vendor/ on sys.path: jaraco is found there
+    "vendored": ({"vendored/__init__.py": "import os, sys\n"
+                  "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '_vendor'))\n"
+                  "import vendored_jaraco\n",
+                  "vendored/_vendor/vendored_jaraco/__init__.py": ""}, "ok"),
+    # names the import system sets
+    "dunder": ({"dunder/__init__.py": "X = 1\n",
+                "dunder/user.py": "from dunder import __file__, __name__\n",
+                "dunder/zz.py": "import dunder.user\n"}, "ok"),
 }
 # A file in another encoding (PEP 263): bytes that are not UTF-8 in a string.
 LATIN1 = ("latin1", {"latin1/__init__.py": b"# -*- coding: latin-1 -*-\ns = '\xe9t\xe9'\n"
@@ -148,15 +160,17 @@ def import_model_agrees_with_the_interpreter():
     cases = dict(CASES)
     cases[LATIN1[0]] = LATIN1[1:]
     wheels = {}
-    for name, (files, expect) in sorted(cases.items()):
-        wheels[make_wheel(tmp, name, files)] = (name, files, expect)
+    for name, case in sorted(cases.items()):
+        files, expect = case[0], case[1]
+        top = case[2] if len(case) > 2 else sorted(files)[0].split("/")[0]
+        wheels[make_wheel(tmp, name, files)] = (name, files, expect, top)
     p = subprocess.run([WG, "check", "--no-config", "--format", "json", "--env", PY, "-j", "2",
                         *sorted(wheels)], capture_output=True, text=True)
     assert p.returncode in (0, 1), p.stderr
     doc = json.loads(p.stdout)
     seen = 0
     for rep in doc["inputs"]:
-        name, files, expect = wheels[rep["path"]]
+        name, files, expect, top = wheels[rep["path"]]
         hol = [f for f in rep["findings"] if f["rule"] == "WG-HOL-001"]
         errors = [f for f in hol if f["severity"] == "error"]
         warnings = [f for f in hol if f["severity"] == "warning"]
@@ -166,7 +180,6 @@ def import_model_agrees_with_the_interpreter():
             os.makedirs(os.path.dirname(os.path.join(site, rel)), exist_ok=True)
             with open(os.path.join(site, rel), "wb") as f:
                 f.write(data.encode() if isinstance(data, str) else data)
-        top = sorted(files)[0].split("/")[0]
         got = real_import(site, top)
         # the contract: an error iff the real import fails, with the exception it names
         assert bool(errors) == bool(got), (name, got, errors)

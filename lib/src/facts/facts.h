@@ -380,6 +380,14 @@ int wg_pyimports_binds(const wg_pyimports *im, const char *module, const char *n
 /** Whether package module's submodules may come from elsewhere than its directory (its
  * __path__ is changed, sys.modules is written, or the wheel installs an import hook). */
 bool wg_pyimports_open_package(const wg_pyimports *im, const char *module);
+/** What a user imports: each regular package or module of the wheel with only namespace
+ * packages above it (top-level ones, and cuda.core below a namespace cuda/), into out. */
+int wg_pyimports_roots(const wg_pyimports *im, wg_arena *a, wg_strlist *out);
+/** Whether the wheel's code changes sys.path (insert, append, extend, assignment, or
+ * site.addsitedir): top-level modules may then come from any directory. */
+bool wg_pyimports_syspath(const wg_pyimports *im);
+/** Whether some member's path has a directory or module of this name, at any depth. */
+bool wg_pyimports_anywhere(const wg_pyimports *im, const char *name);
 /** Marks what `import <root>` runs, for each of roots: the module-level imports outside
  * try/except, functions and conditions, followed from module to module (parents included). */
 int wg_pyimports_reach(wg_pyimports *im, const char *const *roots, size_t n);

@@ -52,6 +52,8 @@ struct wg_pyimports {
 	size_t *by_from;    /* edge indices ordered by importing module, then position */
 	bool partial;       /* the scan kept part of the sources (WG-WHL-003): unseen imports may exist */
 	bool hooks;         /* some module installs an import hook (sys.meta_path, sys.path_hooks) */
+	bool syspath;       /* some module changes sys.path (or site.addsitedir) */
+	wg_strmap anywhere; /* every directory and module name of the members, at any depth */
 	wg_vec mods;        /* pymod, one per source read */
 	wg_strmap mod_by_name;
 	wg_strmap kinds;    /* dotted name -> index in kindv */
@@ -137,6 +139,12 @@ static int kind_put(wg_pyimports *im, const char *dotted, size_t n, int kind)
 	return WG_OK;
 }
 
+static int anywhere_put(wg_pyimports *im, const char *name, size_t n)
+{
+	char *k = wg_arena_strndup(&im->arena, name, n);
+	return k && wg_strmap_put(&im->anywhere, k, 0) != SIZE_MAX - 1 ? WG_OK : WG_ENOMEM;
+}
+
 /* Every dotted name a member makes importable: its directories (namespace packages until an
  * __init__ says otherwise) and the module its file is. */
 static int add_member_kinds(wg_pyimports *im, const char *member)
@@ -164,6 +172,8 @@ static int add_member_kinds(wg_pyimports *im, const char *member)
 		for (size_t k = 0; k < i; k++)
 			dotted[k] = dotted[k] == '/' ? '.' : dotted[k];
 		int rc = kind_put(im, dotted, i, WG_PYMOD_NAMESPACE);
+		if (rc == WG_OK)
+			rc = anywhere_put(im, buf + start, i - start);
 		if (rc < 0)
 			return rc;
 		start = i + 1;
@@ -190,7 +200,8 @@ static int add_member_kinds(wg_pyimports *im, const char *member)
 		/* `import pkg.__init__` finds the file too (and runs it a second time) */
 	}
 	memcpy(dotted + start, file, stem);
-	return kind_put(im, dotted, start + stem, WG_PYMOD_MODULE);
+	int rc = anywhere_put(im, file, stem);
+	return rc < 0 ? rc : kind_put(im, dotted, start + stem, WG_PYMOD_MODULE);
 }
 
 /* The absolute module of `from .x import`: dots climb from the file's package. */
@@ -481,7 +492,22 @@ static void dynamic_marks(reader *r, size_t i, size_t end, bool module_scope, bo
 					break;
 				}
 			}
-		} else if (attr && is_name(t, "modules") && k >= 2 && is_name(tok(r, k - 2), "sys")) {
+		} else if (attr && is_name(t, "path") && k >= 2 && is_name(tok(r, k - 2), "sys") &&
+			   k + 1 < end && !is_op(tok(r, k + 1), ")") && !is_op(tok(r, k + 1), ",") &&
+			   !is_op(tok(r, k + 1), ":")) {
+			/* sys.path.insert / append / extend, sys.path = / += / [...] =: top-level
+			 * modules may be found anywhere (setuptools puts its _vendor/ there) */
+			const wg_pytok *u = tok(r, k + 1);
+			if (!is_op(u, ".") || (k + 2 < end && (is_name(tok(r, k + 2), "insert") ||
+							       is_name(tok(r, k + 2), "append") ||
+							       is_name(tok(r, k + 2), "extend") ||
+							       is_name(tok(r, k + 2), "__setitem__"))))
+				r->im->syspath = true;
+		} else if (!attr && call && is_name(t, "addsitedir")) {
+			r->im->syspath = true;
+		} else if (attr && k + 2 < end && is_name(t, "addsitedir")) {
+			r->im->syspath = true;
+		} else if (attr && is_name(t, "modules")) {
 			/* sys.modules[...] = x, sys.modules.update / setdefault: modules made up */
 			bool written = false;
 			if (k + 1 < end && is_op(tok(r, k + 1), ".") && k + 2 < end &&
@@ -499,11 +525,9 @@ static void dynamic_marks(reader *r, size_t i, size_t end, bool module_scope, bo
 		} else if (attr && (is_name(t, "meta_path") || is_name(t, "path_hooks"))) {
 			r->im->hooks = true;
 		} else if (is_name(t, "__path__") && !attr) {
-			/* __path__ = ..., __path__.append(...), extend_path(__path__, ...) */
-			if ((k + 1 < end && (is_op(tok(r, k + 1), "=") || is_op(tok(r, k + 1), "+=") ||
-					     is_op(tok(r, k + 1), "."))) ||
-			    (k >= 2 && is_op(tok(r, k - 1), "(")))
-				m->open_path = true;
+			/* __path__ = ..., __path__.append(...), __path__[:] = ..., extend_path(__path__,
+			 * ...): a package that names its own path may well change it */
+			m->open_path = true;
 		} else if (is_name(t, "__getattr__") && module_scope && !attr) {
 			/* def __getattr__ / __getattr__ = lazy.attach(...): any name may answer */
 			if (!m->dyn_line || line < m->dyn_line)
@@ -924,7 +948,8 @@ int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 	wg_vec_init(&im->kindv, sizeof(uint8_t));
 	int rc = WG_OK;
 	if (!wg_strmap_init(&im->mod_by_name, scan->sources.len + 1) ||
-	    !wg_strmap_init(&im->kinds, scan->members.len + 1))
+	    !wg_strmap_init(&im->kinds, scan->members.len + 1) ||
+	    !wg_strmap_init(&im->anywhere, scan->members.len + 1))
 		rc = WG_ENOMEM;
 	im->partial = scan->python_partial != NULL;
 	for (size_t i = 0; i < scan->members.len && rc == WG_OK; i++) {
@@ -969,6 +994,7 @@ void wg_pyimports_free(wg_pyimports *im)
 	wg_vec_free(&im->mods);
 	wg_strmap_free(&im->mod_by_name);
 	wg_strmap_free(&im->kinds);
+	wg_strmap_free(&im->anywhere);
 	wg_vec_free(&im->kindv);
 	wg_strmap_free(&im->reached);
 	wg_strlist_free(&im->tops);
@@ -1055,6 +1081,40 @@ int wg_pyimports_binds(const wg_pyimports *im, const char *module, const char *n
 	if (!im || im->partial)
 		return -1;
 	return binds_at(im, module, name, before_line, 0);
+}
+
+int wg_pyimports_roots(const wg_pyimports *im, wg_arena *a, wg_strlist *out)
+{
+	for (size_t i = 0; im && i < im->kinds.cap; i++) {
+		const char *k = im->kinds.keys[i];
+		if (!k)
+			continue;
+		int kind = *(uint8_t *)wg_vec_at(&im->kindv, im->kinds.vals[i]);
+		if (kind != WG_PYMOD_PACKAGE && kind != WG_PYMOD_MODULE)
+			continue;
+		/* the first regular package or module on its path: every package above it is a
+		 * namespace (cuda.core below cuda/) */
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%s", k);
+		bool first = true;
+		for (char *d = strrchr(buf, '.'); d && first; d = strrchr(buf, '.')) {
+			*d = '\0';
+			first = wg_pyimports_kind(im, buf) == WG_PYMOD_NAMESPACE;
+		}
+		if (first && wg_strlist_add(out, a, k) < 0)
+			return WG_ENOMEM;
+	}
+	return WG_OK;
+}
+
+bool wg_pyimports_syspath(const wg_pyimports *im)
+{
+	return !im || im->syspath;
+}
+
+bool wg_pyimports_anywhere(const wg_pyimports *im, const char *name)
+{
+	return im && wg_strmap_get(&im->anywhere, name) != SIZE_MAX;
 }
 
 bool wg_pyimports_open_package(const wg_pyimports *im, const char *module)

@@ -149,6 +149,10 @@ static int top_status_of(ctx *c, const char *top, const char **why)
 		return *why ? MISSING : UNKNOWN;
 	}
 	bool own = own_name(c, top);
+	/* The wheel's code puts directories on sys.path (setuptools its _vendor/): a module of
+	 * that name anywhere in it, or anything outside it, may be what is found. */
+	if (wg_pyimports_syspath(c->im) && (!own || wg_pyimports_anywhere(c->im, top)))
+		return UNKNOWN;
 	if (c->env) {
 		if (c->unknown_deps && !own)
 			return UNKNOWN; /* a dependency pip would install may bring it */
@@ -262,8 +266,14 @@ static int emit(ctx *c, const finding *f)
 				   wg_rule_matches(cc, "compiled", last, NULL, 0)
 			   ? wg_check_printf(cc, " (%s is, by its name, a compiled extension module: a "
 					     "build that skipped it?)", last) : "";
+	/* what the user imports to run it: the first regular package or module on its path
+	 * (cuda.core, not the namespace cuda) */
 	char top[256];
-	snprintf(top, sizeof(top), "%.*s", (int)strcspn(e->from, "."), e->from);
+	size_t n = 0;
+	do {
+		n += strcspn(e->from + n + (n ? 1 : 0), ".") + (n ? 1 : 0);
+		snprintf(top, sizeof(top), "%.*s", (int)n, e->from);
+	} while (e->from[n] && wg_pyimports_kind(c->im, top) == WG_PYMOD_NAMESPACE);
 	const char *when;
 	if (f->sev == cc->severity && e->ctx == WG_IMPORT_REQUIRED &&
 	    wg_pyimports_reached(c->im, e->from))
@@ -321,17 +331,26 @@ static int judge(ctx *c)
 	/* what the user imports: the top-level names, less those the rule says are not an API
 	 * (setup.py, conftest.py, tests/ shipped by mistake) */
 	const wg_strlist *tops = wg_pyimports_tops(im);
-	const char **roots = wg_arena_alloc(c->a, (tops->n + 1) * sizeof(*roots));
+	wg_strlist api = {0};
+	if ((rc = wg_pyimports_roots(im, c->a, &api)) < 0) {
+		wg_strlist_free(&api);
+		return rc;
+	}
+	const char **roots = wg_arena_alloc(c->a, (api.n + 1) * sizeof(*roots));
+	size_t nroots = 0;
+	for (size_t i = 0; roots && i < api.n; i++) {
+		char top[256];
+		snprintf(top, sizeof(top), "%.*s", (int)strcspn(api.v[i], "."), api.v[i]);
+		if (!wg_rule_matches(cc, "not_api", top, NULL, 0))
+			roots[nroots++] = api.v[i];
+	}
+	wg_strlist_free(&api);
 	if (!roots)
 		return WG_ENOMEM;
-	size_t nroots = 0;
-	for (size_t i = 0; i < tops->n; i++) {
-		if (!wg_rule_matches(cc, "not_api", tops->v[i], NULL, 0))
-			roots[nroots++] = tops->v[i];
+	for (size_t i = 0; i < tops->n; i++)
 		if (wg_pyimports_kind(im, tops->v[i]) == WG_PYMOD_PACKAGE &&
 		    wg_strmap_put(&c->ownset, tops->v[i], 0) == SIZE_MAX - 1)
 			return WG_ENOMEM;
-	}
 	const char *dist = s->fields[WG_WHEEL_NAME] ? s->fields[WG_WHEEL_NAME]
 						    : s->fields[WG_WHEEL_META_NAME];
 	if (dist) {
@@ -367,6 +386,11 @@ static int judge(ctx *c)
 			continue;
 		}
 		if (st != PRESENT || e->kind != WG_PYEDGE_FROM || !e->name)
+			continue;
+		/* __file__, __version__, __path__...: set by the import system or by code we do
+		 * not model; never claimed */
+		size_t nl = strlen(e->name);
+		if (nl > 4 && !strncmp(e->name, "__", 2) && !strcmp(e->name + nl - 2, "__"))
 			continue;
 		/* from M import X: X an attribute of M, or the submodule M.X */
 		if (wg_pyimports_kind(im, e->target) != WG_PYMOD_PACKAGE ||
