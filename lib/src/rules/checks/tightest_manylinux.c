@@ -219,10 +219,20 @@ static int run(wg_check_ctx *cc)
 		size_t o2 = strlen(needs);
 		snprintf(needs + o2, sizeof(needs) - o2, "%s%s", o2 ? ", " : "", all[j].version);
 	}
+	wg_policy met, below, newest;
+	bool any = lowest(arch, &vers, &libs, true, &met, &below, &newest);
+	/* and the versions judged that are no numbers (GLIBC_ABI_DT_RELR, CXXABI_TM_1) */
+	for (size_t k = 0; newest.index >= 0 && k < vers.len; k++) {
+		const need *x = wg_vec_at(&vers, k);
+		const char *us = strchr(x->name, '_');
+		size_t o2 = strlen(needs);
+		if (us && us[1 + strspn(us + 1, "0123456789.")] &&
+		    wg_policy_version(&newest, x->name) >= 0 && o2 + strlen(x->name) + 3 < sizeof(needs))
+			snprintf(needs + o2, sizeof(needs) - o2, "%s%s", o2 ? ", " : "", x->name);
+	}
 	if (!needs[0])
 		snprintf(needs, sizeof(needs), "no versioned C or C++ runtime symbols");
-	wg_policy met, below, newest;
-	if (lowest(arch, &vers, &libs, true, &met, &below, &newest)) {
+	if (any) {
 		snprintf(policy, sizeof(policy), "%s_%s", met.name, arch);
 		if (below.index < 0) {
 			snprintf(why, sizeof(why), "the oldest policy for %s", arch);
