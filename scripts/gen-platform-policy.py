@@ -90,6 +90,8 @@ def main():
             new_libs = [x for x in p["lib_whitelist"] if x not in seen_libs]
             seen_libs += new_libs
             arches = list(p["symbol_versions"])
+            if libc == "musl" and any(p["symbol_versions"].values()):
+                sys.exit("%s lists symbol versions: wheelgate judges none for musl" % p["name"])
             out.write("  - {name: %s, aliases: [%s], libc: %s, priority: %d, arches: [%s], "
                       "lib_whitelist: [%s]}\n"
                       % (p["name"], ", ".join(p["aliases"]), libc, p["priority"],

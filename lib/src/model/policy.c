@@ -469,6 +469,9 @@ int wg_policy_version(const wg_policy *p, const char *version)
 			return -1;
 		return wg_ver_cmp(v, nv, p->limits[0].v, p->limits[0].n) <= 0;
 	}
+	/* musl's policies list no symbol versions (gen-platform-policy.py makes sure). */
+	if (p->musl)
+		return -1;
 	int first = first_allowing(p->arch, version);
 	if (first == -2)
 		return -1;
