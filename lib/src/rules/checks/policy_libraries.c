@@ -51,6 +51,7 @@ static int run(wg_check_ctx *cc)
 			    from != WG_NEED_SYSTEM)
 				continue;
 			char tags[512] = "", names[256] = "";
+			size_t nnames = 0;
 			for (size_t k = 0; k < nclaim; k++) {
 				if (wg_policy_library(&claim[k], lib) != 0)
 					continue;
@@ -59,8 +60,10 @@ static int run(wg_check_ctx *cc)
 				for (size_t m = 0; m < k && !named; m++)
 					named = !strcmp(claim[m].name, claim[k].name) &&
 						wg_policy_library(&claim[m], lib) == 0;
-				if (!named)
+				if (!named) {
 					append(names, sizeof(names), claim[k].name);
+					nnames++;
+				}
 			}
 			if (!tags[0])
 				continue;
@@ -70,7 +73,8 @@ static int run(wg_check_ctx *cc)
 			wg_vars_set(&v, "object", o->path);
 			wg_vars_set(&v, "library", lib);
 			wg_vars_set(&v, "platform", wg_check_printf(cc, "%s", tags));
-			wg_vars_set(&v, "policy", wg_check_printf(cc, "%s", names));
+			wg_vars_set(&v, "policy", wg_check_printf(cc, "the %s polic%s", names,
+								  nnames > 1 ? "ies" : "y"));
 			wg_vars_set(&v, "provided",
 				    nby ? wg_check_printf(cc, "; %s %s it, but the wheel does not "
 							  "require %s", by, nby > 1 ? "ship" : "ships",
