@@ -489,10 +489,13 @@ static bool has_path(const wg_analysis *an, const char *path)
 
 /* A member named soname in a directory of list (an RPATH or RUNPATH) given relative to
  * $ORIGIN, the directory origin (olen bytes; "" at the top of the site directory). */
+#define WG_ORIGIN_DIRS 64 /* $ORIGIN entries looked at per RPATH or RUNPATH (work bound) */
+
 static bool found_through(const wg_analysis *an, const char *list, const char *soname,
 			  const char *origin, size_t olen)
 {
-	for (const char *p = list; p && *p;) {
+	size_t n = 0;
+	for (const char *p = list; p && *p && n < WG_ORIGIN_DIRS;) {
 		size_t k = strcspn(p, ":");
 		const char *rest = NULL;
 		if (k >= 7 && !strncmp(p, "$ORIGIN", 7))
@@ -503,7 +506,7 @@ static bool found_through(const wg_analysis *an, const char *list, const char *s
 		int dl = rest && (rest == p + k || *rest == '/')
 				 ? snprintf(dir, sizeof(dir), "%.*s%.*s", (int)olen, origin,
 					    (int)(p + k - rest), rest) : -1;
-		if (dl >= 0 && (size_t)dl < sizeof(dir) &&
+		if (dl >= 0 && (size_t)dl < sizeof(dir) && ++n &&
 		    join_inside(file, sizeof(file), dir, (size_t)dl, soname) && has_path(an, file))
 			return true;
 		p += k;

@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rules/checks/check.h"
@@ -19,6 +20,41 @@ static void append(char *buf, size_t n, const char *s)
 	size_t o = strlen(buf);
 	if (o + strlen(s) + 3 < n)
 		snprintf(buf + o, n - o, "%s%s", o ? ", " : "", s);
+}
+
+typedef struct {
+	const char *name;
+	size_t i;
+} need_at;
+
+static int cmp_named(const void *a, const void *b)
+{
+	const need_at *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* (*again)[j]: an earlier DT_NEEDED entry of o names the same library (n log n, whatever
+ * the count). */
+static int repeated(const wg_object *o, bool **again)
+{
+	size_t n = o->needed.n;
+	need_at *v = malloc((n ? n : 1) * sizeof(*v));
+	*again = calloc(n ? n : 1, sizeof(**again));
+	if (!v || !*again) {
+		free(v);
+		free(*again);
+		*again = NULL;
+		return WG_ENOMEM;
+	}
+	for (size_t j = 0; j < n; j++)
+		v[j] = (need_at){o->needed.v[j], j};
+	qsort(v, n, sizeof(*v), cmp_named);
+	for (size_t j = 1; j < n; j++)
+		if (!strcmp(v[j].name, v[j - 1].name))
+			(*again)[v[j].i] = true;
+	free(v);
+	return WG_OK;
 }
 
 static int run(wg_check_ctx *cc)
@@ -41,13 +77,16 @@ static int run(wg_check_ctx *cc)
 	const wg_object *o;
 	int rc = WG_OK;
 	wg_for_each_object_at(cc, o, i) {
+		/* each library once, in the order of the first DT_NEEDED entry naming it */
+		bool *again = NULL;
+		if ((rc = repeated(o, &again)) < 0)
+			break;
 		for (size_t j = 0; j < o->needed.n && rc == WG_OK; j++) {
 			const char *lib = o->needed.v[j], *why;
-			bool again = false;
-			for (size_t k = 0; k < j && !again; k++)
-				again = !strcmp(o->needed.v[k], lib);
+			if (again[j])
+				continue;
 			wg_need_from from;
-			if (again || (rc = wg_check_need_from(cc, i, lib, &from, &why)) < 0 ||
+			if ((rc = wg_check_need_from(cc, i, lib, &from, &why)) < 0 ||
 			    from != WG_NEED_SYSTEM)
 				continue;
 			char tags[512] = "", names[256] = "";
@@ -82,6 +121,7 @@ static int run(wg_check_ctx *cc)
 					: "");
 			rc = wg_emit(cc, &v, o->path, NULL, NULL, 0);
 		}
+		free(again);
 		if (rc < 0)
 			break;
 	}

@@ -157,12 +157,18 @@ static int run(wg_check_ctx *cc)
 			else if (wg_ver_cmp(nd[k].v.v, nd[k].v.n, all[j].v.v, all[j].v.n) > 0)
 				all[j] = nd[k];
 		}
+		const char *last = NULL; /* the versions of one library come together */
+		wg_need_from vfrom = WG_NEED_SYSTEM;
 		for (size_t k = 0; k < o->verneeds.len && rc == WG_OK; k++) {
 			const wg_verneed *x = wg_vec_at(&o->verneeds, k);
-			wg_need_from from;
 			const char *why;
-			if (x->weak || (rc = wg_check_need_from(cc, i, x->file, &from, &why)) < 0 ||
-			    from == WG_NEED_SHIPPED)
+			if (x->weak)
+				continue;
+			if ((!last || strcmp(last, x->file)) &&
+			    (rc = wg_check_need_from(cc, i, x->file, &vfrom, &why)) < 0)
+				continue;
+			last = x->file;
+			if (vfrom == WG_NEED_SHIPPED)
 				continue; /* the wheel's own library provides its versions */
 			need *slot = wg_vec_push(&vers);
 			if (!slot)
