@@ -27,13 +27,13 @@ static int run(wg_check_ctx *cc)
 				const char *tag = s->lists[WG_LIST_PLATFORM_TAGS].v[j];
 				const wg_sysver *lim = NULL;
 				wg_sysver none = {"", {0, 0, 0, 0}, 0};
+				wg_policy pol; /* lim may point into it */
 				if (wg_has_prefix(tag, "musllinux_")) {
 					if (strcmp(need[k].v.family, "GLIBC"))
 						continue; /* musl systems may well carry libstdc++ */
 					snprintf(none.family, sizeof(none.family), "GLIBC");
 					lim = &none;
 				} else {
-					wg_policy pol;
 					lim = wg_policy_for_tag(&pol, tag)
 						      ? wg_policy_limit(&pol, need[k].v.family) : NULL;
 				}
