@@ -58,10 +58,26 @@ START_TEST(test_platform_policies)
 	ck_assert_str_eq(buf, "GLIBCXX_3.4.19");
 	/* A PEP 600 tag not in the data: its glibc alone; the C++ runtime stays unknown. */
 	wg_target_clear(t);
-	ck_assert_int_eq(wg_target_parse(t, "platform=manylinux_2_41_aarch64"), WG_OK);
+	ck_assert_int_eq(wg_target_parse(t, "platform=manylinux_2_45_aarch64"), WG_OK);
 	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(t, "GLIBC", &declared));
-	ck_assert_str_eq(buf, "GLIBC_2.41");
+	ck_assert_str_eq(buf, "GLIBC_2.45");
 	ck_assert_ptr_null(wg_target_sysver(t, "GLIBCXX", &declared));
+	/* auditwheel's policies per architecture: manylinux2014 allows GLIBC_2.18 on aarch64 (its
+	 * reference system's glibc there) but not on x86_64; GCC_11.0 on aarch64 only. */
+	wg_target_clear(t);
+	ck_assert_int_eq(wg_target_parse(t, "platform=manylinux2014_aarch64"), WG_OK);
+	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(t, "GLIBC", &declared));
+	ck_assert_str_eq(buf, "GLIBC_2.18");
+	wg_target_clear(t);
+	ck_assert_int_eq(wg_target_parse(t, "platform=manylinux_2_41_aarch64"), WG_OK);
+	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(t, "GLIBCXX", &declared));
+	ck_assert_str_eq(buf, "GLIBCXX_3.4.33");
+	wg_target_clear(t);
+	ck_assert_int_eq(wg_target_parse(t, "platform=manylinux_2_24_x86_64"), WG_OK);
+	wg_sysver_format(buf, sizeof(buf), wg_target_sysver(t, "GCC", &declared));
+	ck_assert_str_eq(buf, "GCC_4.8.0");
+	/* manylinux1 exists for x86_64 and i686 only */
+	ck_assert_int_eq(wg_target_parse(t, "platform=manylinux1_aarch64"), WG_EINVAL);
 	/* An explicit version wins over the platform's. */
 	wg_target_clear(t);
 	ck_assert_int_eq(wg_target_parse(t, "glibc=2.31,platform=manylinux_2_28_x86_64"), WG_OK);
@@ -74,6 +90,71 @@ START_TEST(test_platform_policies)
 	ck_assert_int_eq(wg_target_parse(t, "glibc=two"), WG_EINVAL);
 	ck_assert_ptr_nonnull(strstr(wg_error_last(), "glibc=two"));
 	wg_target_free(t);
+}
+END_TEST
+
+/* The policies read from rules/platform (auditwheel's): set membership per architecture,
+ * the lib_whitelist of each policy, musl's libc by architecture, and the exceptions. */
+START_TEST(test_policy_data)
+{
+	ck_assert_int_eq(wg_policy_count(), 18); /* 16 manylinux, 2 musllinux */
+	ck_assert_int_eq(strlen(wg_policy_source()), 40);
+	wg_policy p;
+	ck_assert(wg_policy_for_tag(&p, "manylinux_2_38_x86_64"));
+	ck_assert_int_eq(wg_policy_version(&p, "GLIBC_2.38"), 1);
+	ck_assert_int_eq(wg_policy_version(&p, "GLIBC_2.37"), 0); /* no such version node */
+	ck_assert_int_eq(wg_policy_version(&p, "GLIBC_2.39"), 0);
+	ck_assert_int_eq(wg_policy_version(&p, "GLIBC_ABI_DT_RELR"), 1);
+	ck_assert_int_eq(wg_policy_version(&p, "GLIBC_PRIVATE"), 0);
+	ck_assert_int_eq(wg_policy_version(&p, "ZLIB_1.2.12"), 1);
+	ck_assert_int_eq(wg_policy_version(&p, "WG_2.0"), -1);      /* not a judged family */
+	ck_assert_int_eq(wg_policy_version(&p, "libcudart.so.13"), -1);
+	ck_assert(wg_policy_for_tag(&p, "manylinux2014_x86_64"));
+	ck_assert_str_eq(p.name, "manylinux_2_17");
+	ck_assert_int_eq(wg_policy_version(&p, "GLIBC_2.18"), 0);
+	ck_assert_int_eq(wg_policy_version(&p, "CXXABI_TM_1"), 1);
+	ck_assert_int_eq(wg_policy_version(&p, "LIBATOMIC_1.0"), 0); /* from 2_24 on x86_64 */
+	ck_assert_int_eq(wg_policy_library(&p, "libexpat.so.1"), 1);
+	ck_assert_int_eq(wg_policy_library(&p, "libmvec.so.1"), 0);
+	ck_assert_int_eq(wg_policy_library(&p, "libcuda.so.1"), 0);
+	ck_assert(wg_policy_for_tag(&p, "manylinux2014_aarch64"));
+	ck_assert_int_eq(wg_policy_version(&p, "GLIBC_2.18"), 1);
+	ck_assert_int_eq(wg_policy_version(&p, "LIBATOMIC_1.0"), 1);
+	ck_assert(wg_policy_for_tag(&p, "musllinux_1_2_aarch64"));
+	ck_assert_int_eq(wg_policy_library(&p, "libc.musl-aarch64.so.1"), 1);
+	ck_assert_int_eq(wg_policy_library(&p, "libc.musl-x86_64.so.1"), 0);
+	ck_assert_int_eq(wg_policy_library(&p, "libc.so.6"), 0);
+	ck_assert_int_eq(wg_policy_library(&p, "libz.so.1"), 1);
+	ck_assert_int_eq(wg_policy_version(&p, "GLIBC_2.17"), -1); /* musl judges no versions */
+	ck_assert(!wg_policy_for_tag(&p, "linux_x86_64"));
+	ck_assert(!wg_policy_for_tag(&p, "manylinux_2_5_aarch64"));
+	ck_assert(wg_policy_for_tag(&p, "manylinux_2_50_x86_64"));
+	ck_assert_int_eq(p.index, -1);
+	ck_assert_int_eq(wg_policy_version(&p, "GLIBC_2.50"), 1);
+	ck_assert_int_eq(wg_policy_library(&p, "libc.so.6"), -1);
+	/* the oldest policy per architecture */
+	ck_assert(wg_policy_at(&p, 0, "x86_64"));
+	ck_assert_str_eq(p.name, "manylinux_2_5");
+	ck_assert(!wg_policy_at(&p, 0, "aarch64"));
+	/* exceptions */
+	ck_assert(wg_provided_loader("ld-linux-x86-64.so.2"));
+	ck_assert(wg_provided_loader("ld64.so.2"));
+	ck_assert(!wg_provided_loader("libld.so"));
+	ck_assert_ptr_nonnull(wg_provided_driver("libcuda.so.1"));
+	ck_assert_ptr_null(wg_provided_driver("libcudart.so.12"));
+	char by[256];
+	wg_strlist req = {0};
+	wg_arena a = {0};
+	ck_assert_int_eq(wg_provided_by("libcudart.so.12", &req, by, sizeof(by)), 0);
+	ck_assert_int_eq(wg_provided_by("libcudart.so.12", NULL, by, sizeof(by)), 1);
+	ck_assert_str_eq(by, "nvidia-cuda-runtime-cu12");
+	wg_strlist_add(&req, &a, "nvidia-cuda-runtime-cu12; extra == \"gpu\"");
+	ck_assert_int_eq(wg_provided_by("libcudart.so.12", &req, by, sizeof(by)), 0);
+	wg_strlist_add(&req, &a, "Nvidia_CUDA.Runtime-cu12 (>=12.1); platform_system == \"Linux\"");
+	ck_assert_int_eq(wg_provided_by("libcudart.so.12", &req, by, sizeof(by)), 1);
+	ck_assert_int_eq(wg_provided_by("libcurand.so.10", NULL, by, sizeof(by)), 3);
+	wg_strlist_free(&req);
+	wg_arena_free(&a);
 }
 END_TEST
 
@@ -184,6 +265,7 @@ Suite *suite_sysver(void)
 	tcase_add_checked_fixture(tc, t_setup, t_teardown);
 	tcase_add_test(tc, test_versions_compare);
 	tcase_add_test(tc, test_platform_policies);
+	tcase_add_test(tc, test_policy_data);
 	tcase_add_test(tc, test_running_system);
 	tcase_add_test(tc, test_pyabi_data);
 	tcase_add_loop_test(tc, test_sys001_agrees_with_dlopen, 0, 3);

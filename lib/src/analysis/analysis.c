@@ -5,6 +5,7 @@
  * hash set, and the loader's records of the objects are built once for every load.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,11 @@ struct wg_analysis {
 	/* system needs, GPU verdicts */
 	sysneeds *needs;
 	verdict *verdicts; /* n * target->ngpus */
+	/* where the members are installed (relative to the site directory), sorted */
+	bool paths_done;
+	int paths_rc;
+	const char **paths;
+	size_t npaths;
 	/* shipped modules: open addressing, NULL empty */
 	bool ships_done;
 	int ships_rc;
@@ -88,6 +94,7 @@ void wg_analysis_free(wg_analysis *an)
 	free(an->needs);
 	free(an->verdicts);
 	free(an->set);
+	free(an->paths);
 	wg_pyimports_free(an->imports);
 	wg_arena_free(&an->arena);
 	free(an);
@@ -146,15 +153,30 @@ wg_pyimports *wg_analysis_imports(wg_analysis *an)
 	return an->imports;
 }
 
+/* The index of the objects by the name they answer DT_NEEDED entries with, once. */
+static int build_names(wg_analysis *an)
+{
+	if (an->names)
+		return WG_OK;
+	an->names = calloc(an->n ? an->n : 1, sizeof(*an->names));
+	if (!an->names)
+		return WG_ENOMEM;
+	for (size_t i = 0; i < an->n; i++) {
+		const wg_object *o = object_at(an, i);
+		an->names[i] = (by_name){o->soname ? o->soname : base_name(o->path), i};
+	}
+	qsort(an->names, an->n, sizeof(*an->names), cmp_name);
+	return WG_OK;
+}
+
 static int build_roles(wg_analysis *an)
 {
 	const wg_scan *s = an->scan;
 	size_t n = an->n;
 	bool wheel = wg_scan_is_dist(s);
 	an->roles = calloc(n ? n : 1, sizeof(*an->roles));
-	an->names = calloc(n ? n : 1, sizeof(*an->names));
 	bool *needed = calloc(n ? n : 1, sizeof(*needed));
-	if (!an->roles || !an->names || !needed) {
+	if (!an->roles || !needed || build_names(an) < 0) {
 		free(needed);
 		return WG_ENOMEM;
 	}
@@ -162,11 +184,6 @@ static int build_roles(wg_analysis *an)
 		free(needed);
 		return WG_ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const wg_object *o = object_at(an, i);
-		an->names[i] = (by_name){o->soname ? o->soname : base_name(o->path), i};
-	}
-	qsort(an->names, n, sizeof(*an->names), cmp_name);
 	/* Which objects another loadable object of the input needs through DT_NEEDED. */
 	for (size_t k = 0; k < n; k++) {
 		const wg_object *o = object_at(an, k);
@@ -399,5 +416,135 @@ int wg_analysis_ships(wg_analysis *an, const char *m, bool *ships)
 	if (an->ships_rc < 0)
 		return an->ships_rc;
 	*ships = an->set_cap && an->set[slot_of(an, m, strlen(m))] != NULL;
+	return WG_OK;
+}
+
+/* ---- the libraries the input ships ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int build_paths(wg_analysis *an)
+{
+	const wg_vec *m = &an->scan->members;
+	an->paths = calloc(m->len ? m->len : 1, sizeof(*an->paths));
+	if (!an->paths)
+		return WG_ENOMEM;
+	for (size_t i = 0; i < m->len; i++) {
+		const wg_member *x = wg_vec_at(m, i);
+		if (x->is_dir)
+			continue;
+		/* where pip puts it: below the site directory (wg_install_path's "/" removed) */
+		char *p = wg_scan_is_dist(an->scan) ? wg_install_path("", &an->arena, x->name) : NULL;
+		if (!p && wg_scan_is_dist(an->scan))
+			return WG_ENOMEM;
+		an->paths[an->npaths++] = p ? p + 1 : x->name;
+	}
+	qsort(an->paths, an->npaths, sizeof(*an->paths), cmp_str);
+	return WG_OK;
+}
+
+/* dir/name with "." and "x/.." taken out, into out; false when it climbs above the top (out
+ * of the input) or does not fit. */
+static bool join_inside(char *out, size_t n, const char *dir, size_t dlen, const char *name)
+{
+	char buf[4096];
+	int len = snprintf(buf, sizeof(buf), "%.*s/%s", (int)dlen, dir, name);
+	if (len < 0 || (size_t)len >= sizeof(buf) || !n)
+		return false;
+	size_t o = 0, marks[512], depth = 0;
+	for (char *s = buf; *s;) {
+		while (*s == '/')
+			s++;
+		size_t k = strcspn(s, "/");
+		if (!k)
+			break;
+		if (k == 2 && s[0] == '.' && s[1] == '.') {
+			if (!depth)
+				return false;
+			o = marks[--depth];
+		} else if (!(k == 1 && s[0] == '.')) {
+			if (depth == WG_ARRAY_LEN(marks) || o + k + 2 > n)
+				return false;
+			marks[depth++] = o;
+			if (o)
+				out[o++] = '/';
+			memcpy(out + o, s, k);
+			o += k;
+		}
+		s += k;
+	}
+	out[o] = '\0';
+	return o > 0;
+}
+
+/* Whether a member is installed at path (relative to the site directory). */
+static bool has_path(const wg_analysis *an, const char *path)
+{
+	return an->npaths &&
+	       bsearch(&path, an->paths, an->npaths, sizeof(*an->paths), cmp_str) != NULL;
+}
+
+/* A member named soname in a directory of list (an RPATH or RUNPATH) given relative to
+ * $ORIGIN, the directory origin (olen bytes; "" at the top of the site directory). */
+#define WG_ORIGIN_DIRS 64 /* $ORIGIN entries looked at per RPATH or RUNPATH (work bound) */
+
+static bool found_through(const wg_analysis *an, const char *list, const char *soname,
+			  const char *origin, size_t olen)
+{
+	size_t n = 0;
+	for (const char *p = list; p && *p && n < WG_ORIGIN_DIRS;) {
+		size_t k = strcspn(p, ":");
+		const char *rest = NULL;
+		if (k >= 7 && !strncmp(p, "$ORIGIN", 7))
+			rest = p + 7;
+		else if (k >= 9 && !strncmp(p, "${ORIGIN}", 9))
+			rest = p + 9;
+		char dir[4096], file[4096];
+		int dl = rest && (rest == p + k || *rest == '/')
+				 ? snprintf(dir, sizeof(dir), "%.*s%.*s", (int)olen, origin,
+					    (int)(p + k - rest), rest) : -1;
+		if (dl >= 0 && (size_t)dl < sizeof(dir) && ++n &&
+		    join_inside(file, sizeof(file), dir, (size_t)dl, soname) && has_path(an, file))
+			return true;
+		p += k;
+		if (*p == ':')
+			p++;
+	}
+	return false;
+}
+
+int wg_analysis_ships_library(wg_analysis *an, size_t i, const char *soname, bool *ships)
+{
+	*ships = false;
+	if (i >= an->n)
+		return WG_EINVAL;
+	int rc = build_names(an);
+	if (rc < 0)
+		return rc;
+	size_t c;
+	answering(an, soname, &c);
+	if (c) {
+		*ships = true;
+		return WG_OK;
+	}
+	if (!an->paths_done) {
+		an->paths_done = true;
+		an->paths_rc = build_paths(an);
+	}
+	if (an->paths_rc < 0)
+		return an->paths_rc;
+	const wg_object *o = object_at(an, i);
+	if (!wg_scan_is_dist(an->scan) || strchr(soname, '/'))
+		return WG_OK;
+	char *where = wg_install_path("", &an->arena, o->path);
+	if (!where)
+		return WG_ENOMEM;
+	const char *origin = where + 1, *slash = strrchr(origin, '/');
+	size_t olen = slash ? (size_t)(slash - origin) : 0;
+	*ships = found_through(an, o->runpath, soname, origin, olen) ||
+		 found_through(an, o->rpath, soname, origin, olen);
 	return WG_OK;
 }

@@ -8,7 +8,8 @@
  *    to in the target environment, built once for all the loads the loader resolves;
  *  - each object's system runtime needs (GLIBC, GLIBCXX, CXXABI, GCC);
  *  - each CUDA object's verdict on each target GPU;
- *  - the modules a wheel ships (a hash set), for the hollow-wheel check.
+ *  - the modules a wheel ships (a hash set), for the hollow-wheel check;
+ *  - the libraries it ships, by the names DT_NEEDED entries give (the platform policy checks).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_ANALYSIS_H
@@ -52,6 +53,14 @@ int wg_analysis_libs(wg_analysis *an, wg_lib *const **libs, const wg_vec **all);
 
 /** The highest system runtime need of each family of object i (wg_object_sysneeds), once. */
 size_t wg_analysis_sysneeds(wg_analysis *an, size_t i, const wg_sysneed **out);
+
+/**
+ * Whether the input ships the library object i needs as soname (a DT_NEEDED entry): an object
+ * of the input answers that name (its SONAME, else its file name: the loader takes an object
+ * already loaded by SONAME), or a member of that file name lies in a directory of object i's
+ * RUNPATH or RPATH given relative to $ORIGIN, inside the wheel.
+ */
+int wg_analysis_ships_library(wg_analysis *an, size_t i, const char *soname, bool *ships);
 
 /** The verdict on object i for target GPU g (wg_object_gpu_verdict), once; NULL when i or g
  * is out of range. */

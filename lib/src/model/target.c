@@ -112,26 +112,24 @@ static int set_fact(wg_target *t, const char *k, const char *v)
 		snprintf(sv.family, sizeof(sv.family), "%s", fam);
 		set_sysver(t, &sv);
 	} else if (!strcmp(k, "platform")) {
-		char *tmp = malloc(wg_policy_size());
-		const void *pol = tmp ? wg_platform_policy(v, tmp) : NULL;
+		wg_policy pol;
+		bool known = wg_policy_for_tag(&pol, v);
 		bool musl = wg_has_prefix(v, "musllinux_");
-		if (!pol && !musl) {
-			free(tmp);
+		if (!known && !musl) {
 			return bad("--target: platform=%s: expected a manylinux or musllinux tag "
 				   "(manylinux_2_28_x86_64, manylinux2014_x86_64, musllinux_1_2_x86_64)", v);
 		}
 		snprintf(t->platform, sizeof(t->platform), "%s", v);
 		t->musl = musl;
 		static const char *const fams[] = {"GLIBC", "GLIBCXX", "CXXABI", "GCC"};
-		for (size_t i = 0; pol && i < 4; i++) {
-			const wg_sysver *l = wg_policy_limit(pol, fams[i]);
+		for (size_t i = 0; known && i < 4; i++) {
+			const wg_sysver *l = wg_policy_limit(&pol, fams[i]);
 			bool have = false;
 			for (size_t j = 0; j < t->nsysvers; j++)
 				have = have || !strcmp(t->sysvers[j].family, fams[i]);
 			if (l && !have) /* an explicit glibc= given before wins */
 				set_sysver(t, l);
 		}
-		free(tmp);
 	} else if (!strcmp(k, "cuda")) {
 		if (!two_numbers(v, &a, &b) || a < 7 || a > 99)
 			return bad("--target: cuda=%s: expected a version like 12.8", v);

@@ -504,6 +504,31 @@ const wg_sym *wg_check_abi_import(wg_check_ctx *cc, const wg_object *o, unsigned
 	return first;
 }
 
+int wg_check_need_from(wg_check_ctx *cc, size_t i, const char *soname, wg_need_from *from,
+		       const char **why)
+{
+	*why = NULL;
+	*from = WG_NEED_LOADER;
+	if (wg_provided_loader(soname))
+		return WG_OK;
+	bool ships = false;
+	int rc = wg_analysis_ships_library(cc->an, i, soname, &ships);
+	*from = WG_NEED_SHIPPED;
+	if (rc < 0 || ships)
+		return rc;
+	*from = WG_NEED_DRIVER;
+	if ((*why = wg_provided_driver(soname)) != NULL)
+		return WG_OK;
+	char by[256];
+	*from = WG_NEED_REQUIRED;
+	if (wg_provided_by(soname, &cc->scan->lists[WG_LIST_REQUIRES_DIST], by, sizeof(by))) {
+		*why = wg_check_printf(cc, "%s", by);
+		return *why ? WG_OK : WG_ENOMEM;
+	}
+	*from = WG_NEED_SYSTEM;
+	return WG_OK;
+}
+
 bool wg_object_is_cuda(const wg_object *o)
 {
 	return o->fatbin_containers.len > 0;

@@ -95,6 +95,19 @@ const wg_sym *wg_check_abi_import(wg_check_ctx *cc, const wg_object *o, unsigned
 				  unsigned *count);
 void wg_abi_name_for(char *buf, size_t n, int cxx11abi);
 
+/** What lets object i need the library soname (a DT_NEEDED entry) from outside a manylinux or
+ * musllinux wheel, whatever the policy: the platform policy kinds' exceptions. */
+typedef enum {
+	WG_NEED_SYSTEM,   /* nothing: the policy's lib_whitelist must allow it */
+	WG_NEED_SHIPPED,  /* the wheel ships it (wg_analysis_ships_library) */
+	WG_NEED_LOADER,   /* the dynamic loader itself */
+	WG_NEED_DRIVER,   /* the NVIDIA driver's (libcuda.so.1): *why says so */
+	WG_NEED_REQUIRED  /* a distribution the wheel requires ships it: *why names it */
+} wg_need_from;
+/** Sorts the need; *why (for DRIVER and REQUIRED) in the report's arena. */
+int wg_check_need_from(wg_check_ctx *cc, size_t i, const char *soname, wg_need_from *from,
+		       const char **why);
+
 /** Whether an ld issue like cc->ld_issues[i] (same kind, object and library, and with
  * version, same version) came before it: the loader kinds report each once. */
 bool wg_ld_seen_before(wg_check_ctx *cc, size_t i, bool version);

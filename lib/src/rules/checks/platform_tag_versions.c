@@ -2,11 +2,11 @@
  * platform-tag-versions: a wheel tagged manylinux_2_28_x86_64 (or manylinux2014, or
  * musllinux_*) promises to load on every system of that policy, but an object needs a newer
  * GLIBC/GLIBCXX/CXXABI/GCC version than the policy allows (or, for musllinux, glibc at all).
- * The policies are data: rules/platform/manylinux.yaml.
+ * The policies are data: rules/platform/manylinux.yaml (auditwheel's), each family's highest
+ * version on the tag's architecture.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "rules/checks/check.h"
@@ -16,9 +16,6 @@ static int run(wg_check_ctx *cc)
 	const wg_scan *s = cc->scan;
 	if (!wg_scan_is_dist(s))
 		return WG_OK;
-	void *tmp = malloc(wg_policy_size());
-	if (!tmp)
-		return WG_ENOMEM;
 	int rc = WG_OK;
 	const wg_object *o;
 	for (size_t next = 0; rc == WG_OK && (o = wg_check_next_object(cc, &next));) {
@@ -30,14 +27,15 @@ static int run(wg_check_ctx *cc)
 				const char *tag = s->lists[WG_LIST_PLATFORM_TAGS].v[j];
 				const wg_sysver *lim = NULL;
 				wg_sysver none = {"", {0, 0, 0, 0}, 0};
+				wg_policy pol; /* lim may point into it */
 				if (wg_has_prefix(tag, "musllinux_")) {
 					if (strcmp(need[k].v.family, "GLIBC"))
 						continue; /* musl systems may well carry libstdc++ */
 					snprintf(none.family, sizeof(none.family), "GLIBC");
 					lim = &none;
 				} else {
-					const void *pol = wg_platform_policy(tag, tmp);
-					lim = pol ? wg_policy_limit(pol, need[k].v.family) : NULL;
+					lim = wg_policy_for_tag(&pol, tag)
+						      ? wg_policy_limit(&pol, need[k].v.family) : NULL;
 				}
 				if (!lim || (lim->n && wg_ver_cmp(need[k].v.v, need[k].v.n, lim->v,
 								 lim->n) <= 0))
@@ -61,7 +59,6 @@ static int run(wg_check_ctx *cc)
 			rc = wg_emit(cc, &v, o->path, sym, NULL, 0);
 		}
 	}
-	free(tmp);
 	return rc < 0 ? rc : WG_OK;
 }
 
