@@ -1030,6 +1030,8 @@ def judge_record_claim(view, rec, f):
         return "changed", "%s changed after install (its bytes differ from RECORD)" % arc
     if arc in rec["removed_files"]:
         return "changed", "%s was removed after install" % arc
+    if rec.get("changed_unknown"):
+        return "unverified", "the files were not hashed (%s)" % NOT_RUN
     if f["rule"] == "WG-REC-002":
         return "false", "the distribution has a RECORD (the harness read it)"
     return "false", "%s matches its RECORD row (the harness hashed it)" % (arc or "-")
@@ -1079,6 +1081,12 @@ def judge_finding(view, rec, f, claims, index, sites, supported=None):
 def miss_class(rec, top, err, blockers):
     if blockers:
         return "native load failure: %s" % ", ".join(blockers)
+    py = [a for a, m in sorted(rec["members"].items())
+          if m.get("result") and m["result"].get("level") == "python" and
+          m["result"]["ok"] is False and (err == m["result"]["error"] or
+                                          names_failure(err, a, m))]
+    if py:
+        return "Python-level failure of %s (the loader loads it)" % ", ".join(py)
     m = re.search(r"No module named '([\w.]+)'", err or "")
     if m:
         name = m.group(1)
@@ -1147,6 +1155,8 @@ def view_stats(recs, view):
         st[verdict] += 1
         if verdict == "fail" and r["reality"]["works"]:
             st["failed, work"] += 1
+        if r["reality"]["works"] is None:
+            st["unknown"] += 1
         errs = [f for f in v["findings"] if f["severity"] == "error"]
         st["errors"] += len(errs)
         for f in errs:
@@ -1171,21 +1181,28 @@ def views_table(recs, meta, views):
              "*unverified* when the harness could not tell. A *miss*: a top-level import or "
              "GPU operation that fails with no standing (non-false) error, or a native load "
              "failure no error names.\n")
-    L.append("| view | distributions | pass | fail | no verdict | failed, yet work | errors | "
-             "true | **false** | changed file | unverified | distributions with a false "
-             "error | **misses**: imports / objects | distributions with a miss |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("| view | distributions | pass | fail | no verdict | failed, yet work | "
+             "reality unknown | errors | true | **false** | changed file | unverified | "
+             "distributions with a false error | **misses**: imports / objects | "
+             "distributions with a miss |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for view in views:
         for label, sub in (("", recs), (" (pure)", [r for r in recs if r["kind"] == "pure"]),
                            (" (native)", [r for r in recs if r["kind"] == "native"])):
             st = view_stats(sub, view)
-            L.append("| %s%s | %d | %d | %d | %d | %d | %d | %d | **%d** | %d | %d | %d | "
+            L.append("| %s%s | %d | %d | %d | %d | %d | %d | %d | %d | **%d** | %d | %d | %d | "
                      "**%d / %d** | %d |" % (
                          view, label, st["distributions"], st["pass"], st["fail"],
-                         st["no verdict"], st["failed, work"], st["errors"], st["true"],
-                         st["false"], st["changed"], st["unverified"], st["false-dists"],
-                         st["missed imports"], st["missed objects"], st["missed-dists"]))
+                         st["no verdict"], st["failed, work"], st["unknown"], st["errors"],
+                         st["true"], st["false"], st["changed"], st["unverified"],
+                         st["false-dists"], st["missed imports"], st["missed objects"],
+                         st["missed-dists"]))
     L.append("")
+    nr = meta.get("not_run") or {}
+    if any(nr.values()):
+        L.append("**Not run** (--deadline reached): %s. A distribution whose reality is "
+                 "unknown has no miss; an error whose probe did not run is unverified.\n" %
+                 ", ".join("%s %d" % kv for kv in nr.items() if kv[1]))
     ch = [r for r in recs if r["changed_files"] or r["removed_files"]]
     L.append("Files changed after install (bytes differ from RECORD / removed; packed as they "
              "are now): %d in %d distributions (%d of them installed by no wheel installer: "
@@ -1780,14 +1797,17 @@ def main():
     # largest wheel's pack + check is the critical path. Without the check view only the
     # changed files are looked for.
     packs.sort(key=lambda p: p[4]["size"], reverse=True)
-    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
+
+    def pack_one(d, inside, outside, hashes):
+        if time.monotonic() >= DEADLINE[0]:
+            return None
         if "check" in views:
-            futs = {ex.submit(pack, d, inside, outside, wheels_dir, a.level, a.store,
-                              a.reuse_wheels, hashes): rec
-                    for d, inside, outside, hashes, rec in packs}
-        else:
-            futs = {ex.submit(lambda i, h: {"changed": changed_files(i, h)}, inside, hashes): rec
-                    for d, inside, outside, hashes, rec in packs}
+            return pack(d, inside, outside, wheels_dir, a.level, a.store, a.reuse_wheels,
+                        hashes)
+        return {"changed": changed_files(inside, hashes)}
+    with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
+        futs = {ex.submit(pack_one, d, inside, outside, hashes): rec
+                for d, inside, outside, hashes, rec in packs}
         for i, f in enumerate(concurrent.futures.as_completed(futs), 1):
             rec = futs[f]
             try:
@@ -1795,6 +1815,10 @@ def main():
             except Exception as e:
                 rec["notes"].append("packing failed: %s" % e)
                 log("pack %s FAILED: %s" % (rec["name"], e))
+                continue
+            if info is None:
+                rec["changed_unknown"] = True
+                rec["notes"].append("not packed, changed files not looked for: " + NOT_RUN)
                 continue
             rec["changed_files"] = info.pop("changed", [])
             if "check" not in views:
@@ -1828,6 +1852,19 @@ def main():
     supported = supported_tags(py, max(1, budget(a.timeout)), cwd)
     judge_views(recs, claims, index, roots, supported)
 
+    def not_run(res):
+        return not res or res.get("ok") is None
+    meta_not_run = collections.OrderedDict([
+        ("audits (distributions)", sum(1 for r in recs if "audit" in views and
+                                       (r["audit"] or {}).get("verdict") in (None, "not run"))),
+        ("checks", sum(1 for r in recs if "check" in views and
+                       (r["check"] or {}).get("verdict") in (None, "not run"))),
+        ("top-level imports", sum(not_run(x) for r in recs for x in r["top_level"].values())),
+        ("module and library probes", sum(not_run(m["result"]) for r in recs
+                                          for m in r["members"].values()
+                                          if m["kind"] != "other")),
+        ("import claims", sum(not_run(x) for x in claims.values())),
+        ("GPU operations", sum(not_run(x) for r in recs for x in r["gpu"].values()))])
     gpus = None
     for r in recs:
         tgt = (r["check"] or r["audit"] or {}).get("target")
@@ -1839,7 +1876,8 @@ def main():
             if isinstance((wenv or {}).get("torch"), dict) else None,
             "wheelgate_version": vout.decode().strip() or "wheelgate ?", "gpus": gpus,
             "distributions": len(env["dists"]), "not_packed": unpacked, "views": views,
-            "no_record": norecord, "seconds": round(time.monotonic() - T0, 1)}
+            "no_record": norecord, "not_run": meta_not_run,
+            "seconds": round(time.monotonic() - T0, 1)}
     parts = ["# wheelgate against reality: python %s (%s), torch %s; %s; GPUs: %s; %d "
              "distributions (%d with RECORD, %d of those ship ELF files), in %ss\n" % (
                  meta["python"], meta["executable"], meta.get("torch_version") or "none",
