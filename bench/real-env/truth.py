@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 """wheelgate against reality in a real Python environment.
 
-Every installed distribution of PY's environment whose RECORD lists an ELF file is packed back
-into a wheel from its RECORD and checked with `wheelgate check --env PY --gpu auto`; reality is
-measured in fresh processes of PY: every extension module imported by its dotted name (and,
-where that fails otherwise than by the loader's words about it, dlopen'ed: a native load failure
-or a Python-level one), the distribution's top-level packages imported (those RECORD holds),
-every other shared library loaded with ctypes after `import torch` (unless an import or a GPU
-operation was seen to map it: /proc/self/maps), and one GPU operation each for torch, cupy and
-jax. The confusion table compares the two.
+Every installed distribution of PY's environment with a RECORD, pure or native, is judged two
+ways: `wheelgate audit` of the installed distribution in place, and `wheelgate check --env PY
+--gpu auto` of a wheel packed back from its RECORD (the files as they are now; files changed
+after install are listed apart). Reality is measured in fresh processes of PY: the
+distribution's top-level packages imported, every extension module imported by its dotted name
+(and, where that fails otherwise than by the loader's words about it, dlopen'ed: a native load
+failure or a Python-level one), every other shared library loaded with ctypes after `import
+torch` (unless an import or a GPU operation was seen to map it: /proc/self/maps), and one GPU
+operation each for torch, cupy and jax. Each error finding's claim is then executed (the
+import statement a WG-HOL-001 names, in the module that holds it; the load of the object a
+loader finding names; the GPU operation; the RECORD row; the tag) and judged true or false,
+and what really fails with no error finding is a miss. The tables compare the two, per view
+and per rule.
 
 Standard library only. Usage:
   truth.py --wheelgate PATH/TO/wheelgate [--python PY] [--out DIR] [--jobs N]
-           [--only NAME...] [--timeout S]
+           [--only NAME...] [--timeout S] [--deadline S] [--views audit,check]
 See bench/real-env/README.md.
 SPDX-License-Identifier: GPL-3.0-or-later
 """
@@ -1034,7 +1039,9 @@ def judge_record_claim(view, rec, f):
         return "unverified", "the files were not hashed (%s)" % NOT_RUN
     if f["rule"] == "WG-REC-002":
         return "false", "the distribution has a RECORD (the harness read it)"
-    return "false", "%s matches its RECORD row (the harness hashed it)" % (arc or "-")
+    if arc not in rec.get("_record", ()):
+        return "unverified", "%s is no file RECORD lists" % (arc or "no member")
+    return "false", "%s matches its RECORD row (the harness hashed it)" % arc
 
 
 def judge_tag_claim(rec, supported):
@@ -1305,7 +1312,9 @@ def views_lists(recs, views):
             "%s×%d" % kv for kv in sorted(errs.items())) if errs else "")
 
     def count(r, view, what):
-        v = r["views"].get(view) or {}
+        v = r["views"].get(view)
+        if view not in views or not v or v.get("verdict") not in ("pass", "fail"):
+            return "-"
         if what == "false":
             return sum(1 for f in v.get("findings", []) if f.get("truth") == "false")
         return len(v.get("misses", []))
@@ -1640,7 +1649,8 @@ def main():
                      "top_level": {t: None for t in tops}, "stale_top_level": stale,
                      "changed_files": [], "removed_files": missing, "gone_cache": gone_cache,
                      "gpu": {}, "check": None, "audit": None, "pack": None, "views": {},
-                     "size": sum(os.path.getsize(p) for p in inside.values())})
+                     "size": sum(os.path.getsize(p) for p in inside.values()),
+                     "_record": set(inside)})
         packs.append((d, inside, outside, hashes, recs[-1]))
     nat = [r for r in recs if r["kind"] == "native"]
     log("%d distributions with RECORD, %d of them ship ELF files: %s" %
@@ -1904,7 +1914,8 @@ def main():
            "claims": [{"holder": k[0], "module": k[1], "probe": v}
                       for k, v in sorted(claims.items(), key=lambda kv: (kv[0][0] or "", kv[0][1]))],
            "unparsed_claims": unparsed,
-           "wheels": [{k: v for k, v in r.items() if k != "views"} for r in recs]}
+           "wheels": [{k: v for k, v in r.items() if k != "views" and not k.startswith("_")}
+                      for r in recs]}
     with open(os.path.join(out, "truth.json"), "w") as f:
         json.dump(doc, f, indent=1, default=sorted)
     with open(os.path.join(out, "table.md"), "w") as f:

@@ -9,9 +9,14 @@ PyInit (torchaudio's lib/ kind), an extension whose PyInit raises and one no imp
 (its parent is a module, not a package) while their dlopen works (Python-level failures), one
 whose package imports its extension under try/except and raises again (blocking, though it
 looks optional), one whose extension fails its own initialisation (Python-level, and it breaks
-the package), and a pure one (not packed). The harness must pack each back into the wheel it came from, find
-reality, and count what wheelgate got right and wrong: its counts are recomputed here from
-wheelgate's own output on the same wheels.
+the package); and pure ones: one that imports, a hollow one (its __init__ imports a _C no file
+provides), one that imports its missing _C only inside a function (the finding is false), one
+whose data file changes after install, one whose bytecode cache is removed after install, one
+that imports a dependency that is not installed (a miss). The harness must pack each back into
+a wheel of the files as installed, judge each both ways (audit in place, check of the repack),
+execute each error's claim, list changed files apart, find reality, and count what wheelgate
+got right and wrong: its counts are recomputed here from wheelgate's own output (check of the
+same wheels, audit of the same venv) and reality measured here.
 
 Usage: test_truth.py WHEELGATE TRUTH_PY GXX [PYTHON]
 """
@@ -606,12 +611,14 @@ def claims_are_parsed_and_judged():
     assert t.judge_import_claim(nocont, probe(None, missing))[0] == "unverified"
     assert t.judge_import_claim(nocont, probe(None, {"ok": True}))[0] == "false"
 
-    rec = {"changed_files": ["pkg/data.txt"], "removed_files": ["pkg/gone.py"]}
+    rec = {"changed_files": ["pkg/data.txt"], "removed_files": ["pkg/gone.py"],
+           "_record": {"pkg/data.txt", "pkg/same.py"}}
     for view, member, rule, want in (
             ("audit", "pkg/__pycache__/m.cpython-311.pyc", "WG-WHL-002", "false"),
             ("audit", "pkg/data.txt", "WG-REC-001", "changed"),
             ("audit", "pkg/gone.py", "WG-WHL-002", "changed"),
             ("audit", "pkg/same.py", "WG-REC-001", "false"),
+            ("audit", "pkg/unlisted.py", "WG-REC-003", "unverified"),
             ("check", "pkg/data.txt", "WG-REC-001", "false")):
         got = t.judge_record_claim(view, rec, {"rule": rule, "member": member})
         assert got[0] == want, (view, member, got)
