@@ -772,6 +772,7 @@ def audit(wg, py, names, extra, jobs, timeout, cwd):
         run["dropped"] += sorted(gone)
         names = [n for n in names if n not in gone]
         if not names:
+            run["verdict"] = "none audited"
             return {}, run
     got = {}
     for inp in doc.get("inputs", []):
@@ -1177,7 +1178,8 @@ def view_stats(recs, view):
 
 
 def views_table(recs, meta, views):
-    L = ["## Both views: every distribution, every error's claim executed\n"]
+    which = "Both views" if len(views) == 2 else "The %s view" % views[0]
+    L = ["## %s: every distribution, every error's claim executed\n" % which]
     L.append("*audit*: `wheelgate audit` of the installed distributions in place; *check*: "
              "`wheelgate check --env` of each repacked from its RECORD (the files as they are "
              "now). An error is *true* when what it claims reproduces here (an import claim: "
@@ -1220,7 +1222,7 @@ def views_table(recs, meta, views):
                  sum(1 for r in ch if not wheel_installer(r.get("installer"))),
                  sum(len(r["gone_cache"]) for r in recs),
                  sum(1 for r in recs if r["gone_cache"]), len(meta.get("no_record", []))))
-    L.append("## Per rule, both views (errors judged; warnings counted)\n")
+    L.append("## Per rule, %s (errors judged; warnings counted)\n" % which.lower())
     L.append("| view | rule | severity | claim | findings | true | **false** | changed file | "
              "unverified | distributions |")
     L.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|")

@@ -196,7 +196,8 @@ def build():
     # function (the package imports: the finding is false); one whose data file changes
     # after install; one whose bytecode cache (listed in RECORD: pip compiled it) is
     # removed after install; one that imports a dependency that is not installed (a miss:
-    # no finding, and it fails).
+    # no finding, and it fails); one installed in a directory a .pth file adds to sys.path,
+    # which Python imports from and wheelgate audit does not read (not audited).
     pure = {
         "wgtruth_pure": {"wgtruth_pure/__init__.py": b""},
         "wgtruth_hollow": {"wgtruth_hollow/__init__.py": b"from . import _C\n"},
@@ -207,13 +208,19 @@ def build():
                          "wgtruth_data/data.txt": b"as built\n"},
         "wgtruth_cache": {"wgtruth_cache/__init__.py": b"VALUE = 1\n"},
         "wgtruth_missdep": {"wgtruth_missdep/__init__.py": b"import wgtruth_not_installed\n"},
+        "wgtruth_elsewhere": {"wgtruth_elsewhere/__init__.py": b""},
     }
     for n, f in pure.items():
         paths[n] = make_wheel(wd, n, "1.0", "py3-none-any", f)
     pipenv = dict(os.environ, PIP_CONFIG_FILE=os.devnull)
     pip = [vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check"]
     p = subprocess.run(pip + ["--no-compile"] + [v for n, v in paths.items()
-                                                  if n != "wgtruth_cache"],
+                                                  if n not in ("wgtruth_cache",
+                                                               "wgtruth_elsewhere")],
+                       capture_output=True, text=True, timeout=300, env=pipenv)
+    assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-1000:]
+    elsewhere = os.path.join(TMP, "elsewhere")
+    p = subprocess.run(pip + ["--no-compile", "--target", elsewhere, paths["wgtruth_elsewhere"]],
                        capture_output=True, text=True, timeout=300, env=pipenv)
     assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-1000:]
     # pip compiles wgtruth_cache's module and lists the .pyc in RECORD.
@@ -231,6 +238,8 @@ def build():
     assert pyc, record
     for c in pyc:
         os.unlink(os.path.join(site, c))
+    with open(os.path.join(site, "wgtruth_elsewhere.pth"), "w") as f:
+        f.write(elsewhere + "\n")
     with open(os.path.join(site, "wgtruth_data", "data.txt"), "wb") as f:
         f.write(b"changed after install\n")
     out = os.path.join(TMP, "out")
@@ -367,7 +376,7 @@ def files_changed_after_install_are_listed_apart():
     for name, rec in w.items():
         changed, gone_cache = [], []
         for row in record_rows(rec["dist_info"]):
-            path = os.path.join(s["site"], row[0])
+            path = os.path.join(os.path.dirname(rec["dist_info"]), row[0])
             if not os.path.exists(path):
                 assert "/__pycache__/" in row[0], row
                 gone_cache.append(row[0])
@@ -384,6 +393,7 @@ def files_changed_after_install_are_listed_apart():
     assert want["wgtruth_data"] == (["wgtruth_data/data.txt"], [])
     assert want["wgtruth_cache"] == ([], s["pyc"])
     assert sum(1 for c, g in want.values() if c or g) == 2, want
+    assert os.path.dirname(w["wgtruth_elsewhere"]["dist_info"]) != s["site"]
     table = open(os.path.join(s["out"], "table.md")).read()
     sec = table.split("\n## Files changed after install\n")[1].split("\n## ")[0]
     assert "| wgtruth_data 1.0 | pip | 1 | 0 | 0 | wgtruth_data/data.txt |" in sec, sec
@@ -419,10 +429,20 @@ def each_error_claim_is_executed_in_both_views():
     w = by_name()
     aud = audit_report()
     for name, rec in w.items():
-        # The audit view is wheelgate audit's own answer for the installed distribution.
+        # The audit view is wheelgate audit's own answer for the installed distribution;
+        # one audit does not see is not audited, and said so.
+        if name not in aud:
+            p = subprocess.run([WG, "audit", "--no-config", "--only", name, setup()["vpy"]],
+                               capture_output=True, text=True, timeout=300)
+            assert p.returncode == 2 and "no installed distribution" in p.stderr, p.stderr
+            assert rec["audit"]["verdict"] == "not audited", rec["audit"]
+            assert "audit dropped it" in rec["audit"]["reason"], rec["audit"]
+            continue
         assert rec["audit"]["verdict"] == aud[name]["verdict"], (name, rec["audit"])
         assert len(rec["audit"]["findings"]) == len(aud[name]["findings"]), name
         for view in ("audit", "check"):
+            if rec[view]["verdict"] not in ("pass", "fail"):
+                continue
             for f in errors(rec, view):
                 assert f["truth"] in ("true", "false", "changed", "unverified"), f
                 if f["claim"] == "load":
@@ -481,6 +501,11 @@ def each_error_claim_is_executed_in_both_views():
     for view in ("audit", "check"):
         rec = w["wgtruth_pure"]
         assert rec[view]["verdict"] == "pass" and rec[view]["misses"] == [], rec[view]
+    # Outside audit's site directories: judged by check alone, and it imports.
+    rec = w["wgtruth_elsewhere"]
+    assert rec["check"]["verdict"] == "pass" and rec["reality"]["works"], rec
+    assert "wgtruth_elsewhere" in [r["dropped"] for r in setup()["doc"]["audit_runs"]
+                                   if r["dropped"]][0], setup()["doc"]["audit_runs"]
 
 
 @test
@@ -492,11 +517,14 @@ def the_views_table_counts_each_claim():
     for view in ("audit", "check"):
         for label, kind in (("", None), (" (pure)", "pure"), (" (native)", "native")):
             recs = [r for n, r in w.items() if kind is None or r["kind"] == kind]
-            c = dict.fromkeys(("pass", "fail", "fw", "errors", "true", "false", "changed",
+            c = dict.fromkeys(("pass", "fail", "nv", "fw", "errors", "true", "false", "changed",
                                "unverified", "fd", "mi", "mo", "md"), 0)
             for r in recs:
                 # Verdicts and error counts from wheelgate's own output, run here.
-                inp = aud[r["name"]] if view == "audit" else wheelgate(r["pack"]["wheel"])
+                inp = aud.get(r["name"]) if view == "audit" else wheelgate(r["pack"]["wheel"])
+                if inp is None:             # a distribution audit does not see
+                    c["nv"] += 1
+                    continue
                 c[inp["verdict"]] += 1
                 c["fw"] += inp["verdict"] == "fail" and bool(r["reality"]["works"])
                 errs = [f for f in inp["findings"] if f["severity"] == "error"]
@@ -505,12 +533,13 @@ def the_views_table_counts_each_claim():
                 for f in errors(r, view):
                     c[f["truth"]] += 1
                 c["fd"] += any(f["truth"] == "false" for f in errors(r, view))
-                ms = r[view]["misses"]
+                ms = r[view].get("misses", [])
                 c["mi"] += sum(1 for x in ms if not x.get("object"))
                 c["mo"] += sum(1 for x in ms if x.get("object"))
                 c["md"] += bool(ms)
-            want = "| %s%s | %d | %d | %d | 0 | %d | 0 | %d | %d | **%d** | %d | %d | %d | " \
-                "**%d / %d** | %d |" % (view, label, len(recs), c["pass"], c["fail"], c["fw"],
+            want = "| %s%s | %d | %d | %d | %d | %d | 0 | %d | %d | **%d** | %d | %d | %d | " \
+                "**%d / %d** | %d |" % (view, label, len(recs), c["pass"], c["fail"], c["nv"],
+                                       c["fw"],
                                        c["errors"], c["true"], c["false"], c["changed"],
                                        c["unverified"], c["fd"], c["mi"], c["mo"], c["md"])
             assert want in table, (want, [l for l in table.splitlines()
@@ -518,6 +547,8 @@ def the_views_table_counts_each_claim():
     # The overall counts this environment must give, whatever today's wheelgate says of the
     # rest: the hollow import true in both views, the lazy one false in both, the missing
     # dependency missed in both.
+    assert "| audit | %d | " % len(w) in table and \
+        re.search(r"^\| audit \| \d+ \| \d+ \| \d+ \| 1 \|", table, re.M), "one not audited"
     for view in ("audit", "check"):
         hol = [(n, f["truth"]) for n, r in w.items() for f in errors(r, view)
                if f["rule"] == "WG-HOL-001"]
