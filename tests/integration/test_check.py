@@ -215,8 +215,9 @@ def every_rule_triggers_and_stays_quiet():
         ("WG-HOL-001", os.path.join(W, "hollow-1.0-py3-none-any.whl"),
          os.path.join(W, "optional-1.0-py3-none-any.whl"), []),
         # The compiled module comes from a Requires-Dist dependency (not one behind an extra).
+        # (in an environment that has neither: without one, whatever else is installed may)
         ("WG-HOL-001", os.path.join(W, "wrapextra-1.0-py3-none-any.whl"),
-         os.path.join(W, "wrapdep-1.0-py3-none-any.whl"), []),
+         os.path.join(W, "wrapdep-1.0-py3-none-any.whl"), ["--env", "/usr/bin/python3"]),
         ("WG-TAG-001", os.path.join(W, "purebin-1.0-py3-none-any.whl"),
          os.path.join(W, "purepkg-0.1-py3-none-any.whl"), []),
         # Root-Is-Purelib: true on a manylinux wheel of libraries (the nvidia-* wheels).

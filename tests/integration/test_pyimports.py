@@ -76,6 +76,13 @@ CASES = {
     "getattr": ({"getattr_lazy/__init__.py":
                  "__all__ = ['fast_ext']\n\ndef __getattr__(name):\n    return 42\n",
                  "getattr_lazy/user.py": "from getattr_lazy import fast_ext, anything_C\n"}, "ok"),
+    # flask's: a __getattr__ for deprecated names, AttributeError for the rest
+    "getattr_raises": ({"getattr_raises/__init__.py":
+                        "def __getattr__(name):\n    if name == 'old':\n        return 1\n"
+                        "    raise AttributeError(name)\n\nfrom . import _C\n"}, "error"),
+    "getattr_named": ({"getattr_named/__init__.py":
+                       "def __getattr__(name):\n    if name == '_C':\n        return 1\n"
+                       "    raise AttributeError(name)\n\nfrom . import _C\n"}, "ok"),
     "allname": ({"allname/__init__.py": "__all__ = ['thing']\nthing = 1\n",
                  "allname/user.py": "from allname import thing\n"}, "ok"),
     "subpkg": ({"subpkg/__init__.py": "from . import inner\nfrom .inner import deep\n",

@@ -38,6 +38,11 @@ typedef struct {
 	wg_strmap binds;    /* name -> first line bound (keys in the arena) */
 	wg_vec stars;       /* star_import */
 	unsigned dyn_line;  /* first line of a dynamic binding, 0 none */
+	/* a module-level def __getattr__: its line, whether it raises AttributeError, whether
+	 * it may answer for any name (imports, getattr() on another object, globals()) */
+	unsigned getattr_line;
+	bool getattr_raises, getattr_forwards;
+	wg_strmap strings;  /* the module's plain string literals (names __getattr__ may know) */
 	bool open_path;     /* __path__ changed or sys.modules written */
 } pymod;
 
@@ -528,8 +533,9 @@ static void dynamic_marks(reader *r, size_t i, size_t end, bool module_scope, bo
 			/* __path__ = ..., __path__.append(...), __path__[:] = ..., extend_path(__path__,
 			 * ...): a package that names its own path may well change it */
 			m->open_path = true;
-		} else if (is_name(t, "__getattr__") && module_scope && !attr) {
-			/* def __getattr__ / __getattr__ = lazy.attach(...): any name may answer */
+		} else if (is_name(t, "__getattr__") && module_scope && !attr &&
+			   !(k > i && is_name(tok(r, k - 1), "def"))) {
+			/* __getattr__ = lazy.attach(...): any name may answer */
 			if (!m->dyn_line || line < m->dyn_line)
 				m->dyn_line = line;
 		}
@@ -769,6 +775,23 @@ static bool suppresses(reader *r, size_t i, size_t colon)
 	return false;
 }
 
+/* A line of the module's def __getattr__: does it raise AttributeError for what it does
+ * not know, or may it answer anything (an import, getattr() on another object, globals())? */
+static void getattr_body(reader *r, size_t i, size_t end)
+{
+	for (size_t k = i; k < end; k++) {
+		const wg_pytok *t = tok(r, k);
+		if (t->kind != WG_PYT_NAME)
+			continue;
+		if (is_name(t, "raise") && k + 1 < end && is_name(tok(r, k + 1), "AttributeError"))
+			r->mod->getattr_raises = true;
+		else if (is_name(t, "import") || is_name(t, "getattr") || is_name(t, "import_module") ||
+			 is_name(t, "__import__") || is_name(t, "globals") || is_name(t, "vars") ||
+			 is_name(t, "__dict__") || is_name(t, "modules"))
+			r->mod->getattr_forwards = true;
+	}
+}
+
 typedef struct {
 	uint32_t indent;
 	int ctx;           /* what the block imposes on its body */
@@ -776,6 +799,7 @@ typedef struct {
 	bool def;          /* a function body */
 	int hdr;
 	bool never;        /* an if TYPE_CHECKING (for its else) */
+	bool getattr;      /* the module's def __getattr__ */
 } block;
 
 static int scan_source(wg_pyimports *im, const wg_source *src)
@@ -829,7 +853,17 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 				im->mod_by_name.vals[k] = idx;
 		/* the module's edges read before stay; a package's __init__ is what runs */
 	}
+	if (rc == WG_OK && !wg_strmap_init(&m->strings, 16))
+		rc = WG_ENOMEM;
 	reader r = {im, m, pkg, &ps, rc};
+	for (size_t k = 0; k < ps.toks.len && r.rc == WG_OK; k++) {
+		const wg_pytok *t = tok(&r, k);
+		if (t->kind != WG_PYT_STRING || t->len > 256)
+			continue;
+		char *v = string_value(&r, t);
+		if (v && identifier(v, strlen(v)) && wg_strmap_put(&m->strings, v, 0) == SIZE_MAX - 1)
+			r.rc = WG_ENOMEM;
+	}
 	block st[MAX_NEST];
 	size_t depth = 0;
 	for (size_t li = 0; li < ps.lines.len && r.rc == WG_OK; li++) {
@@ -845,12 +879,17 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 			def_scope |= st[k].def;
 		}
 		size_t first = l->first, end = l->first + l->n, colon = 0;
+		bool in_getattr = false;
+		for (size_t k = 0; k < depth; k++)
+			in_getattr |= st[k].getattr;
+		if (in_getattr)
+			getattr_body(&r, first, end);
 		int h = header_of(&r, first, end, &colon);
 		if (h == HDR_NONE) {
 			simple_stmts(&r, first, end, ctx, module_scope, def_scope);
 			continue;
 		}
-		block b = {l->indent, WG_IMPORT_REQUIRED, false, false, h, false};
+		block b = {l->indent, WG_IMPORT_REQUIRED, false, false, h, false, false};
 		size_t name_at = is_name(tok(&r, first), "async") ? first + 2 : first + 1;
 		switch (h) {
 		case HDR_DEF:
@@ -858,8 +897,11 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 			if (module_scope && name_at < end && tok(&r, name_at)->kind == WG_PYT_NAME) {
 				const wg_pytok *nt = tok(&r, name_at);
 				bind(&r, nt->s, nt->len, nt->line);
-				if (h == HDR_DEF)
-					dynamic_marks(&r, name_at, name_at + 1, true, false);
+				if (h == HDR_DEF && is_name(nt, "__getattr__")) {
+					b.getattr = true;
+					if (!m->getattr_line)
+						m->getattr_line = nt->line;
+				}
 			}
 			b.scope = true;
 			b.def = h == HDR_DEF;
@@ -989,6 +1031,7 @@ void wg_pyimports_free(wg_pyimports *im)
 	for (size_t i = 0; i < im->mods.len; i++) {
 		pymod *m = wg_vec_at(&im->mods, i);
 		wg_strmap_free(&m->binds);
+		wg_strmap_free(&m->strings);
 		wg_vec_free(&m->stars);
 	}
 	wg_vec_free(&im->mods);
@@ -1046,6 +1089,11 @@ static int binds_at(const wg_pyimports *im, const char *module, const char *name
 	if (!m)
 		return -1; /* no source read (a .pyc, an extension, past the limits) */
 	if (m->dyn_line && (!before_line || m->dyn_line < before_line))
+		return -1;
+	/* a def __getattr__ that raises AttributeError and names no string like `name`, and
+	 * imports or forwards nothing, does not answer for it (flask's, for deprecated names) */
+	if (m->getattr_line && (!before_line || m->getattr_line < before_line) &&
+	    (m->getattr_forwards || !m->getattr_raises || wg_strmap_get(&m->strings, name) != SIZE_MAX))
 		return -1;
 	size_t line = wg_strmap_get(&m->binds, name);
 	if (line != SIZE_MAX && (!before_line || line < before_line))

@@ -140,12 +140,14 @@ static int top_status_of(ctx *c, const char *top, const char **why)
 	if (dep_named(c, top))
 		return PRESENT;
 	const char *norm = wg_normalize_name(c->a, top);
-	size_t i = norm ? wg_strmap_get(&c->extraset, norm) : SIZE_MAX;
+	/* Without an environment, a module an extra's distribution provides may be installed
+	 * all the same (hypothesis' pytest plugin and pytest): only the environment can say. */
+	size_t i = norm && c->env ? wg_strmap_get(&c->extraset, norm) : SIZE_MAX;
 	if (i != SIZE_MAX) {
 		*why = wg_arena_printf(c->a, "is %s's, a distribution this wheel requires only with "
-				       "its extra '%s' (pip does not install it by default)%s",
-				       c->extras[2 * i], c->extras[2 * i + 1],
-				       c->env ? " and the environment does not have" : "");
+				       "its extra '%s' (pip does not install it by default), and the "
+				       "environment does not have",
+				       c->extras[2 * i], c->extras[2 * i + 1]);
 		return *why ? MISSING : UNKNOWN;
 	}
 	bool own = own_name(c, top);
