@@ -291,7 +291,7 @@ def system_site(name, installer):
 
 @test
 def a_system_package_rewritten_by_its_packaging_is_no_false_error():
-    """Debian's packages (no INSTALLER) are stripped after RECORD is written: no WG-REC-001,
+    """Debian's packages (no INSTALLER) are stripped after RECORD is written: no WG-REC-004,
     the build-tree script is a RECORD orphan (a warning), and a note says what was treated
     differently, in the text after the report and on stderr beside JSON."""
     site = system_site("sys-none", None)
