@@ -233,7 +233,13 @@ START_TEST(test_rule_when_input)
 				    "  - id: X-I\n    check: record-mismatch\n    severity: error\n"
 				    "    title: t\n    message: m\n    fix: f\n    when: {input: installed}\n"
 				    "  - id: X-K\n    check: record-mismatch\n    severity: error\n"
-				    "    title: t\n    message: m\n    fix: f\n    when: {input: known}\n");
+				    "    title: t\n    message: m\n    fix: f\n    when: {input: known}\n"
+				    "  - id: X-IT\n    check: record-mismatch\n    severity: error\n"
+				    "    title: t\n    message: m\n    fix: f\n"
+				    "    when: {input: installed, torch: known}\n"
+				    "  - id: X-WT\n    check: record-mismatch\n    severity: error\n"
+				    "    title: t\n    message: m\n    fix: f\n"
+				    "    when: {torch: known, input: wheel}\n");
 	ck_assert_msg(rs, "%s", wg_error_last());
 	wg_scan *s = t_scan(FIX_WHEELS "/badrec-1.0-py3-none-any.whl");
 	wg_report *r = NULL;
@@ -254,8 +260,12 @@ START_TEST(test_rule_when_input)
 	}
 	ck_assert_uint_eq(w, 2); /* badrec/a.py, badrec/b.py */
 	ck_assert_uint_eq(k, 2);
-	/* another input's rule is no question of this one: not listed as not applied */
-	ck_assert_uint_eq(wg_report_not_applied_count(r), 0);
+	/* another input's rule is no question of this one: not listed as not applied, whatever
+	 * else it lacks; this input's rule that lacks the torch is */
+	ck_assert_uint_eq(wg_report_not_applied_count(r), 1);
+	wg_not_applied_info na = WG_NOT_APPLIED_INFO_INIT;
+	ck_assert_int_eq(wg_report_not_applied(&na, r, 0), WG_OK);
+	ck_assert_str_eq(na.rule, "X-WT");
 	wg_report_free(r);
 	wg_scan_free(s);
 	wg_ruleset_free(rs);

@@ -297,18 +297,26 @@ static const char *input_kind_name(wg_scan_kind k)
 	       : k == WG_SCAN_OBJECT ? "object" : k == WG_SCAN_DIRECTORY ? "directory" : "";
 }
 
-/* Whether the target and the input satisfy the rule's `when` conditions. The input's kind is
- * always known: a rule for another kind of input is not part of this input's question (not
- * "not applied"), as WG-REC-001 for a wheel and WG-REC-004 for an installed copy. */
-static bool applies(const wg_rule *r, const wg_target *t, const wg_scan *scan)
+/* Whether the rule's `when: {input: ...}` admits the input. Its kind is always known: a rule
+ * for another kind of input is not part of this input's question, neither run nor "not
+ * applied" (whatever else it lacks), as WG-REC-001 for a wheel and WG-REC-004 for an
+ * installed copy. */
+static bool for_input(const wg_rule *r, const wg_scan *scan)
+{
+	for (size_t i = 0; i < r->nwhen; i++)
+		if (!strcmp(r->when[i].key, "input") && strcmp(r->when[i].value, "known") &&
+		    strcmp(r->when[i].value, input_kind_name(scan->kind)))
+			return false;
+	return true;
+}
+
+/* Whether the target satisfies the rule's `when` conditions (input: for_input's). */
+static bool applies(const wg_rule *r, const wg_target *t)
 {
 	for (size_t i = 0; i < r->nwhen; i++) {
 		const char *k = r->when[i].key, *v = r->when[i].value;
-		if (!strcmp(k, "input")) {
-			if (strcmp(v, "known") && strcmp(v, input_kind_name(scan->kind)))
-				return false;
+		if (!strcmp(k, "input"))
 			continue;
-		}
 		bool known = !strcmp(k, "python") ? t->python_major != 0
 			     : !strcmp(k, "torch") ? t->torch[0] != 0
 			     : !strcmp(k, "cuda") ? t->cuda_major != 0
@@ -371,7 +379,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	for (size_t i = 0; i < rs->rules.len && rc == WG_OK; i++) {
 		const wg_rule *rule = wg_vec_at(&rs->rules, i);
 		/* Rules outside this profile are not part of the question asked. */
-		if (!rule->enabled || rule->sev[r->profile] < 0)
+		if (!rule->enabled || rule->sev[r->profile] < 0 || !for_input(rule, scan))
 			continue;
 		unsigned lacks = lacking(rule, target, scan);
 		if (lacks) {
@@ -379,7 +387,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 			rc = add_not_applied(r, rule, lacks);
 			continue;
 		}
-		if (!applies(rule, target, scan))
+		if (!applies(rule, target))
 			continue;
 		cc.rule = rule;
 		cc.severity = (wg_severity)rule->sev[r->profile];
