@@ -331,7 +331,11 @@ typedef enum {
 	/** the hash or size differs, in an installed distribution that a system's packaging
 	 * installed (wg_scan_is_repackaged): its build rewrote the file (stripped it) after
 	 * writing RECORD, so RECORD cannot say whether it is what was installed */
-	WG_RECORD_REPACKAGED = 7
+	WG_RECORD_REPACKAGED = 7,
+	/** RECORD lists it, but the installed distribution (a wheel installer's) lacks the file:
+	 * removed since it was installed. Never a `.pyc` (Python writes and removes its caches
+	 * itself: an absent one is left out of the members), never a zip member */
+	WG_RECORD_ABSENT = 8
 } wg_record_status;
 
 typedef struct wg_member_info {

@@ -225,8 +225,11 @@ def a_record_with_hexadecimal_digests_is_verified():
     with open(rec, "w", newline="") as f:
         csv.writer(f).writerows(rows)
     rc, doc, err = audit_json(*SYSTEM, "--only", "purepkg", env)
-    bad = [f for f in doc["inputs"][0]["findings"] if f["rule"] == "WG-REC-001"]
-    assert rc == 1 and [f["member"] for f in bad] == [r[0]], (rc, doc["inputs"][0]["findings"])
+    bad = [(f["member"], f["severity"]) for f in doc["inputs"][0]["findings"] if f["rule"] == "WG-REC-004"]
+    assert rc == 0 and bad == [(r[0], "warning")], (rc, doc["inputs"][0]["findings"])
+    rc, doc, err = audit_json(*SYSTEM, "--only", "purepkg", "--profile", "publish", env)
+    bad = [(f["member"], f["severity"]) for f in doc["inputs"][0]["findings"] if f["rule"] == "WG-REC-004"]
+    assert rc == 1 and bad == [(r[0], "error")], (rc, doc["inputs"][0]["findings"])
 
 
 @test
@@ -288,7 +291,7 @@ def system_site(name, installer):
 
 @test
 def a_system_package_rewritten_by_its_packaging_is_no_false_error():
-    """Debian's packages (no INSTALLER) are stripped after RECORD is written: no WG-REC-001,
+    """Debian's packages (no INSTALLER) are stripped after RECORD is written: no WG-REC-004,
     the build-tree script is a RECORD orphan (a warning), and a note says what was treated
     differently, in the text after the report and on stderr beside JSON."""
     site = system_site("sys-none", None)
@@ -318,17 +321,200 @@ def a_system_package_rewritten_by_its_packaging_is_no_false_error():
 
 @test
 def the_same_stripped_file_installed_by_pip_is_still_a_mismatch():
-    """What pip or uv installed is as its wheel was built: a file that differs is reported
-    (the check can still fail), and a file RECORD lists that is gone is an error."""
+    """What pip or uv installed is as its wheel was built: a file that differs is reported as
+    changed since it was installed (a warning for an install, an error for publish), and a
+    file RECORD lists that is gone is an error that names it."""
     for installer in ("pip", "uv"):
         site = system_site("sys-" + installer, installer)
         rc, doc, err = audit_json(site)
         (i,) = doc["inputs"]
-        rec = [f["member"] for f in i["findings"] if f["rule"] == "WG-REC-001" and f["severity"] == "error"]
-        assert rc == 1 and rec == ["sysmod/_native.abi3.so"], (installer, rc, i["findings"])
-        gone = [f for f in i["findings"] if f["rule"] == "WG-WHL-002" and "sysmod-tool" in f["message"]]
-        assert gone and gone[0]["severity"] == "error", (installer, i["findings"])
+        rec = [(f["member"], f["severity"]) for f in i["findings"] if f["rule"] == "WG-REC-004"]
+        assert rec == [("sysmod/_native.abi3.so", "warning")], (installer, rc, i["findings"])
+        gone = [f for f in i["findings"] if f["rule"] == "WG-REC-005"]
+        assert rc == 1 and [(f["member"], f["severity"]) for f in gone] == \
+            [("scripts-3.11/sysmod-tool", "error")], (installer, i["findings"])
+        assert os.path.join(site, "scripts-3.11/sysmod-tool") in gone[0]["message"], gone
+        assert not [f for f in i["findings"] if f["rule"] in ("WG-REC-001", "WG-WHL-002")], i["findings"]
         assert "note:" not in err and "note" not in i, (err, i)
+
+
+# ---- what the real pip leaves (issue 24, point 2) ----
+
+TRUTH = {"truthpkg/__init__.py": b"from . import sub\nfrom .sub import mod\n",
+         "truthpkg/sub/__init__.py": b"",
+         "truthpkg/sub/mod.py": b"VALUE = 42\n",
+         "truthpkg/data.txt": b"hello\n",
+         "truthpkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: truthpkg\nVersion: 1.0\n",
+         "truthpkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: wheelgate-tests (1.0)\n"
+                                         b"Root-Is-Purelib: true\nTag: py3-none-any\n",
+         "truthpkg-1.0.dist-info/top_level.txt": b"truthpkg\n"}
+_PIP_VENV = []
+
+
+def truth_wheel(path, change=None):
+    """A pure wheel with a package, a subpackage and a data file; change: a member whose
+    bytes differ from what RECORD says (a wheel altered after it was built)."""
+    rows = "".join("%s,sha256=%s,%d\n" % (n, b64(d), len(d)) for n, d in TRUTH.items())
+    with zipfile.ZipFile(path, "w") as z:
+        for n, d in TRUTH.items():
+            z.writestr(n, d + b"# altered\n" if n == change else d)
+        z.writestr("truthpkg-1.0.dist-info/RECORD", rows + "truthpkg-1.0.dist-info/RECORD,,\n")
+    return path
+
+
+def pip_venv(name):
+    """A venv (python3 -m venv --without-pip) with truthpkg installed by Debian's real pip
+    (`python3 -m pip --python VENV/bin/python install`): INSTALLER, RECORD and the
+    __pycache__/*.pyc files it compiled, as pip writes them. Made once, copied for each test."""
+    py = SYS_PY or "/usr/bin/python3"
+    if not _PIP_VENV:
+        if not os.access(py, os.X_OK):
+            raise Missing("no %s to make a venv with" % py)
+        v = os.path.join(TMP, "pipvenv")
+        p = subprocess.run([py, "-m", "venv", "--without-pip", v], capture_output=True, timeout=300)
+        if p.returncode:
+            raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr.decode()[-300:])
+        whl = truth_wheel(os.path.join(TMP, "truthpkg-1.0-py3-none-any.whl"))
+        env = {k: x for k, x in os.environ.items() if not k.startswith("PIP_")}
+        env["PIP_CONFIG_FILE"] = os.devnull  # this machine's pip.conf names find-links
+        p = subprocess.run([py, "-m", "pip", "--python", os.path.join(v, "bin", "python"), "install",
+                            "--no-index", "--no-deps", "--disable-pip-version-check", whl],
+                           capture_output=True, timeout=300, env=env)
+        if p.returncode:
+            raise Missing("pip install failed (install python3-pip >= 22.3 for --python): " +
+                          p.stderr.decode()[-300:])
+        _PIP_VENV.append(v)
+    v = os.path.join(TMP, name)
+    shutil.rmtree(v, ignore_errors=True)
+    shutil.copytree(_PIP_VENV[0], v, symlinks=True)
+    sites = [os.path.join(v, "lib", d, "site-packages") for d in os.listdir(os.path.join(v, "lib"))]
+    return v, sites[0], os.path.join(v, "bin", "python")
+
+
+def record_rows(site):
+    with open(os.path.join(site, "truthpkg-1.0.dist-info", "RECORD"), newline="") as f:
+        return list(csv.reader(f))
+
+
+def imports(py):
+    """Whether `import truthpkg` works in the venv: the ground truth of a finding."""
+    env = {k: x for k, x in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    p = subprocess.run([py, "-c", "import truthpkg, sys; sys.exit(truthpkg.mod.VALUE != 42)"],
+                       capture_output=True, timeout=120, env=env)
+    return p.returncode == 0, p.stderr.decode()
+
+
+def inspect_doc(path):
+    rc, out, err = wg("inspect", "--json", path)
+    doc = json.loads(out)
+    return rc, (doc["inputs"][0] if "inputs" in doc else doc), err
+
+
+def findings(doc):
+    (i,) = doc["inputs"]
+    return [(f["rule"], f["member"], f["severity"]) for f in i["findings"]]
+
+
+@test
+def a_real_pip_install_audits_clean_and_its_caches_are_no_finding():
+    """pip lists the .pyc files it compiled in RECORD without a hash; Python rewrites and
+    removes them. A fresh install audits clean, and so does one whose caches are gone."""
+    v, site, py = pip_venv("caches")
+    pyc = [r[0] for r in record_rows(site) if r[0].endswith(".pyc")]
+    assert len(pyc) == 3 and all(r[1] == "" for r in record_rows(site) if r[0] in pyc), record_rows(site)
+    assert all(os.path.isfile(os.path.join(site, p)) for p in pyc), pyc
+    assert open(os.path.join(site, "truthpkg-1.0.dist-info", "INSTALLER")).read().strip() == "pip"
+    rc, doc, err = audit_json(v)
+    assert rc == 0 and findings(doc) == [] and doc["inputs"][0]["verdict"] == "pass", (rc, err, doc["inputs"])
+    # inspect says nothing of them either (an unhashed .pyc row is what pip writes)
+    di = os.path.join(site, "truthpkg-1.0.dist-info")
+    rc, doc, err = inspect_doc(di)
+    assert rc == 0 and doc["problems"] == [], (rc, doc["problems"], err)
+    for p in pyc:
+        os.unlink(os.path.join(site, p))
+    for args in ([], ["--profile", "publish"], ["--fail-on", "info"]):
+        rc, doc, err = audit_json(*args, v)
+        assert rc == 0 and findings(doc) == [], (args, rc, err, findings(doc))
+    rc, out, err = wg("audit", "--no-config", v)
+    assert rc == 0 and "PASS truthpkg 1.0" in out and ".pyc" not in out + err, (rc, out, err)
+    rc, out, err = wg("check", "--no-config", "--format", "json", "--fail-on", "info", di)
+    assert rc == 0 and findings(json.loads(out)) == [], (rc, out[-600:])
+    rc, doc, err = inspect_doc(di)
+    assert rc == 0 and doc["problems"] == [] and not doc["wheel"]["record"]["orphans"], (rc, doc["problems"])
+    assert not [m for m in doc["wheel"]["members"] if m["name"].endswith(".pyc")], doc["wheel"]["members"]
+    # the truth: the package imports (and Python writes its caches again), still clean
+    ok, why = imports(py)
+    assert ok, why
+    assert all(os.path.isfile(os.path.join(site, p)) for p in pyc), "python wrote no cache again"
+    rc, doc, err = audit_json("--fail-on", "info", v)
+    assert rc == 0 and findings(doc) == [], (rc, findings(doc))
+
+
+@test
+def a_file_changed_since_it_was_installed_warns_for_install_and_fails_publish():
+    """A file whose hash differs from RECORD in what pip installed (pip's and certifi's
+    cacert.pem, replaced by the machine) changed since it was installed: a warning for an
+    install (it still imports), an error for publish; a wheel keeps its own words."""
+    v, site, py = pip_venv("changed")
+    data = os.path.join(site, "truthpkg", "data.txt")
+    with open(data, "a") as f:
+        f.write("changed after the install\n")
+    rc, doc, err = audit_json(v)
+    assert rc == 0 and findings(doc) == [("WG-REC-004", "truthpkg/data.txt", "warning")], (rc, findings(doc))
+    (f,) = doc["inputs"][0]["findings"]
+    assert f["message"] == data + ": its sha256 differs from RECORD: the file changed since it was installed", f
+    assert "'truthpkg==1.0'" in f["fix"], f
+    assert (doc["summary"]["errors"], doc["summary"]["warnings"], doc["summary"]["passed"]) == (0, 1, 1), doc["summary"]
+    rc, doc, err = audit_json("--fail-on", "warning", v)
+    assert rc == 1 and doc["inputs"][0]["verdict"] == "fail", (rc, doc["inputs"][0]["verdict"])
+    rc, doc, err = audit_json("--profile", "publish", v)
+    assert rc == 1 and findings(doc) == [("WG-REC-004", "truthpkg/data.txt", "error")], (rc, findings(doc))
+    rc, out, err = wg("audit", "--no-config", v)
+    assert rc == 0 and "warning[WG-REC-004] A file changed since it was installed" in out, (rc, out)
+    assert "altered after it was built" not in out, out
+    # check of the dist-info path: the same words; no target declared is publish's question
+    di = os.path.join(site, "truthpkg-1.0.dist-info")
+    rc, out, err = wg("check", "--no-config", "--format", "json", di)
+    assert rc == 1 and findings(json.loads(out)) == [("WG-REC-004", "truthpkg/data.txt", "error")], (rc, out[-600:])
+    rc, out, err = wg("check", "--no-config", "--format", "json", "--profile", "install", di)
+    assert rc == 0 and findings(json.loads(out)) == [("WG-REC-004", "truthpkg/data.txt", "warning")], (rc, out[-600:])
+    ok, why = imports(py)
+    assert ok, why  # a warning: it still works
+    # a wheel whose member differs from RECORD was altered after it was built: an error in
+    # both profiles, with WG-REC-001's words
+    os.makedirs(os.path.join(TMP, "altered"), exist_ok=True)
+    whl = truth_wheel(os.path.join(TMP, "altered", "truthpkg-1.0-py3-none-any.whl"), change="truthpkg/data.txt")
+    for profile in ("install", "publish"):
+        rc, out, err = wg("check", "--no-config", "--format", "json", "--profile", profile, whl)
+        doc = json.loads(out)
+        assert rc == 1 and findings(doc) == [("WG-REC-001", "truthpkg/data.txt", "error")], (profile, findings(doc))
+        assert doc["inputs"][0]["findings"][0]["message"].endswith("the wheel was altered after it was built"), doc
+
+
+@test
+def a_file_removed_from_the_install_is_named():
+    """A file RECORD lists that is gone from what pip installed (not a cache) is an error
+    that names it as missing from the installed distribution; and it breaks the import."""
+    v, site, py = pip_venv("removed")
+    os.unlink(os.path.join(site, "truthpkg", "sub", "mod.py"))
+    for p in [r[0] for r in record_rows(site) if r[0].endswith(".pyc")]:
+        os.unlink(os.path.join(site, p))  # the caches too: none is a finding
+    for profile in ("install", "publish"):
+        rc, doc, err = audit_json("--profile", profile, v)
+        assert rc == 1 and findings(doc) == [("WG-REC-005", "truthpkg/sub/mod.py", "error")], (profile, rc, findings(doc))
+        msg = doc["inputs"][0]["findings"][0]["message"]
+        assert msg == "%s: RECORD lists truthpkg/sub/mod.py, but it is missing from the installed " \
+            "distribution" % os.path.join(site, "truthpkg", "sub", "mod.py"), msg
+    rc, out, err = wg("audit", "--no-config", v)
+    assert rc == 1 and "FAIL truthpkg 1.0" in out and "error[WG-REC-005]" in out, (rc, out)
+    assert "WG-WHL-002" not in out and "could not be read" not in out, out
+    # inspect shows the member as absent, and says so as a problem
+    rc, doc, err = inspect_doc(os.path.join(site, "truthpkg-1.0.dist-info"))
+    absent = [m["name"] for m in doc["wheel"]["members"] if m["record"] == "absent"]
+    assert absent == ["truthpkg/sub/mod.py"], doc["wheel"]["members"]
+    assert [p["where"] for p in doc["problems"]] == ["truthpkg/sub/mod.py"], doc["problems"]
+    ok, why = imports(py)
+    assert not ok and "ImportError" in why, why  # the truth: the error is real
 
 
 @test

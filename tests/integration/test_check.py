@@ -49,6 +49,23 @@ CHECK_SCHEMA = os.path.join(ROOT, "docs", "schema", "check.schema.json")
 SARIF_SCHEMA = os.path.join(ROOT, "tests", "schemas", "sarif-2.1.0.json")
 
 
+def installed_copy(tmp, name, change=None, remove=None):
+    """The base fixture wheel as pip installs it (members under a site directory, INSTALLER
+    pip), with a file changed or removed since; its .dist-info."""
+    import zipfile
+    site = os.path.join(tmp, name, "site-packages")
+    with zipfile.ZipFile(os.path.join(W, "base-1.0-py3-none-any.whl")) as z:
+        z.extractall(site)
+    with open(os.path.join(site, "base-1.0.dist-info", "INSTALLER"), "w") as f:
+        f.write("pip\n")
+    if change:
+        with open(os.path.join(site, change), "ab") as f:
+            f.write(b"changed since it was installed\n")
+    if remove:
+        os.unlink(os.path.join(site, remove))
+    return os.path.join(site, "base-1.0.dist-info")
+
+
 def check_json(*args, cwd=None):
     rc, out, err = run("--format", "json", "--no-config", *args, cwd=cwd)
     assert rc in (0, 1, 2), (rc, err)
@@ -246,6 +263,12 @@ def every_rule_triggers_and_stays_quiet():
          os.path.join(W, "base-1.0-py3-none-any.whl"), []),
         ("WG-REC-003", os.path.join(W, "badrec-1.0-py3-none-any.whl"),
          os.path.join(W, "base-1.0-py3-none-any.whl"), []),
+        # An installed copy of base (as pip leaves it): a file changed since, one removed, and
+        # the intact copy (a wheel's RECORD rules are for wheels: none fires on it).
+        ("WG-REC-004", installed_copy(tmp, "changed", change="base/data.bin"),
+         installed_copy(tmp, "intact"), []),
+        ("WG-REC-005", installed_copy(tmp, "removed", remove="base/data.bin"),
+         installed_copy(tmp, "intact2"), []),
         ("WG-WHL-001", os.path.join(W, "escape-1.0-py3-none-any.whl"),
          os.path.join(W, "base-1.0-py3-none-any.whl"), []),
         ("WG-WHL-002", os.path.join(W, "badelf-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),

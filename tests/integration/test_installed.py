@@ -120,10 +120,23 @@ def a_changed_installed_file_is_named():
     site, di = install(whl, "tamper")
     with open(os.path.join(site, "hollow", "__init__.py"), "a") as f:
         f.write("# changed\n")
-    rc, out, err = wg("check", "--no-config", "--format", "json", "--profile", "publish", di)
-    doc = json.loads(out)["inputs"][0]
-    rec = [f for f in doc["findings"] if f["rule"] == "WG-REC-001"]
-    assert rc == 1 and len(rec) == 1 and rec[0]["member"] == "hollow/__init__.py", doc["findings"]
+    # changed since it was installed (WG-REC-004, not the wheel's WG-REC-001): an error for
+    # publish, a warning for install, the file named by its path
+    for profile, rc_want, sev in (("publish", 1, "error"), ("install", 0, "warning")):
+        # (the hollow wheel's own error, WG-HOL-001, is not this test's)
+        rc, out, err = wg("check", "--no-config", "--format", "json", "--profile", profile,
+                          "--disable", "WG-HOL-001", di)
+        doc = json.loads(out)["inputs"][0]
+        rec = [(f["rule"], f["member"], f["severity"]) for f in doc["findings"]]
+        assert rc == rc_want and rec == [("WG-REC-004", "hollow/__init__.py", sev)], (profile, rc, doc["findings"])
+        msg = [f["message"] for f in doc["findings"] if f["rule"] == "WG-REC-004"][0]
+        assert msg == os.path.join(site, "hollow", "__init__.py") + ": its sha256 differs from RECORD: " \
+            "the file changed since it was installed", msg
+    # relative to the current directory, the path is the site's as given
+    p = subprocess.run([WG, "check", "--no-config", "--format", "json", os.path.basename(di)],
+                       capture_output=True, timeout=600, cwd=site)
+    msg = [f["message"] for f in json.loads(p.stdout)["inputs"][0]["findings"] if f["rule"] == "WG-REC-004"]
+    assert msg and msg[0].startswith("hollow/__init__.py: its sha256"), (p.returncode, msg)
 
 
 @test

@@ -17,7 +17,8 @@ START_TEST(test_shipped_rules_self_test)
 	char *report = NULL;
 	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
 	ck_assert_uint_eq(wg_ruleset_count(rs), 31 + 2 /* kernels.yaml: WG-KRN-001, -002 */ + 1 /* WG-ABI3-001 */ +
-			  7 /* claims.yaml */ + 1 /* WG-SYS-004 */);
+			  7 /* claims.yaml */ + 1 /* WG-SYS-004 */ +
+			  2 /* installed files: WG-REC-004, -005 */);
 	int rc = wg_ruleset_self_test(rs, &report);
 	ck_assert_msg(rc == WG_OK, "rule examples failing:\n%s", report ? report : "");
 	wg_free(report);
@@ -91,7 +92,8 @@ START_TEST(test_enable_disable)
 		enabled += ri.enabled;
 	}
 	ck_assert_uint_eq(enabled, 29 + 2 /* kernels.yaml */ + 1 /* WG-ABI3-001 */ +
-			  7 /* claims.yaml */ + 1 /* WG-SYS-004 */);
+			  7 /* claims.yaml */ + 1 /* WG-SYS-004 */ +
+			  2 /* installed files: WG-REC-004, -005 */);
 	wg_ruleset_free(rs);
 	o.disable = bogus;
 	o.ndisable = 1;
@@ -196,6 +198,82 @@ START_TEST(test_user_rule_file_errors)
 }
 END_TEST
 
+/* A rule file of its own (the path is written into path, 32 bytes). */
+static wg_ruleset *rules_from(char *path, const char *text)
+{
+	snprintf(path, 32, "/tmp/wg-rule-XXXXXX.yaml");
+	int fd = mkstemps(path, 5);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
+	close(fd);
+	const char *paths[] = {path};
+	wg_ruleset_options o = WG_RULESET_OPTIONS_INIT;
+	o.rule_paths = paths;
+	o.nrule_paths = 1;
+	o.no_default_rules = 1;
+	wg_ruleset *rs = NULL;
+	wg_ruleset_new(&rs, t_ctx, &o);
+	unlink(path);
+	return rs;
+}
+
+/* `when: {input: ...}` picks the kind of input a rule judges: the same check kind says one
+ * thing of a wheel (WG-REC-001) and another of an installed copy (WG-REC-004). */
+START_TEST(test_rule_when_input)
+{
+	char path[32];
+	ck_assert_ptr_null(rules_from(path, "kind: rules\nrules:\n  - id: X-1\n    check: "
+				      "record-mismatch\n    severity: error\n    title: t\n"
+				      "    message: m\n    fix: f\n    when: {input: wheels}\n"));
+	char want[128];
+	snprintf(want, sizeof(want), "%s:9:19: when: input 'wheels' is none of wheel, installed", path);
+	ck_assert_msg(strstr(wg_error_last(), want), "%s", wg_error_last());
+	wg_ruleset *rs = rules_from(path, "kind: rules\nrules:\n"
+				    "  - id: X-W\n    check: record-mismatch\n    severity: error\n"
+				    "    title: t\n    message: '{member} {file}'\n    fix: f\n"
+				    "    when: {input: wheel}\n"
+				    "  - id: X-I\n    check: record-mismatch\n    severity: error\n"
+				    "    title: t\n    message: m\n    fix: f\n    when: {input: installed}\n"
+				    "  - id: X-K\n    check: record-mismatch\n    severity: error\n"
+				    "    title: t\n    message: m\n    fix: f\n    when: {input: known}\n"
+				    "  - id: X-IT\n    check: record-mismatch\n    severity: error\n"
+				    "    title: t\n    message: m\n    fix: f\n"
+				    "    when: {input: installed, torch: known}\n"
+				    "  - id: X-WT\n    check: record-mismatch\n    severity: error\n"
+				    "    title: t\n    message: m\n    fix: f\n"
+				    "    when: {torch: known, input: wheel}\n");
+	ck_assert_msg(rs, "%s", wg_error_last());
+	wg_scan *s = t_scan(FIX_WHEELS "/badrec-1.0-py3-none-any.whl");
+	wg_report *r = NULL;
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, NULL), WG_OK);
+	unsigned w = 0, k = 0;
+	for (size_t i = 0; i < wg_report_count(r); i++) {
+		wg_finding_info f = WG_FINDING_INFO_INIT;
+		ck_assert_int_eq(wg_report_finding(&f, r, i), WG_OK);
+		ck_assert_str_ne(f.rule, "X-I");
+		if (!strcmp(f.rule, "X-W")) {
+			w++;
+			/* a wheel's member is its own {file} */
+			char m[256];
+			snprintf(m, sizeof(m), "%s %s", f.member, f.member);
+			ck_assert_str_eq(f.message, m);
+		}
+		k += !strcmp(f.rule, "X-K");
+	}
+	ck_assert_uint_eq(w, 2); /* badrec/a.py, badrec/b.py */
+	ck_assert_uint_eq(k, 2);
+	/* another input's rule is no question of this one: not listed as not applied, whatever
+	 * else it lacks; this input's rule that lacks the torch is */
+	ck_assert_uint_eq(wg_report_not_applied_count(r), 1);
+	wg_not_applied_info na = WG_NOT_APPLIED_INFO_INIT;
+	ck_assert_int_eq(wg_report_not_applied(&na, r, 0), WG_OK);
+	ck_assert_str_eq(na.rule, "X-WT");
+	wg_report_free(r);
+	wg_scan_free(s);
+	wg_ruleset_free(rs);
+}
+END_TEST
+
 START_TEST(test_findings_on_fixtures)
 {
 	wg_ruleset *rs;
@@ -244,6 +322,7 @@ Suite *suite_rules(void)
 	tcase_add_test(tc, test_enable_disable);
 	tcase_add_test(tc, test_rule_selectors);
 	tcase_add_test(tc, test_user_rule_file_errors);
+	tcase_add_test(tc, test_rule_when_input);
 	tcase_add_test(tc, test_findings_on_fixtures);
 	suite_add_tcase(s, tc);
 	return s;

@@ -3,8 +3,13 @@
  * and for each broken one the exact error, with nothing read that should not be.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/core.h"
 #include "test_util.h"
 
 #define W(name) FIX_WHEELS "/" name
@@ -178,6 +183,122 @@ START_TEST(test_record_statuses)
 }
 END_TEST
 
+/* A file of an installed tree and its RECORD row (sha256 of what was written, or of want:
+ * the bytes RECORD says, to make a file that changed since; hashed false: no hash, as pip
+ * lists the .pyc files it compiled). */
+static void put(FILE *rec, const char *site, const char *rel, const char *data, const char *want,
+		bool hashed, bool keep)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", site, rel);
+	for (char *p = path + strlen(site) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	if (keep) {
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(data, f);
+		fclose(f);
+	}
+	const char *h = want ? want : data;
+	uint8_t d[32];
+	char b64[48];
+	wg_sha256 *sh = wg_sha256_new();
+	wg_sha256_update(sh, h, strlen(h));
+	wg_sha256_final(sh, d);
+	wg_sha256_free(sh);
+	wg_b64url(b64, d, 32);
+	if (hashed)
+		fprintf(rec, "%s,sha256=%s,%zu\n", rel, b64, strlen(h));
+	else
+		fprintf(rec, "%s,,\n", rel);
+}
+
+static wg_scan *installed_tree(char *site, const char *installer)
+{
+	ck_assert_ptr_nonnull(mkdtemp(site));
+	char p[512];
+	snprintf(p, sizeof(p), "%s/pkg-1.0.dist-info", site);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/pkg-1.0.dist-info/RECORD", site);
+	FILE *rec = fopen(p, "w");
+	ck_assert_ptr_nonnull(rec);
+	put(rec, site, "pkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n",
+	    NULL, true, true);
+	put(rec, site, "pkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\n"
+	    "Tag: py3-none-any\n", NULL, true, true);
+	put(rec, site, "pkg/__init__.py", "from . import mod\n", NULL, true, true);
+	put(rec, site, "pkg/mod.py", "X = 1\n", NULL, true, false);             /* removed */
+	put(rec, site, "pkg/data.txt", "new\n", "old\n", true, true);           /* changed */
+	put(rec, site, "pkg/__pycache__/__init__.cpython-311.pyc", "pyc", NULL, false, true);
+	put(rec, site, "pkg/__pycache__/mod.cpython-311.pyc", "pyc", NULL, false, false); /* gone */
+	put(rec, site, "pkg/gone/x.cpython-311.pyc", "pyc", NULL, true, false);  /* gone, hashed */
+	fputs("pkg-1.0.dist-info/RECORD,,\n", rec);
+	fclose(rec);
+	if (installer) {
+		snprintf(p, sizeof(p), "%s/pkg-1.0.dist-info/INSTALLER", site);
+		FILE *f = fopen(p, "w");
+		fputs(installer, f);
+		fclose(f);
+	}
+	snprintf(p, sizeof(p), "%s/pkg-1.0.dist-info", site);
+	return t_scan(p);
+}
+
+static int member_status(const wg_scan *s, const char *name)
+{
+	for (size_t i = 0; i < wg_scan_member_count(s); i++) {
+		wg_member_info mi = WG_MEMBER_INFO_INIT;
+		wg_scan_member(&mi, s, i);
+		if (!strcmp(mi.name, name))
+			return (int)mi.record;
+	}
+	return -1;
+}
+
+/* What a wheel installer installed, as it is now: a removed file is absent, a changed one
+ * differs, and a .pyc (listed without a hash, as pip does, or with one) that is gone is no
+ * member, no orphan and no problem. */
+START_TEST(test_installed_files_as_they_are)
+{
+	char site[] = "/tmp/wg-installed-XXXXXX";
+	wg_scan *s = installed_tree(site, "pip\n");
+	ck_assert_int_eq(member_status(s, "pkg/mod.py"), WG_RECORD_ABSENT);
+	ck_assert_int_eq(member_status(s, "pkg/data.txt"), WG_RECORD_BAD_HASH);
+	ck_assert_int_eq(member_status(s, "pkg/__init__.py"), WG_RECORD_OK);
+	ck_assert_int_eq(member_status(s, "pkg/__pycache__/__init__.cpython-311.pyc"), WG_RECORD_UNHASHED);
+	ck_assert_int_eq(member_status(s, "pkg/__pycache__/mod.cpython-311.pyc"), -1);
+	ck_assert_int_eq(member_status(s, "pkg/gone/x.cpython-311.pyc"), -1);
+	ck_assert_str_eq(wg_record_status_name(WG_RECORD_ABSENT), "absent");
+	ck_assert_uint_eq(wg_wheel_list_count(s, WG_LIST_RECORD_ORPHANS), 0);
+	/* two problems: the changed file and the removed one; nothing of the caches */
+	ck_assert_uint_eq(wg_scan_problem_count(s), 2);
+	for (size_t i = 0; i < wg_scan_problem_count(s); i++) {
+		wg_problem_info p = WG_PROBLEM_INFO_INIT;
+		ck_assert_int_eq(wg_scan_problem(&p, s, i), WG_OK);
+		ck_assert_int_eq(p.code, WG_EINTEGRITY);
+		ck_assert_ptr_null(strstr(p.message, ".pyc"));
+	}
+	wg_scan_free(s);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", site);
+	ck_assert_int_eq(system(cmd), 0);
+	/* A system's packages (no INSTALLER): the removed file is a RECORD orphan (placed
+	 * elsewhere), the changed one repackaged; still nothing of the caches. */
+	char site2[] = "/tmp/wg-installed-XXXXXX";
+	s = installed_tree(site2, NULL);
+	ck_assert_int_eq(member_status(s, "pkg/mod.py"), -1);
+	ck_assert_int_eq(member_status(s, "pkg/data.txt"), WG_RECORD_REPACKAGED);
+	ck_assert_uint_eq(wg_wheel_list_count(s, WG_LIST_RECORD_ORPHANS), 1);
+	ck_assert_str_eq(wg_wheel_list_item(s, WG_LIST_RECORD_ORPHANS, 0), "pkg/mod.py");
+	wg_scan_free(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", site2);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_unsafe_members_not_read)
 {
 	wg_scan *s = t_scan(W("escape-1.0-py3-none-any.whl"));
@@ -284,6 +405,7 @@ Suite *suite_wheel(void)
 	tcase_add_loop_test(tc, test_unreadable, 0, (int)(sizeof(unreadable) / sizeof(unreadable[0])));
 	tcase_add_loop_test(tc, test_problems, 0, (int)(sizeof(problems) / sizeof(problems[0])));
 	tcase_add_test(tc, test_record_statuses);
+	tcase_add_test(tc, test_installed_files_as_they_are);
 	tcase_add_test(tc, test_unsafe_members_not_read);
 	tcase_add_test(tc, test_broken_objects_listed_with_error);
 	tcase_add_test(tc, test_limits_are_options);

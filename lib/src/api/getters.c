@@ -218,6 +218,7 @@ WG_API const char *wg_symbol_type_name(wg_symbol_type t)
 WG_API const char *wg_record_status_name(wg_record_status st)
 {
 	static const char *const n[] = {"ok",       "unhashed", "missing",  "bad-hash",
-					"bad-size", "not-read", "no-record", "repackaged"};
-	return (unsigned)st < 8 ? n[st] : "unknown";
+					"bad-size", "not-read", "no-record", "repackaged",
+					"absent"};
+	return (unsigned)st < sizeof(n) / sizeof(*n) ? n[st] : "unknown";
 }

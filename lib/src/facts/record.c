@@ -1,6 +1,7 @@
 /*
  * RECORD verification: every member read is checked against the row RECORD lists for it
- * (sha256 and size); rows without a member are orphans.
+ * (sha256 and size); rows without a member are orphans. An installed distribution's file
+ * that is absent keeps WG_RECORD_ABSENT (input/installed.c decides, facts/wheel.c sets it).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <stdlib.h>
@@ -13,7 +14,7 @@ void wg_record_mark_none(wg_scan *scan)
 {
 	for (size_t i = 0; i < scan->members.len; i++) {
 		wg_member *m = wg_vec_at(&scan->members, i);
-		if (!m->is_dir && m->record != WG_RECORD_NOT_READ)
+		if (!m->is_dir && m->record != WG_RECORD_NOT_READ && m->record != WG_RECORD_ABSENT)
 			m->record = WG_RECORD_NO_RECORD;
 	}
 }
@@ -106,7 +107,11 @@ void wg_record_verify_rows(wg_scan *scan, const char *name, wg_vec *rows_in, int
 		wg_record_row *r = at == SIZE_MAX ? NULL : wg_vec_at(&rows, at);
 		if (r)
 			r->used = true;
-		if (m->record == WG_RECORD_NOT_READ)
+		if (m->record == WG_RECORD_ABSENT) /* a problem as an orphan is (WG-REC-005's) */
+			wg_scan_add_problem(scan, WG_EINTEGRITY, m->name,
+					    "%s: RECORD lists %s but it is missing from the installed "
+					    "distribution", scan->path, m->name);
+		if (m->record == WG_RECORD_NOT_READ || m->record == WG_RECORD_ABSENT)
 			continue;
 		bool is_sig = wg_has_suffix(m->name, "/RECORD.jws") || wg_has_suffix(m->name, "/RECORD.p7s");
 		if (!r) {
@@ -118,7 +123,10 @@ void wg_record_verify_rows(wg_scan *scan, const char *name, wg_vec *rows_in, int
 		}
 		if (!r->algo) {
 			m->record = WG_RECORD_UNHASHED;
-			if (!wg_has_suffix(m->name, ".dist-info/RECORD") && !is_sig)
+			/* pip lists the .pyc files it compiled at install without a hash (the
+			 * recording-installed-projects spec allows it): no problem there. */
+			bool pyc = scan->kind == WG_SCAN_INSTALLED && wg_has_suffix(m->name, ".pyc");
+			if (!wg_has_suffix(m->name, ".dist-info/RECORD") && !is_sig && !pyc)
 				wg_scan_add_problem(scan, WG_EINTEGRITY, m->name,
 						    "%s: RECORD lists %s without a hash", scan->path, m->name);
 			continue;
@@ -167,6 +175,9 @@ void wg_record_verify_rows(wg_scan *scan, const char *name, wg_vec *rows_in, int
 		/* An installer writes scripts and data outside the site directory (`../../bin/x`)
 		 * and lists them in RECORD: not members of the installed package, not orphans. */
 		if (scan->kind == WG_SCAN_INSTALLED && (r->path[0] == '/' || wg_has_prefix(r->path, "../")))
+			continue;
+		/* Nor is a .pyc that is gone (input/installed.c): a cache Python manages itself. */
+		if (scan->kind == WG_SCAN_INSTALLED && wg_has_suffix(r->path, ".pyc"))
 			continue;
 		wg_strlist_add(&scan->lists[WG_LIST_RECORD_ORPHANS], &scan->arena, r->path);
 		wg_scan_add_problem(scan, WG_EINTEGRITY, r->path,

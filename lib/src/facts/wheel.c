@@ -573,7 +573,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 	/* Pass 1: the directory. Nothing is decompressed yet, so limits cost nothing. */
 	uint64_t total = 0;
 	for (int64_t i = 0; i < count; i++) {
-		wg_zip_entry e;
+		wg_zip_entry e = {0};
 		if ((rc = in->stat(&e, in->self, (uint64_t)i, &err)) < 0) {
 			wg_seterr(&s->err, rc, "%s", err.msg);
 			goto done;
@@ -588,7 +588,9 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 		m->method = e.method;
 		m->is_dir = wg_has_suffix(m->name, "/");
 		m->safe = true;
-		m->record = WG_RECORD_NOT_READ;
+		/* An installed file RECORD lists and that is gone: nothing to read; the record
+		 * rules report it (WG-REC-005), no read problem. */
+		m->record = e.absent ? WG_RECORD_ABSENT : WG_RECORD_NOT_READ;
 		const char *why = unsafe_reason(m->name);
 		if (why) {
 			m->safe = false;
@@ -663,7 +665,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 	uint64_t tb = o->max_text_total, pb = o->max_python_bytes;
 	for (size_t i = 0; i < nm; i++) {
 		wg_member *m = wg_vec_at(&scan->members, i);
-		if (m->is_dir || !m->safe)
+		if (m->is_dir || !m->safe || m->record == WG_RECORD_ABSENT)
 			continue;
 		order[nread++] = i;
 		bytes += m->size;
@@ -726,7 +728,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 	for (size_t i = 0; i < nm; i++) {
 		wg_member *m = wg_vec_at(&scan->members, i);
 		member_out *mo = &out[i];
-		if (m->is_dir || !m->safe)
+		if (m->is_dir || !m->safe || m->record == WG_RECORD_ABSENT)
 			continue;
 		if (mo->rc == WG_ENOMEM) {
 			rc = wg_seterr(&s->err, WG_ENOMEM, "%s: %s", scan->path, mo->msg ? mo->msg : "out of memory");

@@ -17,6 +17,9 @@ typedef struct {
 	uint64_t size, csize;
 	const char *method;
 	bool encrypted;
+	/* an installed distribution's file that RECORD lists and that is not there: nothing
+	 * to read (a zip member is never absent) */
+	bool absent;
 } wg_zip_entry;
 
 /* Both refuse an archive whose end-of-central-directory record declares more than

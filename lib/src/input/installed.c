@@ -75,6 +75,7 @@ typedef struct {
 	const char *name; /* the RECORD path, as a wheel member name */
 	uint64_t size;
 	bool regular;     /* a regular file that could be stat'ed */
+	bool absent;      /* no such file: removed since it was installed */
 	const char *why;  /* why not, for the problem the read reports */
 } installed_file;
 
@@ -234,15 +235,24 @@ int wg_installed_open(wg_installed **out, const char *dist_info, uint32_t max_me
 		snprintf(full, sizeof(full), "%s/%s", d->site, row->path);
 		struct stat st;
 		int gone = lstat(full, &st) != 0 ? errno : 0;
-		if (gone == ENOENT && d->repackaged) {
+		bool no_file = gone == ENOENT || gone == ENOTDIR;
+		if (no_file && (d->repackaged || wg_has_suffix(row->path, ".pyc"))) {
 			/* Placed elsewhere by the packaging (Debian's RECORD names the build tree's
 			 * scripts-3.11/x, installed as /usr/bin/x): not a member; an orphan of
-			 * RECORD, which the record rules report (a warning), never a read error. */
+			 * RECORD, which the record rules report (a warning), never a read error.
+			 * A .pyc is a cache: pip lists those it compiled, Python rewrites and
+			 * removes them (a new interpreter, `find -name __pycache__ -delete`): an
+			 * absent one is not a member either, and no orphan (facts/record.c). */
 			d->n--;
 			continue;
+		} else if (no_file) {
+			/* What a wheel installer installed and is gone: the record rules say so
+			 * (WG_RECORD_ABSENT), it is not a file that could not be read. */
+			f->absent = true;
+			f->why = "missing from the installed distribution";
 		} else if (gone) {
-			f->why = wg_arena_printf(&d->arena, "listed in RECORD but not installed (%s)",
-						 strerror(gone));
+			f->why = wg_arena_printf(&d->arena, "listed in RECORD but could not be "
+						 "examined (%s)", strerror(gone));
 		} else if (S_ISLNK(st.st_mode)) {
 			f->why = "a symbolic link: not read";
 		} else if (!S_ISREG(st.st_mode)) {
@@ -319,6 +329,7 @@ static int inst_stat(wg_zip_entry *out, void *self, uint64_t i, wg_err *err)
 	out->name = d->files[i].name;
 	out->size = out->csize = d->files[i].size;
 	out->method = "installed";
+	out->absent = d->files[i].absent;
 	return WG_OK;
 }
 

@@ -477,6 +477,7 @@ int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err)
 	out->method = method_name(st.comp_method);
 	out->encrypted = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) &&
 			 st.encryption_method != ZIP_EM_NONE;
+	out->absent = false;
 	if (i < z->ninfo) {
 		zmember *zm = &z->info[i];
 		zm->name = st.name;

@@ -260,12 +260,12 @@ static void object_block(tx *t, const wg_object *o, unsigned flags, const wg_gpu
 
 static void record_line(tx *t, const wg_scan *s)
 {
-	size_t counts[8] = {0};
+	size_t counts[WG_RECORD_ABSENT + 1] = {0};
 	size_t n = wg_scan_member_count(s);
 	for (size_t i = 0; i < n; i++) {
 		wg_member_info mi = WG_MEMBER_INFO_INIT;
 		wg_scan_member(&mi, s, i);
-		if (!mi.is_dir && (unsigned)mi.record < 8)
+		if (!mi.is_dir && (unsigned)mi.record <= WG_RECORD_ABSENT)
 			counts[mi.record]++;
 	}
 	tp(t, "  %-12s", "RECORD");
@@ -274,7 +274,7 @@ static void record_line(tx *t, const wg_scan *s)
 		return;
 	}
 	bool first = true;
-	for (int st = 0; st < 8; st++) {
+	for (int st = 0; st <= WG_RECORD_ABSENT; st++) {
 		if (!counts[st])
 			continue;
 		const char *col = st == WG_RECORD_OK || st == WG_RECORD_UNHASHED ? ""

@@ -290,11 +290,33 @@ static int add_not_applied(wg_report *r, const wg_rule *rule, unsigned lacks)
 	return na && na->lacks && na->message ? WG_OK : WG_ENOMEM;
 }
 
-/* Whether the target satisfies the rule's `when` conditions. */
+/* What `when: {input: ...}` names each kind of input. */
+static const char *input_kind_name(wg_scan_kind k)
+{
+	return k == WG_SCAN_WHEEL ? "wheel" : k == WG_SCAN_INSTALLED ? "installed"
+	       : k == WG_SCAN_OBJECT ? "object" : k == WG_SCAN_DIRECTORY ? "directory" : "";
+}
+
+/* Whether the rule's `when: {input: ...}` admits the input. Its kind is always known: a rule
+ * for another kind of input is not part of this input's question, neither run nor "not
+ * applied" (whatever else it lacks), as WG-REC-001 for a wheel and WG-REC-004 for an
+ * installed copy. */
+static bool for_input(const wg_rule *r, const wg_scan *scan)
+{
+	for (size_t i = 0; i < r->nwhen; i++)
+		if (!strcmp(r->when[i].key, "input") && strcmp(r->when[i].value, "known") &&
+		    strcmp(r->when[i].value, input_kind_name(scan->kind)))
+			return false;
+	return true;
+}
+
+/* Whether the target satisfies the rule's `when` conditions (input: for_input's). */
 static bool applies(const wg_rule *r, const wg_target *t)
 {
 	for (size_t i = 0; i < r->nwhen; i++) {
 		const char *k = r->when[i].key, *v = r->when[i].value;
+		if (!strcmp(k, "input"))
+			continue;
 		bool known = !strcmp(k, "python") ? t->python_major != 0
 			     : !strcmp(k, "torch") ? t->torch[0] != 0
 			     : !strcmp(k, "cuda") ? t->cuda_major != 0
@@ -357,7 +379,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	for (size_t i = 0; i < rs->rules.len && rc == WG_OK; i++) {
 		const wg_rule *rule = wg_vec_at(&rs->rules, i);
 		/* Rules outside this profile are not part of the question asked. */
-		if (!rule->enabled || rule->sev[r->profile] < 0)
+		if (!rule->enabled || rule->sev[r->profile] < 0 || !for_input(rule, scan))
 			continue;
 		unsigned lacks = lacking(rule, target, scan);
 		if (lacks) {
@@ -484,6 +506,52 @@ const char *wg_object_member(const wg_scan *scan, const wg_object *o)
 {
 	(void)scan;
 	return o->path;
+}
+
+static bool pep_word(const char *s, const char *punct)
+{
+	size_t n = strlen(s);
+	if (!n || n > 200)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      strchr(punct, *s)))
+			return false;
+	return true;
+}
+
+const char *wg_check_distribution(wg_check_ctx *cc)
+{
+	const wg_scan *s = cc->scan;
+	const char *n = s->fields[WG_WHEEL_META_NAME], *v = s->fields[WG_WHEEL_META_VERSION];
+	if (!n)
+		n = s->fields[WG_WHEEL_NAME];
+	if (!v)
+		v = s->fields[WG_WHEEL_VERSION];
+	/* It is text a reader may paste into a shell: only a name and a version as PEP 508 and
+	 * PEP 440 spell them, never quotes or spaces from a hostile METADATA. */
+	if (!n || !pep_word(n, "._-") || (v && !pep_word(v, "._+!-")))
+		return "NAME==VERSION";
+	return v ? wg_arena_printf(&cc->report->arena, "%s==%s", n, v) : n;
+}
+
+const char *wg_check_member_file(wg_check_ctx *cc, const char *member)
+{
+	const wg_scan *s = cc->scan;
+	if (s->kind != WG_SCAN_INSTALLED)
+		return member;
+	/* The site directory is the one holding the .dist-info (input/installed.c). */
+	size_t n = strlen(s->path);
+	while (n > 1 && s->path[n - 1] == '/')
+		n--;
+	size_t site = n;
+	while (site && s->path[site - 1] != '/')
+		site--;
+	if (!site)
+		return member; /* `x-1.0.dist-info`: the site is the current directory */
+	site = site > 1 ? site - 1 : 1; /* without its last '/', but "/" stays */
+	return wg_arena_printf(&cc->report->arena, "%.*s%s%s", (int)site, s->path,
+			       s->path[site - 1] == '/' ? "" : "/", member);
 }
 
 const wg_sym *wg_check_abi_import(wg_check_ctx *cc, const wg_object *o, unsigned wrong,

@@ -21,7 +21,11 @@
 #include "rules/rules.h"
 
 
-static const char *const target_keys[] = {"python", "torch", "cuda", "cxx11abi", "gpu", NULL};
+/* The keys of `when`: the target's facts, and the kind of input judged (always known). */
+static const char *const target_keys[] = {"python", "torch", "cuda", "cxx11abi", "gpu", "input",
+					  NULL};
+static const char *const input_kinds[] = {"known", "wheel", "installed", "object", "directory",
+					  NULL};
 static const char *const common_vars[] = {"wheel", "path", "rule", "target.python",
 					  "target.torch", "target.cuda", "target.cxx11abi",
 					  "target.abi", "target.gpus", NULL};
@@ -330,7 +334,7 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 	if (when) {
 		if (!wg_yaml_is_map(when))
 			return wg_seterr(err, WG_EDATA, "%s: 'when' must map target facts (python, torch, "
-					 "cuda, cxx11abi, gpu) to 'known' or a value",
+					 "cuda, cxx11abi, gpu) or input to 'known' or a value",
 					 wg_yaml_where(when, where, sizeof(where)));
 		r.nwhen = wg_yaml_len(when);
 		r.when = wg_arena_alloc(&rs->arena, (r.nwhen + 1) * sizeof(*r.when));
@@ -340,9 +344,13 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 			const char *k = wg_yaml_key(when, i), *v = wg_yaml_scalar(wg_yaml_value(when, i));
 			if (!k || !in_list(target_keys, k, strlen(k)) || !v)
 				return wg_seterr(err, WG_EDATA, "%s: when: '%s' is not a target fact (python, "
-						 "torch, cuda, cxx11abi, gpu) with a value",
+						 "torch, cuda, cxx11abi, gpu) or input with a value",
 						 wg_yaml_where(wg_yaml_value(when, i), where, sizeof(where)),
 						 k ? k : "?");
+			if (!strcmp(k, "input") && !in_list(input_kinds, v, strlen(v)))
+				return wg_seterr(err, WG_EDATA, "%s: when: input '%s' is none of wheel, "
+						 "installed, object, directory",
+						 wg_yaml_where(wg_yaml_value(when, i), where, sizeof(where)), v);
 			r.when[i].key = wg_arena_strdup(&rs->arena, k);
 			r.when[i].value = wg_arena_strdup(&rs->arena, v);
 		}

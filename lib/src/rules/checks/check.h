@@ -87,6 +87,14 @@ int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const cha
 char *wg_check_printf(wg_check_ctx *cc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Shared helpers of the check kinds (engine.c). */
 const char *wg_object_member(const wg_scan *scan, const wg_object *o);
+/** Where a member is on disk, for a message: an installed distribution's file under its site
+ * directory (the directory holding the .dist-info); a wheel's member as named (it lives in
+ * the report's arena, or is member; NULL when out of memory). */
+const char *wg_check_member_file(wg_check_ctx *cc, const char *member);
+/** "NAME==VERSION" of the input from METADATA (else its filename), as pip takes it;
+ * "NAME==VERSION" itself when neither says or either holds other characters than PEP 508
+ * names and PEP 440 versions do (it is text to paste into a shell); NULL when out of memory. */
+const char *wg_check_distribution(wg_check_ctx *cc);
 bool wg_object_is_cuda(const wg_object *o);
 /** For an object that needs a library the rule's `libraries` patterns match (torch's): its
  * first undefined torch-facing symbol carrying the std::string ABI wrong (WG_SYM_OLD_STRING or
