@@ -182,7 +182,7 @@ def the_rule_chooses_and_says_why():
     assert all(e["reason"] for e in m["excluded"]), m["excluded"]
     reasons = {}
     for e in m["excluded"]:
-        reasons.setdefault(e["reason"].split(" ")[0], []).append(e["package"])
+        reasons.setdefault(re.split(r" /|:| \(", e["reason"])[0], []).append(e["package"])
     print("NOTE: %d installed python3-* packages: %d chosen, %d excluded (%s)" % (
         len(installed), len(chosen), len(excluded),
         "; ".join("%s: %d" % (k, len(v)) for k, v in sorted(reasons.items()))))
