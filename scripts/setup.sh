@@ -40,6 +40,15 @@ if $test; then
   # python3-dask and python3-distributed: wheelgate.dask's scans on a LocalCluster (ctest dask);
   # python3-matplotlib: the charts of wheelgate.report's HTML page
   pkgs+=(python3-dask python3-distributed python3-matplotlib)
+  # ctest debian (tests/debian): Debian's own pure python3-* packages repacked into wheels
+  # need at least 80 of them; the lines above pull in 65 on a fresh Debian 12 (python3-sympy
+  # among them, named here as the example), these and the 25 packages they pull in
+  # (23 pure python3-* ones: IPython's, Sphinx's, pytest's, Flask's) make it 95. Which of
+  # the installed packages are judged is tests/debian/repack.py's rule, not this list.
+  # (32 packages, 10 MB to download; apt-get install from apt's cache took 100 s, 40 s of
+  # CPU, on a busy 2-core machine.)
+  pkgs+=(python3-sympy python3-patsy python3-ipython python3-sphinx python3-pytest
+         python3-flask python3-networkx python3-hypothesis)
 fi
 if $clang; then
   # libclang-rt-14-dev: the sanitizer and libFuzzer runtimes (tests/fuzz, scripts/test.sh --fuzz)
