@@ -34,8 +34,10 @@ links to files read through; compiled bytecode and __pycache__ left out), with:
     as the wheel file is. Wheels are byte-for-byte reproducible (fixed dates and order).
 
 The hollow twins: the chosen packages in sorted order that have a regular package (an
-__init__.py of their own) not imported at Debian python3's start-up and no member named _C
-in it; every STEP-th of them (STEP = 10, less when that gives fewer than 5) is copied with
+__init__.py of their own) not imported at Debian python3's start-up, no member named _C
+in it, and an __init__.py that does not put another object in its own place
+(`sys.modules[__name__] = ...`, as pythran's omp does: what `from . import _C` then finds is
+that object's business, which no reading of the source can know); every STEP-th of them (STEP = 10, less when that gives fewer than 5) is copied with
 `from . import _C` appended to that package's __init__.py (RECORD rewritten to match). The
 twin cannot import (there is no _C), and wheelgate must say so (WG-HOL-001).
 
@@ -481,6 +483,10 @@ def main():
     for c in chosen:
         for mod in sorted(c["regular_packages"]):
             if mod in at_start or mod.split(".")[0] in at_start:
+                continue
+            init = c["regular_packages"][mod]
+            src = next((d for n, d, _ in c["_members"] if n == init), b"")
+            if re.search(rb"sys\.modules\[\s*__name__\s*\]\s*=", src):
                 continue
             pre = mod.replace(".", "/") + "/_C"
             if any(m[0] == pre or m[0].startswith(pre + ".") or m[0].startswith(pre + "/")

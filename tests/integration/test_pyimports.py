@@ -80,6 +80,18 @@ CASES = {
     "getattr_raises": ({"getattr_raises/__init__.py":
                         "def __getattr__(name):\n    if name == 'old':\n        return 1\n"
                         "    raise AttributeError(name)\n\nfrom . import _C\n"}, "error"),
+    # a lazy loader: whatever name it is asked for, it imports
+    "getattr_lazyload": ({"getattr_lazyload/__init__.py":
+                          "import importlib\n\ndef __getattr__(attr):\n"
+                          "    if attr.startswith('_'):\n        raise AttributeError(attr)\n"
+                          "    return importlib.import_module('.' + attr, __name__)\n",
+                          "getattr_lazyload/sub.py": "X = 1\n",
+                          "getattr_lazyload/user.py": "from getattr_lazyload import sub\n"}, "ok"),
+    "getattr_flask": ({"getattr_flask/__init__.py":
+                       "def __getattr__(name):\n    if name == 'old':\n        import warnings\n"
+                       "        from .old import thing\n        return thing\n"
+                       "    raise AttributeError(name)\n\nfrom . import _C\n",
+                       "getattr_flask/old.py": "thing = 1\n"}, "error"),
     "getattr_named": ({"getattr_named/__init__.py":
                        "def __getattr__(name):\n    if name == '_C':\n        return 1\n"
                        "    raise AttributeError(name)\n\nfrom . import _C\n"}, "ok"),

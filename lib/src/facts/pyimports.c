@@ -42,6 +42,7 @@ typedef struct {
 	 * it may answer for any name (imports, getattr() on another object, globals()) */
 	unsigned getattr_line;
 	bool getattr_raises, getattr_forwards;
+	const char *getattr_param; /* its parameter's name */
 	wg_strmap strings;  /* the module's plain string literals (names __getattr__ may know) */
 	bool open_path;     /* __path__ changed or sys.modules written */
 } pymod;
@@ -779,17 +780,30 @@ static bool suppresses(reader *r, size_t i, size_t colon)
  * not know, or may it answer anything (an import, getattr() on another object, globals())? */
 static void getattr_body(reader *r, size_t i, size_t end)
 {
+	const char *param = r->mod->getattr_param;
+	size_t pl = param ? strlen(param) : 0;
+	bool call = false, uses = false;
 	for (size_t k = i; k < end; k++) {
 		const wg_pytok *t = tok(r, k);
+		if (t->kind == WG_PYT_STRING) {
+			/* f".{name}" */
+			uses |= pl && memmem(t->s, t->len, param, pl) != NULL;
+			continue;
+		}
 		if (t->kind != WG_PYT_NAME)
 			continue;
 		if (is_name(t, "raise") && k + 1 < end && is_name(tok(r, k + 1), "AttributeError"))
 			r->mod->getattr_raises = true;
-		else if (is_name(t, "import") || is_name(t, "getattr") || is_name(t, "import_module") ||
+		else if (is_name(t, "getattr") || is_name(t, "import_module") ||
 			 is_name(t, "__import__") || is_name(t, "globals") || is_name(t, "vars") ||
-			 is_name(t, "__dict__") || is_name(t, "modules"))
-			r->mod->getattr_forwards = true;
+			 is_name(t, "__dict__") || is_name(t, "modules") || is_name(t, "find_spec"))
+			call = true;
+		else if (pl && t->len == pl && !memcmp(t->s, param, pl))
+			uses = true;
 	}
+	/* importlib.import_module("." + name, __name__), getattr(_impl, name): any name */
+	if (call && uses)
+		r->mod->getattr_forwards = true;
 }
 
 typedef struct {
@@ -901,6 +915,11 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 					b.getattr = true;
 					if (!m->getattr_line)
 						m->getattr_line = nt->line;
+					if (name_at + 2 < end && is_op(tok(&r, name_at + 1), "(") &&
+					    tok(&r, name_at + 2)->kind == WG_PYT_NAME)
+						m->getattr_param = wg_arena_strndup(&im->arena,
+										    tok(&r, name_at + 2)->s,
+										    tok(&r, name_at + 2)->len);
 				}
 			}
 			b.scope = true;
