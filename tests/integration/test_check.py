@@ -10,13 +10,14 @@ Prints one line per test and closes with "N passed, N failed".
 import glob
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 
-from harness import Missing, main, test, validate as _validate  # noqa: E402
+from harness import Missing, Skip, main, test, validate as _validate  # noqa: E402
 
 WG, FIX, CORPUS, ROOT = [os.path.abspath(a) for a in sys.argv[1:5]]
 SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
@@ -614,6 +615,83 @@ def an_empty_directory_is_not_a_pass():
 def subprocess_inspect(*args):
     p = subprocess.run([WG, "inspect", *args], capture_output=True, timeout=600)
     return p.returncode, p.stdout, p.stderr.decode()
+
+
+def glibc_needs(so_bytes):
+    """The GLIBC_x.y versions an object needs, as readelf -V lists them (ground truth)."""
+    tmp = tempfile.mkdtemp()
+    try:
+        path = os.path.join(tmp, "o.so")
+        with open(path, "wb") as f:
+            f.write(so_bytes)
+        out = subprocess.run(["readelf", "-V", "--wide", path], capture_output=True,
+                             text=True).stdout
+    finally:
+        shutil.rmtree(tmp)
+    return {tuple(int(x) for x in v.split(".")) for v in
+            re.findall(r"Name: GLIBC_([0-9.]+)", out)}
+
+
+@test
+def gpu_auto_without_a_gpu_keeps_the_install_question():
+    """--gpu auto on a machine without a GPU left the target without a fact: the profile
+    flipped to publish, the system rules went off, and the sm_80-only wheel (its extension
+    needs GLIBC_2.38) passed on glibc 2.36. The local machine is the target: install, the
+    system rules judge this system, and the GPU rules say that no GPU was found."""
+    need_corpus()
+    import ctypes
+    import zipfile
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+        raise Skip("this machine has an NVIDIA driver: --gpu auto may find a GPU")
+    except OSError:
+        pass
+    if not shutil.which("readelf"):
+        raise Missing("no readelf")
+    sm80 = os.path.join(CW, "wgdemo_sm80_only" + SUF)
+    with zipfile.ZipFile(sm80) as z:
+        needs = glibc_needs(z.read("wgdemo_cuda" + EXT))
+    too_new = sorted(v for v in needs if v > local_glibc()[:2])
+    rc, doc, err = check_json("--gpu", "auto", sm80)
+    assert doc["profile"] == "install", doc["profile"]
+    assert doc["target"]["gpus"] == [] and doc["target"]["gpu_auto"]["found"] == 0, doc["target"]
+    why = doc["target"]["gpu_auto"]["none"]
+    assert why and "libnvidia-ml.so.1" in why, doc["target"]
+    inp = doc["inputs"][0]
+    sys_ = [f for f in inp["findings"] if f["rule"] == "WG-SYS-001"]
+    if too_new:  # Debian 12: GLIBC_2.38 > 2.36, importing it fails here
+        assert rc == 1 and inp["verdict"] == "fail" and len(sys_) == 1, (rc, inp)
+        assert "GLIBC_%d.%d" % too_new[-1] in sys_[0]["message"], sys_
+        assert "this system" in sys_[0]["message"], sys_
+    else:
+        assert not sys_, sys_
+    na = {x["rule"]: x for x in inp["not_applied"]}
+    for rule in ("WG-GPU-002", "WG-GPU-003"):
+        assert "gpu" in na[rule]["lacks"], na
+        assert "no GPU found by --gpu auto (%s)" % why in na[rule]["message"], na[rule]
+    assert "WG-SYS-001" not in na, na
+    assert "GPU rules do not apply" in err, err
+    # The text report names the profile and the GPU rules left out.
+    rc2, out, err = run("--no-config", "--gpu", "auto", sm80)
+    assert rc2 == rc and "(profile: install, fail-on: error)" in out, out
+    line = [x for x in out.splitlines() if "not applied:" in x]
+    assert len(line) == 1 and "WG-GPU-002 (no GPU found by --gpu auto (" in line[0], out
+    assert ("error[WG-SYS-001]" in out) == bool(too_new), out
+    # An explicit profile still wins: publish stays publish (the system rules are not in it).
+    rc, doc, err = check_json("--gpu", "auto", "--profile", "publish", sm80)
+    assert doc["profile"] == "publish", doc["profile"]
+    assert rc == 0 and not [f for f in doc["inputs"][0]["findings"]
+                            if f["rule"] == "WG-SYS-001"], doc["inputs"][0]
+    assert "gpu" in {k for x in doc["inputs"][0]["not_applied"] for k in x["lacks"]}
+    # scan: a target set of gpu=auto alone is this machine too; with profile=publish, publish.
+    p = subprocess.run([WG, "scan", "-q", "--no-config", "--target-set", "here:gpu=auto",
+                        "--target-set", "pub:gpu=auto,profile=publish", sm80],
+                       capture_output=True, text=True, timeout=600)
+    tg = {t["target"]: t for t in json.loads(p.stdout)["targets"]}
+    assert tg["here"]["profile"] == "install" and tg["pub"]["profile"] == "publish", tg
+    assert ("WG-SYS-001" in {f["rule"] for f in tg["here"]["findings"]}) == bool(too_new), tg
+    assert "WG-SYS-001" not in {f["rule"] for f in tg["pub"]["findings"]}, tg
+    assert "here: gpu=auto: no local GPU" in p.stderr, p.stderr
 
 
 @test

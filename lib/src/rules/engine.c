@@ -267,17 +267,23 @@ static unsigned lacking(const wg_rule *r, const wg_target *t, const wg_scan *sca
 	return need & ~known;
 }
 
-static int add_not_applied(wg_report *r, const wg_rule *rule, unsigned lacks)
+static int add_not_applied(wg_report *r, const wg_rule *rule, const wg_target *t,
+			   unsigned lacks)
 {
 	wg_buf keys = {0}, what = {0};
 	int rc = WG_OK;
+	/* --gpu auto that found none: not "give --gpu", but what the machine said. */
+	char none[256];
+	snprintf(none, sizeof(none), "no GPU found by --gpu auto (%s)", t->gpu_auto_none);
 	for (size_t i = 0; i < WG_ARRAY_LEN(facts) && rc == WG_OK; i++) {
 		if (!(lacks & facts[i].fact))
 			continue;
+		const char *w = facts[i].fact == WG_FACT_GPU && t->gpu_auto && t->gpu_auto_none[0]
+					? none : facts[i].what;
 		if (keys.len && (rc = wg_buf_append(&keys, ",", 1)) == WG_OK)
 			rc = wg_buf_append(&what, " and ", 5);
 		if (rc == WG_OK && (rc = wg_buf_append(&keys, facts[i].key, strlen(facts[i].key))) == WG_OK)
-			rc = wg_buf_append(&what, facts[i].what, strlen(facts[i].what));
+			rc = wg_buf_append(&what, w, strlen(w));
 	}
 	wg_not_applied *na = rc == WG_OK ? wg_vec_push(&r->not_applied) : NULL;
 	if (na) {
@@ -362,7 +368,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 		unsigned lacks = lacking(rule, target, scan);
 		if (lacks) {
 			/* Not silently: the report says which rules a missing fact left out. */
-			rc = add_not_applied(r, rule, lacks);
+			rc = add_not_applied(r, rule, target, lacks);
 			continue;
 		}
 		if (!applies(rule, target))
