@@ -565,6 +565,79 @@ def make_wheel(path, files, record_extra=b""):
     return path
 
 
+def dlopen_after_import_torch(c10, ext):
+    """Loads c10 RTLD_LOCAL (as `import torch` loads torch's libraries), then ext, in a fresh
+    interpreter: "" when it loaded, else the loader's error."""
+    code = ("import ctypes,sys\nctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_LOCAL)\n"
+            "try:\n ctypes.CDLL(sys.argv[2], mode=ctypes.RTLD_LOCAL)\nexcept OSError as e:\n"
+            " print(e)\n")
+    p = subprocess.run([sys.executable, "-c", code, c10, ext], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+@test
+def torch_facing_by_symbol_not_by_dt_needed():
+    """An old-ABI extension linked -Wl,--as-needed against a stub libc10.so (no DT_NEEDED on
+    torch) that imports c10::detail::torchCheckFail(..., std::string const&) passed
+    --target cxx11abi=1 while inspect called it torch-facing old ABI. Its c10 symbols count
+    whatever DT_NEEDED says; a copy of c10 of its own (auditwheel's grafted
+    libc10-<hash>.so) is what it binds to instead, and is not judged against the target."""
+    ld = os.path.join(FIX, "abi-ld")
+    unlinked = os.path.join(ld, "unlinked", "ext_unlinked_abi0" + EXT)
+    ext_b = os.path.join(ld, "bundled", "ext_bundled" + EXT)
+    lib_b = os.path.join(ld, "bundled", "libc10-1a2b3c4d.so")
+    c10_new = os.path.join(FIX, "abi", "torch_new", "libc10.so")
+    tmp = tempfile.mkdtemp()
+    platform_whl = b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-linux_x86_64\n"
+    wu = make_wheel(os.path.join(tmp, "unlinked-1.0-cp312-cp312-linux_x86_64.whl"),
+                    {"ext_unlinked_abi0" + EXT: open(unlinked, "rb").read(),
+                     "unlinked-1.0.dist-info/WHEEL": platform_whl})
+    wb = make_wheel(os.path.join(tmp, "bundled-1.0-cp312-cp312-linux_x86_64.whl"),
+                    {"ext_bundled" + EXT: open(ext_b, "rb").read(),
+                     "libc10-1a2b3c4d.so": open(lib_b, "rb").read(),
+                     "bundled-1.0.dist-info/WHEEL": platform_whl})
+    # Ground truth: after `import torch` (new ABI), the unlinked one fails on an old-ABI c10
+    # symbol; the bundled one loads (its RUNPATH $ORIGIN finds its own copy).
+    err = dlopen_after_import_torch(c10_new, unlinked)
+    assert "undefined symbol: " in err, err
+    failing = err.split("undefined symbol: ")[1].split()[0]
+    assert dlopen_after_import_torch(c10_new, ext_b) == "", "bundled did not load"
+    # inspect: the symbol the loader names is a torch-facing old-ABI import; no torch library
+    # in DT_NEEDED.
+    p = subprocess.run([WG, "inspect", "--json", unlinked], capture_output=True, text=True)
+    o = json.loads(p.stdout)["inputs"][0]["objects"][0]
+    assert not [n for n in o["needed"] if "c10" in n or "torch" in n], o["needed"]
+    assert o["string_abi"]["torch_abi"] == "old", o["string_abi"]
+    sym = {y["name"]: y for y in o["symbols"]}[failing]
+    assert sym["torch"] and sym["string_abi"] == "old" and not sym["defined"], sym
+    for path in (unlinked, wu):
+        rc, doc, _ = check_json("--target", "cxx11abi=1", path)
+        f = [x for x in doc["inputs"][0]["findings"] if x["rule"] == "WG-ABI-001"]
+        assert rc == 1 and len(f) == 1, (path, doc["inputs"][0]["findings"])
+        assert f[0]["symbol"] in {y["name"] for y in o["symbols"]
+                                  if y["torch"] and y["string_abi"] == "old"}, f
+        assert "nor does it list torch's libraries in DT_NEEDED" in f[0]["message"], f
+        assert "Link it against torch's libraries" in f[0]["fix"], f
+        # Its own ABI is no finding.
+        rc, doc, _ = check_json("--target", "cxx11abi=0", path)
+        assert "WG-ABI-001" not in {x["rule"] for x in doc["inputs"][0]["findings"]}, doc
+    # The bundled copy: alone (its copy outside the input, named like torch's), in its folder
+    # and in a wheel (the copy read: it defines the c10 symbols), nothing against the target.
+    for path in (ext_b, os.path.join(ld, "bundled"), wb):
+        rc, doc, _ = check_json("--target", "cxx11abi=1", path)
+        assert "WG-ABI-001" not in {x["rule"] for x in doc["inputs"][0]["findings"]}, \
+            (path, doc["inputs"][0]["findings"])
+    # The same wheel with a copy that defines no c10 symbol (a stub): judged again.
+    stub = make_wheel(os.path.join(tmp, "stubbed-1.0-cp312-cp312-linux_x86_64.whl"),
+                      {"ext_bundled" + EXT: open(ext_b, "rb").read(),
+                       "libc10-1a2b3c4d.so": open(os.path.join(ld, "ext_pyapi" + EXT), "rb").read(),
+                       "stubbed-1.0.dist-info/WHEEL": platform_whl})
+    rc, doc, _ = check_json("--target", "cxx11abi=1", stub)
+    assert "WG-ABI-001" in {x["rule"] for x in doc["inputs"][0]["findings"]}, doc["inputs"][0]
+
+
 @test
 def a_directory_checks_every_wheel_below_it():
     """check DIR used to walk ELF files only: a folder of wheels passed unread."""

@@ -492,14 +492,56 @@ const char *wg_object_member(const wg_scan *scan, const wg_object *o)
 	return o->path;
 }
 
+/* Whether o needs a copy of torch's libraries of its own rather than the target's: a
+ * library of the input named by a DT_NEEDED entry (its SONAME, else its file name) that
+ * defines c10/at/torch/caffe2 symbols, as auditwheel repair grafts them renamed
+ * (libc10-1a2b3c4d.so); or, outside the input, a library named like one of torch's that the
+ * rule's `libraries` do not match, whose symbols cannot be seen. */
+static bool needs_own_torch(const wg_scan *scan, const wg_object *o)
+{
+	for (size_t j = 0; j < o->needed.n; j++) {
+		const char *n = o->needed.v[j];
+		bool in_input = false;
+		for (size_t i = 0; i < scan->objects.len; i++) {
+			const wg_object *p = *(wg_object **)wg_vec_at(&scan->objects, i);
+			const char *slash = strrchr(p->path, '/');
+			if (p == o || p->error ||
+			    strcmp(p->soname ? p->soname : slash ? slash + 1 : p->path, n))
+				continue;
+			in_input = true;
+			for (size_t k = 0; k < p->nsyms; k++)
+				if (p->syms[k].defined && p->syms[k].torch)
+					return true;
+		}
+		if (!in_input && (wg_has_prefix(n, "libc10") || wg_has_prefix(n, "libtorch")))
+			return true;
+	}
+	return false;
+}
+
+bool wg_check_faces_torch(wg_check_ctx *cc, const wg_object *o, const char **lib)
+{
+	*lib = NULL;
+	for (size_t j = 0; j < o->needed.n; j++)
+		if (wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0)) {
+			*lib = o->needed.v[j];
+			return true;
+		}
+	/* No torch library in DT_NEEDED (linked -Wl,--as-needed against a stub, or not at all):
+	 * the c10/at/torch/caffe2 symbols it imports still have to come from torch, with its
+	 * ABI, unless it brings a copy of its own. */
+	bool imports = false;
+	for (size_t j = 0; j < o->nsyms && !imports; j++)
+		imports = !o->syms[j].defined && o->syms[j].torch;
+	return imports && !needs_own_torch(cc->scan, o);
+}
+
 const wg_sym *wg_check_abi_import(wg_check_ctx *cc, const wg_object *o, unsigned wrong,
 				  unsigned *count)
 {
 	*count = 0;
-	bool links = false;
-	for (size_t j = 0; j < o->needed.n && !links; j++)
-		links = wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0);
-	if (!links)
+	const char *lib;
+	if (!wg_check_faces_torch(cc, o, &lib))
 		return NULL;
 	const wg_sym *first = NULL;
 	for (size_t j = 0; j < o->nsyms; j++) {
@@ -615,11 +657,16 @@ static bool imports_torch(wg_check_ctx *cc)
 			return true;
 	}
 	/* An extension linked against torch's libraries is a torch extension: used after
-	 * `import torch` (without it, the loader cannot even find libc10.so). */
+	 * `import torch` (without it, the loader cannot even find libc10.so). So is one that
+	 * imports torch's symbols without listing its libraries (linked -Wl,--as-needed
+	 * against a stub): nothing but torch defines them. */
 	for (size_t i = 0; i < s->objects.len; i++) {
 		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
 		for (size_t k = 0; !o->error && k < o->needed.n; k++)
 			if (wg_has_prefix(o->needed.v[k], "libc10") || wg_has_prefix(o->needed.v[k], "libtorch"))
+				return true;
+		for (size_t k = 0; !o->error && k < o->nsyms; k++)
+			if (!o->syms[k].defined && o->syms[k].torch)
 				return true;
 	}
 	return wg_pyimports_mentions(wg_analysis_imports(cc->an), "torch");
