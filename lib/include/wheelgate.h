@@ -341,7 +341,8 @@ typedef struct wg_member_info {
 	uint64_t compressed_size;
 	const char *method;       /**< "store", "deflate", "bzip2", ... */
 	int is_dir;
-	int is_elf;
+	int is_elf;               /**< starts with \x7fELF (a member that could not be read
+				   *  whole: its first bytes, when they could be read) */
 	int is_safe;              /**< 0 for absolute paths, ".." components, backslashes ... */
 	wg_record_status record;
 	const char *sha256;       /**< urlsafe-base64 sha256 as RECORD writes it, or NULL */

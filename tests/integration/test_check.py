@@ -638,6 +638,104 @@ def torch_facing_by_symbol_not_by_dt_needed():
     assert "WG-ABI-001" in {x["rule"] for x in doc["inputs"][0]["findings"]}, doc["inputs"][0]
 
 
+def gen_wheels():
+    """tests/fixtures/gen-wheels.py as a module: its raw zip writer makes members a zip reader
+    refuses (a CRC or a deflate stream that lies)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "gen_wheels", os.path.join(ROOT, "tests", "fixtures", "gen-wheels.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@test
+def an_unreadable_object_is_not_a_missing_one():
+    """A platform wheel whose only ELF member could not be read (CRC mismatch, corrupt deflate
+    stream) got WG-TAG-002, "contains no compiled object ... mis-tagged": false, the object is
+    there. It gets the unreadable finding (WG-WHL-002) alone; a platform wheel with truly no
+    object (nothing ELF among what was read, and no unread member named like one) still gets
+    WG-TAG-002."""
+    import zipfile
+    import zlib
+    gw = gen_wheels()
+    elf = open(os.path.join(FIX, "abi", "ext_plain" + EXT), "rb").read()
+    assert elf[:4] == b"\x7fELF"
+    so = "pkg/_C" + EXT
+    tmp = tempfile.mkdtemp()
+
+    def entry(name, data, method=8, crc=None, raw=None):
+        comp = raw if raw is not None else gw.deflate_raw(data) if method == 8 else data
+        return {"name": name, "data": comp, "method": method, "csize": len(comp),
+                "usize": len(data), "crc": zlib.crc32(data) if crc is None else crc}
+
+    def wheel(name, *members):
+        di = name + "-1.0.dist-info"
+        files = {di + "/METADATA": ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode(),
+                 di + "/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\n"
+                                b"Tag: cp312-cp312-linux_x86_64\n"}
+        ents = [entry(n, d) for n, d in files.items()] + list(members)
+        rec = "".join("%s,,\n" % e["name"] for e in ents) + di + "/RECORD,,\n"
+        ents.append(entry(di + "/RECORD", rec.encode()))
+        path = os.path.join(tmp, name + "-1.0-cp312-cp312-linux_x86_64.whl")
+        open(path, "wb").write(gw.raw_zip(ents))
+        return path
+
+    def unreadable(path, member):
+        """Ground truth: Python's zipfile refuses the member too."""
+        with zipfile.ZipFile(path) as z:
+            try:
+                z.read(member)
+            except (zipfile.BadZipFile, zlib.error, EOFError):
+                return True
+        return False
+
+    bad = bytearray(gw.deflate_raw(elf))
+    bad[len(bad) // 2:len(bad) // 2 + 16] = b"\xff" * 16  # the head still inflates
+    assert zlib.decompressobj(-15).decompress(bytes(bad), 4) == b"\x7fELF"
+    garbage = b"\xff" * 64  # not a deflate stream from its first byte
+    text = b"just data\n" * 100
+    quiet = {  # unreadable, but an object is there: WG-WHL-002 alone
+        "crcstored": (so, entry(so, elf, method=0, crc=zlib.crc32(elf) ^ 1)),
+        "crcdeflated": (so, entry(so, elf, crc=zlib.crc32(elf) ^ 1)),
+        "baddeflate": (so, entry(so, elf, raw=bytes(bad))),
+        # no shared-object name: its first bytes say ELF
+        "crcnoext": ("pkg/tool", entry("pkg/tool", elf, method=0, crc=zlib.crc32(elf) ^ 1)),
+        "baddeflatenoext": ("pkg/tool", entry("pkg/tool", elf, raw=bytes(bad))),
+        # not one byte readable: its name says it is an object
+        "garbageso": (so, entry(so, elf, raw=garbage)),
+    }
+    for name, (member, e) in quiet.items():
+        path = wheel(name, e)
+        assert unreadable(path, member), name
+        rc, doc, _ = check_json("--profile", "publish", path)
+        rules = [f["rule"] for f in doc["inputs"][0]["findings"]]
+        assert "WG-WHL-002" in rules and "WG-TAG-002" not in rules, (name, rules)
+        assert any(member in f["message"] for f in doc["inputs"][0]["findings"]
+                   if f["rule"] == "WG-WHL-002"), (name, doc["inputs"][0]["findings"])
+        p = subprocess.run([WG, "inspect", "--json", path], capture_output=True, text=True)
+        m = {x["name"]: x for x in json.loads(p.stdout)["inputs"][0]["wheel"]["members"]}[member]
+        # The member's bytes are ELF's when any of them could be read.
+        assert m["elf"] == (name != "garbageso"), (name, m)
+    # A truncated ELF object reads, and is an object with an error: no WG-TAG-002 either.
+    path = wheel("truncelf", entry(so, elf[:200]))
+    rc, doc, _ = check_json("--profile", "publish", path)
+    rules = [f["rule"] for f in doc["inputs"][0]["findings"]]
+    assert "WG-WHL-002" in rules and "WG-TAG-002" not in rules, rules
+    # Truly no object: Python only; a corrupt member that is neither ELF nor named like an
+    # object; a .so read whole that is not ELF.
+    loud = {"noobj": (None, entry("pkg/__init__.py", b"x = 1\n")),
+            "crcdata": ("pkg/data.bin", entry("pkg/data.bin", text, crc=zlib.crc32(text) ^ 1)),
+            "notelf": (None, entry(so, b"not an ELF object at all"))}
+    for name, (member, e) in loud.items():
+        path = wheel(name, e)
+        if member:
+            assert unreadable(path, member), name
+        rc, doc, _ = check_json("--profile", "publish", path)
+        rules = [f["rule"] for f in doc["inputs"][0]["findings"]]
+        assert "WG-TAG-002" in rules, (name, rules)
+
+
 @test
 def a_directory_checks_every_wheel_below_it():
     """check DIR used to walk ELF files only: a folder of wheels passed unread."""
