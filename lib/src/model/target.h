@@ -38,7 +38,7 @@ struct wg_target {
 	 * the profile stays install. */
 	int gpu_auto;
 	size_t gpu_auto_found;
-	char gpu_auto_none[160];
+	char gpu_auto_none[256];
 	/** The environment of wg_target_set_env(), borrowed; NULL for none. */
 	struct wg_env *env;
 	/** The target system: a declared platform tag ("manylinux_2_28_x86_64", or ""), musl,

@@ -273,8 +273,8 @@ static int add_not_applied(wg_report *r, const wg_rule *rule, const wg_target *t
 	wg_buf keys = {0}, what = {0};
 	int rc = WG_OK;
 	/* --gpu auto that found none: not "give --gpu", but what the machine said. */
-	char none[256];
-	snprintf(none, sizeof(none), "no GPU found by --gpu auto (%s)", t->gpu_auto_none);
+	char none[320];
+	snprintf(none, sizeof(none), "no GPU found by --gpu auto (%.255s)", t->gpu_auto_none);
 	for (size_t i = 0; i < WG_ARRAY_LEN(facts) && rc == WG_OK; i++) {
 		if (!(lacks & facts[i].fact))
 			continue;
