@@ -671,7 +671,8 @@ def an_unreadable_object_is_not_a_missing_one():
 
     def wheel(name, *members):
         di = name + "-1.0.dist-info"
-        files = {di + "/METADATA": ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode(),
+        meta = "Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name
+        files = {di + "/METADATA": meta.encode(),
                  di + "/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\n"
                                 b"Tag: cp312-cp312-linux_x86_64\n"}
         ents = [entry(n, d) for n, d in files.items()] + list(members)
