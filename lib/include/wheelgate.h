@@ -345,7 +345,8 @@ typedef struct wg_member_info {
 	uint64_t compressed_size;
 	const char *method;       /**< "store", "deflate", "bzip2", ... */
 	int is_dir;
-	int is_elf;
+	int is_elf;               /**< starts with \x7fELF (a member that could not be read
+				   *  whole: its first bytes, when they could be read) */
 	int is_safe;              /**< 0 for absolute paths, ".." components, backslashes ... */
 	wg_record_status record;
 	const char *sha256;       /**< urlsafe-base64 sha256 as RECORD writes it, or NULL */
@@ -684,7 +685,9 @@ WG_API int wg_target_set(wg_target *t, const char *key, const char *value);
 WG_API int wg_target_parse(wg_target *t, const char *spec);
 /** Adds a GPU (as wg_gpu_parse reads it), or with "auto" the local GPUs found through NVML
  * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
- * then says "no local GPU (...)" (and is "" when some were found). */
+ * then says "no local GPU (...)" (and is "" when some were found); the GPU rules do not
+ * apply and say "no GPU found by --gpu auto (...)", and "auto" still declares the target
+ * (this machine): wg_target_profile() is install unless the profile is set. */
 WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
 /**
  * Adds a PEP 825 variant index file, {name}-{version}-variants.json (the name and version are
@@ -924,7 +927,7 @@ typedef struct wg_not_applied_info {
 	unsigned int version;
 	const char *rule;    /**< "WG-ABI-001" */
 	const char *lacks;   /**< the facts missing, comma-separated: "gpu", "gpu,cuda", "env" */
-	const char *message; /**< "no target GPU (--gpu)" */
+	const char *message; /**< "no target GPU: --gpu", "no GPU found by --gpu auto (...)" */
 } wg_not_applied_info;
 #define WG_NOT_APPLIED_INFO_VERSION 1
 #define WG_NOT_APPLIED_INFO_INIT { WG_NOT_APPLIED_INFO_VERSION, NULL, NULL, NULL }

@@ -10,13 +10,14 @@ Prints one line per test and closes with "N passed, N failed".
 import glob
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 
-from harness import Missing, main, test, validate as _validate  # noqa: E402
+from harness import Missing, Skip, main, test, validate as _validate  # noqa: E402
 
 WG, FIX, CORPUS, ROOT = [os.path.abspath(a) for a in sys.argv[1:5]]
 SYS_PY = sys.argv[5] if len(sys.argv) > 5 else ""
@@ -608,6 +609,178 @@ def make_wheel(path, files, record_extra=b""):
     return path
 
 
+def dlopen_after_import_torch(c10, ext):
+    """Loads c10 RTLD_LOCAL (as `import torch` loads torch's libraries), then ext, in a fresh
+    interpreter: "" when it loaded, else the loader's error."""
+    code = ("import ctypes,sys\nctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_LOCAL)\n"
+            "try:\n ctypes.CDLL(sys.argv[2], mode=ctypes.RTLD_LOCAL)\nexcept OSError as e:\n"
+            " print(e)\n")
+    p = subprocess.run([sys.executable, "-c", code, c10, ext], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+@test
+def torch_facing_by_symbol_not_by_dt_needed():
+    """An old-ABI extension linked -Wl,--as-needed against a stub libc10.so (no DT_NEEDED on
+    torch) that imports c10::detail::torchCheckFail(..., std::string const&) passed
+    --target cxx11abi=1 while inspect called it torch-facing old ABI. Its c10 symbols count
+    whatever DT_NEEDED says; a copy of c10 of its own (auditwheel's grafted
+    libc10-<hash>.so) is what it binds to instead, and is not judged against the target."""
+    ld = os.path.join(FIX, "abi-ld")
+    unlinked = os.path.join(ld, "unlinked", "ext_unlinked_abi0" + EXT)
+    ext_b = os.path.join(ld, "bundled", "ext_bundled" + EXT)
+    lib_b = os.path.join(ld, "bundled", "libc10-1a2b3c4d.so")
+    c10_new = os.path.join(FIX, "abi", "torch_new", "libc10.so")
+    tmp = tempfile.mkdtemp()
+    platform_whl = b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp312-cp312-linux_x86_64\n"
+    wu = make_wheel(os.path.join(tmp, "unlinked-1.0-cp312-cp312-linux_x86_64.whl"),
+                    {"ext_unlinked_abi0" + EXT: open(unlinked, "rb").read(),
+                     "unlinked-1.0.dist-info/WHEEL": platform_whl})
+    wb = make_wheel(os.path.join(tmp, "bundled-1.0-cp312-cp312-linux_x86_64.whl"),
+                    {"ext_bundled" + EXT: open(ext_b, "rb").read(),
+                     "libc10-1a2b3c4d.so": open(lib_b, "rb").read(),
+                     "bundled-1.0.dist-info/WHEEL": platform_whl})
+    # Ground truth: after `import torch` (new ABI), the unlinked one fails on an old-ABI c10
+    # symbol; the bundled one loads (its RUNPATH $ORIGIN finds its own copy).
+    err = dlopen_after_import_torch(c10_new, unlinked)
+    assert "undefined symbol: " in err, err
+    failing = err.split("undefined symbol: ")[1].split()[0]
+    assert dlopen_after_import_torch(c10_new, ext_b) == "", "bundled did not load"
+    # inspect: the symbol the loader names is a torch-facing old-ABI import; no torch library
+    # in DT_NEEDED.
+    p = subprocess.run([WG, "inspect", "--json", unlinked], capture_output=True, text=True)
+    o = json.loads(p.stdout)["inputs"][0]["objects"][0]
+    assert not [n for n in o["needed"] if "c10" in n or "torch" in n], o["needed"]
+    assert o["string_abi"]["torch_abi"] == "old", o["string_abi"]
+    sym = {y["name"]: y for y in o["symbols"]}[failing]
+    assert sym["torch"] and sym["string_abi"] == "old" and not sym["defined"], sym
+    for path in (unlinked, wu):
+        rc, doc, _ = check_json("--target", "cxx11abi=1", path)
+        f = [x for x in doc["inputs"][0]["findings"] if x["rule"] == "WG-ABI-001"]
+        assert rc == 1 and len(f) == 1, (path, doc["inputs"][0]["findings"])
+        assert f[0]["symbol"] in {y["name"] for y in o["symbols"]
+                                  if y["torch"] and y["string_abi"] == "old"}, f
+        assert "nor does it list torch's libraries in DT_NEEDED" in f[0]["message"], f
+        assert "Link it against torch's libraries" in f[0]["fix"], f
+        # Its own ABI is no finding.
+        rc, doc, _ = check_json("--target", "cxx11abi=0", path)
+        assert "WG-ABI-001" not in {x["rule"] for x in doc["inputs"][0]["findings"]}, doc
+    # The bundled copy: alone (its copy outside the input, named like torch's), in its folder
+    # and in a wheel (the copy read: it defines the c10 symbols), nothing against the target.
+    for path in (ext_b, os.path.join(ld, "bundled"), wb):
+        rc, doc, _ = check_json("--target", "cxx11abi=1", path)
+        assert "WG-ABI-001" not in {x["rule"] for x in doc["inputs"][0]["findings"]}, \
+            (path, doc["inputs"][0]["findings"])
+    # The same wheel with a copy that defines no c10 symbol (a stub): judged again.
+    stub = make_wheel(os.path.join(tmp, "stubbed-1.0-cp312-cp312-linux_x86_64.whl"),
+                      {"ext_bundled" + EXT: open(ext_b, "rb").read(),
+                       "libc10-1a2b3c4d.so": open(os.path.join(ld, "ext_pyapi" + EXT), "rb").read(),
+                       "stubbed-1.0.dist-info/WHEEL": platform_whl})
+    rc, doc, _ = check_json("--target", "cxx11abi=1", stub)
+    assert "WG-ABI-001" in {x["rule"] for x in doc["inputs"][0]["findings"]}, doc["inputs"][0]
+
+
+def gen_wheels():
+    """tests/fixtures/gen-wheels.py as a module: its raw zip writer makes members a zip reader
+    refuses (a CRC or a deflate stream that lies)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "gen_wheels", os.path.join(ROOT, "tests", "fixtures", "gen-wheels.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@test
+def an_unreadable_object_is_not_a_missing_one():
+    """A platform wheel whose only ELF member could not be read (CRC mismatch, corrupt deflate
+    stream) got WG-TAG-002, "contains no compiled object ... mis-tagged": false, the object is
+    there. It gets the unreadable finding (WG-WHL-002) alone; a platform wheel with truly no
+    object (nothing ELF among what was read, and no unread member named like one) still gets
+    WG-TAG-002."""
+    import zipfile
+    import zlib
+    gw = gen_wheels()
+    elf = open(os.path.join(FIX, "abi", "ext_plain" + EXT), "rb").read()
+    assert elf[:4] == b"\x7fELF"
+    so = "pkg/_C" + EXT
+    tmp = tempfile.mkdtemp()
+
+    def entry(name, data, method=8, crc=None, raw=None):
+        comp = raw if raw is not None else gw.deflate_raw(data) if method == 8 else data
+        return {"name": name, "data": comp, "method": method, "csize": len(comp),
+                "usize": len(data), "crc": zlib.crc32(data) if crc is None else crc}
+
+    def wheel(name, *members):
+        di = name + "-1.0.dist-info"
+        meta = "Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name
+        files = {di + "/METADATA": meta.encode(),
+                 di + "/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\n"
+                                b"Tag: cp312-cp312-linux_x86_64\n"}
+        ents = [entry(n, d) for n, d in files.items()] + list(members)
+        rec = "".join("%s,,\n" % e["name"] for e in ents) + di + "/RECORD,,\n"
+        ents.append(entry(di + "/RECORD", rec.encode()))
+        path = os.path.join(tmp, name + "-1.0-cp312-cp312-linux_x86_64.whl")
+        open(path, "wb").write(gw.raw_zip(ents))
+        return path
+
+    def unreadable(path, member):
+        """Ground truth: Python's zipfile refuses the member too."""
+        with zipfile.ZipFile(path) as z:
+            try:
+                z.read(member)
+            except (zipfile.BadZipFile, zlib.error, EOFError):
+                return True
+        return False
+
+    bad = bytearray(gw.deflate_raw(elf))
+    bad[len(bad) // 2:len(bad) // 2 + 16] = b"\xff" * 16  # the head still inflates
+    assert zlib.decompressobj(-15).decompress(bytes(bad), 4) == b"\x7fELF"
+    garbage = b"\xff" * 64  # not a deflate stream from its first byte
+    text = b"just data\n" * 100
+    quiet = {  # unreadable, but an object is there: WG-WHL-002 alone
+        "crcstored": (so, entry(so, elf, method=0, crc=zlib.crc32(elf) ^ 1)),
+        "crcdeflated": (so, entry(so, elf, crc=zlib.crc32(elf) ^ 1)),
+        "baddeflate": (so, entry(so, elf, raw=bytes(bad))),
+        # no shared-object name: its first bytes say ELF
+        "crcnoext": ("pkg/tool", entry("pkg/tool", elf, method=0, crc=zlib.crc32(elf) ^ 1)),
+        "baddeflatenoext": ("pkg/tool", entry("pkg/tool", elf, raw=bytes(bad))),
+        # not one byte readable: its name says it is an object
+        "garbageso": (so, entry(so, elf, raw=garbage)),
+    }
+    for name, (member, e) in quiet.items():
+        path = wheel(name, e)
+        assert unreadable(path, member), name
+        rc, doc, _ = check_json("--profile", "publish", path)
+        rules = [f["rule"] for f in doc["inputs"][0]["findings"]]
+        assert "WG-WHL-002" in rules and "WG-TAG-002" not in rules, (name, rules)
+        assert any(member in f["message"] for f in doc["inputs"][0]["findings"]
+                   if f["rule"] == "WG-WHL-002"), (name, doc["inputs"][0]["findings"])
+        p = subprocess.run([WG, "inspect", "--json", path], capture_output=True, text=True)
+        m = {x["name"]: x for x in json.loads(p.stdout)["inputs"][0]["wheel"]["members"]}[member]
+        # The member's bytes are ELF's when any of them could be read.
+        assert m["elf"] == (name != "garbageso"), (name, m)
+    # A truncated ELF object reads, and is an object with an error: no WG-TAG-002 either.
+    path = wheel("truncelf", entry(so, elf[:200]))
+    rc, doc, _ = check_json("--profile", "publish", path)
+    rules = [f["rule"] for f in doc["inputs"][0]["findings"]]
+    assert "WG-WHL-002" in rules and "WG-TAG-002" not in rules, rules
+    # Truly no object: Python only; a corrupt member that is neither ELF nor named like an
+    # object; a .so read whole that is not ELF.
+    loud = {"noobj": (None, entry("pkg/__init__.py", b"x = 1\n")),
+            "crcdata": ("pkg/data.bin", entry("pkg/data.bin", text, crc=zlib.crc32(text) ^ 1)),
+            "notelf": (None, entry(so, b"not an ELF object at all"))}
+    for name, (member, e) in loud.items():
+        path = wheel(name, e)
+        if member:
+            assert unreadable(path, member), name
+        rc, doc, _ = check_json("--profile", "publish", path)
+        rules = [f["rule"] for f in doc["inputs"][0]["findings"]]
+        assert "WG-TAG-002" in rules, (name, rules)
+
+
 @test
 def a_directory_checks_every_wheel_below_it():
     """check DIR used to walk ELF files only: a folder of wheels passed unread."""
@@ -658,6 +831,83 @@ def an_empty_directory_is_not_a_pass():
 def subprocess_inspect(*args):
     p = subprocess.run([WG, "inspect", *args], capture_output=True, timeout=600)
     return p.returncode, p.stdout, p.stderr.decode()
+
+
+def glibc_needs(so_bytes):
+    """The GLIBC_x.y versions an object needs, as readelf -V lists them (ground truth)."""
+    tmp = tempfile.mkdtemp()
+    try:
+        path = os.path.join(tmp, "o.so")
+        with open(path, "wb") as f:
+            f.write(so_bytes)
+        out = subprocess.run(["readelf", "-V", "--wide", path], capture_output=True,
+                             text=True).stdout
+    finally:
+        shutil.rmtree(tmp)
+    return {tuple(int(x) for x in v.split(".")) for v in
+            re.findall(r"Name: GLIBC_([0-9.]+)", out)}
+
+
+@test
+def gpu_auto_without_a_gpu_keeps_the_install_question():
+    """--gpu auto on a machine without a GPU left the target without a fact: the profile
+    flipped to publish, the system rules went off, and the sm_80-only wheel (its extension
+    needs GLIBC_2.38) passed on glibc 2.36. The local machine is the target: install, the
+    system rules judge this system, and the GPU rules say that no GPU was found."""
+    need_corpus()
+    import ctypes
+    import zipfile
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+        raise Skip("this machine has an NVIDIA driver: --gpu auto may find a GPU")
+    except OSError:
+        pass
+    if not shutil.which("readelf"):
+        raise Missing("no readelf")
+    sm80 = os.path.join(CW, "wgdemo_sm80_only" + SUF)
+    with zipfile.ZipFile(sm80) as z:
+        needs = glibc_needs(z.read("wgdemo_cuda" + EXT))
+    too_new = sorted(v for v in needs if v > local_glibc()[:2])
+    rc, doc, err = check_json("--gpu", "auto", sm80)
+    assert doc["profile"] == "install", doc["profile"]
+    assert doc["target"]["gpus"] == [] and doc["target"]["gpu_auto"]["found"] == 0, doc["target"]
+    why = doc["target"]["gpu_auto"]["none"]
+    assert why and "libnvidia-ml.so.1" in why, doc["target"]
+    inp = doc["inputs"][0]
+    sys_ = [f for f in inp["findings"] if f["rule"] == "WG-SYS-001"]
+    if too_new:  # Debian 12: GLIBC_2.38 > 2.36, importing it fails here
+        assert rc == 1 and inp["verdict"] == "fail" and len(sys_) == 1, (rc, inp)
+        assert "GLIBC_%d.%d" % too_new[-1] in sys_[0]["message"], sys_
+        assert "this system" in sys_[0]["message"], sys_
+    else:
+        assert not sys_, sys_
+    na = {x["rule"]: x for x in inp["not_applied"]}
+    for rule in ("WG-GPU-002", "WG-GPU-003"):
+        assert "gpu" in na[rule]["lacks"], na
+        assert "no GPU found by --gpu auto (%s)" % why in na[rule]["message"], na[rule]
+    assert "WG-SYS-001" not in na, na
+    assert "GPU rules do not apply" in err, err
+    # The text report names the profile and the GPU rules left out.
+    rc2, out, err = run("--no-config", "--gpu", "auto", sm80)
+    assert rc2 == rc and "(profile: install, fail-on: error)" in out, out
+    line = [x for x in out.splitlines() if "not applied:" in x]
+    assert len(line) == 1 and "WG-GPU-002 (no GPU found by --gpu auto (" in line[0], out
+    assert ("error[WG-SYS-001]" in out) == bool(too_new), out
+    # An explicit profile still wins: publish stays publish (the system rules are not in it).
+    rc, doc, err = check_json("--gpu", "auto", "--profile", "publish", sm80)
+    assert doc["profile"] == "publish", doc["profile"]
+    assert rc == 0 and not [f for f in doc["inputs"][0]["findings"]
+                            if f["rule"] == "WG-SYS-001"], doc["inputs"][0]
+    assert "gpu" in {k for x in doc["inputs"][0]["not_applied"] for k in x["lacks"]}
+    # scan: a target set of gpu=auto alone is this machine too; with profile=publish, publish.
+    p = subprocess.run([WG, "scan", "-q", "--no-config", "--target-set", "here:gpu=auto",
+                        "--target-set", "pub:gpu=auto,profile=publish", sm80],
+                       capture_output=True, text=True, timeout=600)
+    tg = {t["target"]: t for t in json.loads(p.stdout)["targets"]}
+    assert tg["here"]["profile"] == "install" and tg["pub"]["profile"] == "publish", tg
+    assert ("WG-SYS-001" in {f["rule"] for f in tg["here"]["findings"]}) == bool(too_new), tg
+    assert "WG-SYS-001" not in {f["rule"] for f in tg["pub"]["findings"]}, tg
+    assert "here: gpu=auto: no local GPU" in p.stderr, p.stderr
 
 
 @test

@@ -3,6 +3,7 @@
  * and structs checked at every entry; one context shared by scanners on several threads.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -308,6 +309,66 @@ START_TEST(test_not_applied)
 }
 END_TEST
 
+/* --gpu auto declares this machine the target whether or not it has a GPU: the profile
+ * stays install (a GPU-less machine flipped it to publish, which switched the system rules
+ * off), an explicit profile wins, and without a GPU the GPU rules say what auto found. */
+START_TEST(test_gpu_auto_keeps_the_profile)
+{
+	void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	bool driver = nvml != NULL;
+	if (nvml)
+		dlclose(nvml);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	ck_assert_int_eq(wg_target_profile(t), WG_PROFILE_PUBLISH);
+	ck_assert_int_eq(wg_target_add_gpu(t, t_ctx, "auto"), WG_OK);
+	ck_assert_int_eq(wg_target_profile(t), WG_PROFILE_INSTALL);
+	bool none = wg_target_gpu_count(t) == 0;
+	/* no driver, no GPU found (a driver without a device may find none too) */
+	ck_assert(driver || none);
+	if (none)
+		ck_assert_ptr_nonnull(strstr(wg_error_last(), "no local GPU ("));
+	char *j = NULL;
+	ck_assert_int_eq(wg_target_to_json(&j, t), WG_OK);
+	json_t *doc = json_loads(j, 0, NULL);
+	json_t *ga = json_object_get(doc, "gpu_auto");
+	ck_assert_ptr_nonnull(ga);
+	ck_assert_int_eq(json_integer_value(json_object_get(ga, "found")),
+			 (json_int_t)wg_target_gpu_count(t));
+	ck_assert(none ? json_is_string(json_object_get(ga, "none"))
+		       : json_is_null(json_object_get(ga, "none")));
+	json_decref(doc);
+	wg_free(j);
+	if (none) {
+		wg_ruleset *rs = NULL;
+		ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+		wg_scan *s = t_scan(GOOD);
+		wg_report *r = NULL;
+		ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
+		ck_assert_int_eq(wg_report_profile(r), WG_PROFILE_INSTALL);
+		bool said = false;
+		wg_not_applied_info na = WG_NOT_APPLIED_INFO_INIT;
+		for (size_t i = 0; i < wg_report_not_applied_count(r); i++) {
+			ck_assert_int_eq(wg_report_not_applied(&na, r, i), WG_OK);
+			if (strcmp(na.rule, "WG-GPU-002"))
+				continue;
+			ck_assert_str_eq(na.lacks, "gpu");
+			ck_assert_msg(wg_has_prefix(na.message, "no GPU found by --gpu auto ("),
+				      "%s", na.message);
+			said = true;
+		}
+		ck_assert(said);
+		wg_report_free(r);
+		wg_scan_free(s);
+		wg_ruleset_free(rs);
+	}
+	/* An explicit profile wins over what auto implies. */
+	ck_assert_int_eq(wg_target_set(t, "profile", "publish"), WG_OK);
+	ck_assert_int_eq(wg_target_profile(t), WG_PROFILE_PUBLISH);
+	wg_target_free(t);
+}
+END_TEST
+
 /* The opaque target: every fact through a function, read back through the public JSON. */
 START_TEST(test_target_handle)
 {
@@ -581,6 +642,7 @@ Suite *suite_api(void)
 	tcase_add_test(tc, test_directory_inputs);
 	tcase_add_test(tc, test_not_applied);
 	tcase_add_test(tc, test_target_handle);
+	tcase_add_test(tc, test_gpu_auto_keeps_the_profile);
 	tcase_add_test(tc, test_struct_versions);
 	tcase_add_test(tc, test_inspect_document);
 	tcase_add_test(tc, test_summary_line);

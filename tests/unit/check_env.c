@@ -24,7 +24,8 @@
 
 static const char *const exts[] = {"seed", "string_abi1", "string_abi0", "charptr_abi0",
 				   "charptr_abi1", "plain", "mixed", "-ld/ext_missing",
-				   "-ld/vers/ext_newver"};
+				   "-ld/vers/ext_newver", "-ld/unlinked/ext_unlinked_abi0",
+				   "-ld/unlinked/ext_unlinked_abi1", "-ld/bundled/ext_bundled"};
 static const char *const envs[] = {"oldabi", "newabi"};
 #define N_EXTS (int)(sizeof(exts) / sizeof(exts[0]))
 
@@ -35,8 +36,9 @@ static wg_env_options no_cache(void)
 	return o;
 }
 
-/* `import torch` (torch's library, RTLD_LOCAL), then the extension with RTLD_NOW. */
-static bool load_for_real(const char *env, const char *ext, char *err, size_t n)
+/* `import torch` (torch's library, RTLD_LOCAL; RTLD_GLOBAL when global), then the extension
+ * with RTLD_NOW. */
+static bool load_with(const char *env, const char *ext, bool global, char *err, size_t n)
 {
 	char c10[512];
 	snprintf(c10, sizeof(c10), ENVS "/%s" SITE "/torch/lib/libc10.so", env);
@@ -45,7 +47,8 @@ static bool load_for_real(const char *env, const char *ext, char *err, size_t n)
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		if (!dlopen(c10, RTLD_NOW | RTLD_LOCAL) || !dlopen(ext, RTLD_NOW)) {
+		if (!dlopen(c10, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL)) ||
+		    !dlopen(ext, RTLD_NOW)) {
 			const char *e = dlerror();
 			(void)!write(fds[1], e, strlen(e));
 			_exit(1);
@@ -59,6 +62,11 @@ static bool load_for_real(const char *env, const char *ext, char *err, size_t n)
 	int st;
 	waitpid(pid, &st, 0);
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static bool load_for_real(const char *env, const char *ext, char *err, size_t n)
+{
+	return load_with(env, ext, false, err, n);
 }
 
 START_TEST(test_loader_agrees_with_dlopen)
@@ -141,6 +149,86 @@ START_TEST(test_loader_agrees_with_dlopen)
 	wg_arena_free(&a);
 	wg_scan_free(s);
 	wg_env_free(e);
+}
+END_TEST
+
+/* The finding of rule among r's, or NULL. */
+static const char *finding_message(const wg_report *r, const char *rule)
+{
+	wg_finding_info fi = WG_FINDING_INFO_INIT;
+	for (size_t i = 0; i < wg_report_count(r); i++)
+		if (wg_report_finding(&fi, r, i) == WG_OK && !strcmp(fi.rule, rule))
+			return fi.message;
+	return NULL;
+}
+
+/*
+ * Torch-facing by symbol (issue 24): ext_string.cpp linked -Wl,--as-needed against a stub
+ * libc10.so lists no torch library in DT_NEEDED and still imports c10 symbols. The real
+ * loader after `import torch` (libc10.so RTLD_LOCAL) never loads it, whatever its ABI; with
+ * libc10.so RTLD_GLOBAL it loads exactly when its ABI is torch's (the symbols exist, only the
+ * load's scope lacks them). WG-ABI-001 fires exactly when the ABIs differ, and WG-LD-001's
+ * message says which of the two it is.
+ */
+START_TEST(test_torch_symbols_without_torch_in_load)
+{
+	int abi = _i % 2, env_abi = _i / 2; /* envs[0] is oldabi, envs[1] newabi */
+	const char *env = envs[env_abi];
+	char ext[512], envpath[512], err[2048], gerr[2048];
+	snprintf(ext, sizeof(ext), FIX_ABI "-ld/unlinked/ext_unlinked_abi%d" EXT_SFX, abi);
+	snprintf(envpath, sizeof(envpath), ENVS "/%s", env);
+	ck_assert_msg(!load_with(env, ext, false, err, sizeof(err)), "abi%d in %s loaded", abi, env);
+	bool global = load_with(env, ext, true, gerr, sizeof(gerr));
+	ck_assert_msg(global == (abi == env_abi), "abi%d in %s, libc10 RTLD_GLOBAL: %s", abi, env,
+		      global ? "loaded" : gerr);
+	/* The facts: no torch library needed, the symbol dlopen names is a torch-facing import. */
+	const char *u = strstr(err, "undefined symbol: ");
+	ck_assert_msg(u, "%s", err);
+	char sym[1024];
+	snprintf(sym, sizeof(sym), "%s", u + 18);
+	sym[strcspn(sym, " \n(")] = '\0';
+	wg_scan *s = t_scan(ext);
+	const wg_object *o = wg_scan_object(s, 0);
+	for (size_t j = 0; j < o->needed.n; j++)
+		ck_assert_msg(!strstr(o->needed.v[j], "c10") && !strstr(o->needed.v[j], "torch"),
+			      "%s", o->needed.v[j]);
+	wg_symbol_info si;
+	ck_assert_int_ge(t_symbol(o, sym, &si), 0);
+	ck_assert(!si.defined && si.torch_facing);
+	/* The rules, with the environment (its torch's ABI is the target's). */
+	wg_env *e = NULL;
+	wg_env_options eo = no_cache();
+	ck_assert_int_eq(wg_env_open(&e, t_sc, envpath, &eo), WG_OK);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	ck_assert_int_eq(wg_target_set_env(t, e), WG_OK);
+	ck_assert_int_eq(t->cxx11abi, env_abi);
+	wg_ruleset *rs = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	wg_report *r = NULL;
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
+	const char *abi_msg = finding_message(r, "WG-ABI-001");
+	const char *ld_msg = finding_message(r, "WG-LD-001");
+	ck_assert_msg(!abi_msg == global, "abi%d in %s: WG-ABI-001 %s", abi, env,
+		      abi_msg ? abi_msg : "(none)");
+	if (abi_msg)
+		ck_assert_ptr_nonnull(strstr(abi_msg, "nor does it list torch's libraries in "
+						      "DT_NEEDED"));
+	ck_assert_msg(ld_msg, "abi%d in %s: no WG-LD-001", abi, env);
+	if (global) {
+		ck_assert_msg(strstr(ld_msg, "libc10.so defines it, but `import torch` loaded "
+					     "libc10.so RTLD_LOCAL"), "%s", ld_msg);
+	} else {
+		ck_assert_msg(strstr(ld_msg, "none of torch's libraries is in this load"), "%s",
+			      ld_msg);
+		ck_assert_msg(strstr(ld_msg, "the right ABI alone would not resolve it either"),
+			      "%s", ld_msg);
+	}
+	wg_report_free(r);
+	wg_ruleset_free(rs);
+	wg_target_free(t);
+	wg_env_free(e);
+	wg_scan_free(s);
 }
 END_TEST
 
@@ -423,6 +511,7 @@ Suite *suite_env(void)
 	tcase_add_checked_fixture(tc, t_setup, t_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_loader_agrees_with_dlopen, 0, N_EXTS * 2);
+	tcase_add_loop_test(tc, test_torch_symbols_without_torch_in_load, 0, 4);
 	tcase_add_test(tc, test_reader_on_faithful_torch);
 	tcase_add_test(tc, test_old_abi_env_facts);
 	tcase_add_test(tc, test_cache_round_trip_and_hostile_entries);

@@ -258,6 +258,8 @@ void wg_pyext_classify(wg_object *obj, wg_arena *a, const char *relpath);
 int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, uint32_t max_symbols,
 		wg_err *err);
 bool wg_is_elf(const uint8_t *data, size_t len);
+/** "x.so", "libx.so.1.2": a name the loader or the importer would take for an ELF object. */
+bool wg_looks_like_shared_object(const char *name);
 /** Demangles a C++ name as c++filt does; malloc'd, or NULL when it is not a C++ name. */
 char *wg_demangle(const char *mangled);
 

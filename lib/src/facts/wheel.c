@@ -146,10 +146,15 @@ static void progress(block_reader *r, size_t n)
 		o->progress(r->m->name, r->done, r->m->size, o->progress_payload);
 }
 
-/* A view's blocks: hashed (the CRC is the view's). */
+/* A view's blocks: hashed (the CRC is the view's), the first sniffed (a member whose CRC
+ * then fails is still known to be an ELF object). */
 static int on_block(const uint8_t *data, size_t n, void *payload)
 {
 	block_reader *r = payload;
+	if (!r->decided) {
+		r->decided = true;
+		r->elf = wg_is_elf(data, n);
+	}
 	wg_sha256_update(r->sha, data, n);
 	progress(r, n);
 	return WG_OK;
@@ -239,11 +244,18 @@ static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 		len = r.len;
 	} else {
 		len = (size_t)m->size;
-		r.elf = rc == WG_OK && wg_is_elf(data, len);
+		if (rc == WG_OK) /* else what on_block sniffed stays */
+			r.elf = wg_is_elf(data, len);
 	}
 	if (rc < 0) {
 		fail(o, rc, err.msg[0] ? err.msg : "out of memory");
 		free(r.buf);
+		/* Unreadable, but an object may be there: what its first bytes say, as the failed
+		 * read saw them, or read again alone (the whole-member inflate of a view hands out
+		 * nothing of a corrupt stream). */
+		o->elf = r.decided ? r.elf
+			 : rc != WG_ENOMEM && P->in->starts_as_elf &&
+				   P->in->starts_as_elf(P->in->self, i);
 		if (P->in->release)
 			P->in->release(P->in->self, i);
 		return;
@@ -391,7 +403,7 @@ static void on_header(const char *key, const char *value, void *payload)
 }
 
 /* "x.so", "libx.so.1.2": names the loader or the importer would take for an ELF object. */
-static bool looks_like_shared_object(const char *name)
+bool wg_looks_like_shared_object(const char *name)
 {
 	const char *slash = strrchr(name, '/');
 	const char *base = slash ? slash + 1 : name;
@@ -736,6 +748,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 		}
 		if (mo->rc < 0) {
 			wg_scan_add_problem(scan, mo->rc, m->name, "%s", mo->msg ? mo->msg : "unreadable");
+			m->is_elf = mo->elf; /* an object is there, unreadable */
 			continue;
 		}
 		bool keep = false, text_refused = false, py_refused = false;
@@ -833,7 +846,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 				}
 				*p = *(wg_problem *)wg_vec_at(&sub->problems, k);
 			}
-		} else if (looks_like_shared_object(m->name)) {
+		} else if (wg_looks_like_shared_object(m->name)) {
 			wg_scan_add_problem(scan, WG_EFORMAT, m->name,
 					    "%s: %s is named like a shared object but is not an ELF object",
 					    scan->path, m->name);

@@ -53,6 +53,9 @@ bool wg_zbuf_reserve(wg_zbuf *b, uint64_t n);
 /** Faults in [p, p + len) of a buffer another thread may be writing, without changing a byte:
  * the kernel's cost of fresh pages (a quarter of a 541 MB inflate here) moved to an idle core. */
 void wg_zbuf_prefault(const uint8_t *p, size_t len);
+/** Whether member i's first 4 bytes (inflated if need be, through libzip, under the archive's
+ * lock) are ELF's magic: bounded work, whatever is wrong further on in the member. */
+bool wg_zip_starts_as_elf(wg_zip *z, uint64_t i);
 /** Whether wg_zip_view inflates member i whole into a wg_zbuf of `declared` bytes. */
 bool wg_zip_inflates_whole(wg_zip *z, uint64_t i, uint64_t declared);
 /**
@@ -84,6 +87,8 @@ typedef struct wg_members {
 	void (*release)(void *self, uint64_t i); /* done with a view (may be NULL) */
 	/* wg_zip_inflates_whole's contract (NULL: never) */
 	bool (*inflates_whole)(void *self, uint64_t i, uint64_t declared);
+	/* wg_zip_starts_as_elf's contract (NULL: not known without reading) */
+	bool (*starts_as_elf)(void *self, uint64_t i);
 	bool installed; /* an installed distribution: no filename, no zip limits to apply */
 	const char *installer; /* its INSTALLER's first line, or NULL */
 	bool repackaged; /* installed by no wheel installer (wg_scan_is_repackaged) */

@@ -50,6 +50,11 @@ static bool zip_inflates_whole(void *self, uint64_t i, uint64_t declared)
 	return wg_zip_inflates_whole(self, i, declared);
 }
 
+static bool zip_starts_as_elf(void *self, uint64_t i)
+{
+	return wg_zip_starts_as_elf(self, i);
+}
+
 static void zip_release(void *self, uint64_t i)
 {
 	wg_zip_release(self, i);
@@ -64,6 +69,7 @@ void wg_members_zip(wg_members *m, wg_zip *z)
 	m->view = zip_view;
 	m->release = zip_release;
 	m->inflates_whole = zip_inflates_whole;
+	m->starts_as_elf = zip_starts_as_elf;
 	m->installed = false;
 	m->installer = NULL;
 	m->repackaged = false;
@@ -398,6 +404,7 @@ void wg_members_installed(wg_members *m, wg_installed *d)
 	m->view = NULL;
 	m->release = NULL;
 	m->inflates_whole = NULL;
+	m->starts_as_elf = NULL; /* a file that cannot be read cannot be sniffed either */
 	m->installed = true;
 	m->installer = d->installer;
 	m->repackaged = d->repackaged;

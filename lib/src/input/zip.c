@@ -541,8 +541,8 @@ static bool zbuf_grow(wg_zbuf *b, uint64_t n)
 	return true;
 }
 
-/* The first bytes of a deflated member, through libzip (under the lock): whether a member too
- * large to hold for nothing is an ELF object. */
+/* The first bytes of a member, through libzip (under the lock): whether a member too large to
+ * hold for nothing, or one that cannot be read whole, is an ELF object. */
 static bool starts_as_elf(wg_zip *z, uint64_t i)
 {
 	uint8_t head[4];
@@ -553,6 +553,11 @@ static bool starts_as_elf(wg_zip *z, uint64_t i)
 		zip_fclose(f);
 	pthread_mutex_unlock(&z->lock);
 	return n == 4 && !memcmp(head, "\x7f" "ELF", 4);
+}
+
+bool wg_zip_starts_as_elf(wg_zip *z, uint64_t i)
+{
+	return z && i < z->ninfo && starts_as_elf(z, i);
 }
 
 bool wg_zip_inflates_whole(wg_zip *z, uint64_t i, uint64_t declared)

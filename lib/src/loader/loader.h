@@ -125,6 +125,11 @@ typedef struct {
 	const char *root; /* the wheel object whose load (import) this is */
 	const char *detail; /* WG_LD_NOT_READ: what was not searched or read, and why;
 			     * WG_LD_MISSING_LIBRARY: where the search ended, when not "nowhere" */
+	/* WG_LD_UNRESOLVED of a c10/at/torch/caffe2 symbol: whether the load has one of torch's
+	 * libraries in its scope, and the library `import torch` loaded RTLD_LOCAL outside the
+	 * load that defines the symbol (NULL: none) */
+	bool torch_in_load;
+	const char *local_def;
 } wg_ld_issue;
 
 /** Resolves obj (of scan) as the loader would in env, after `import torch` when with_torch

@@ -304,6 +304,12 @@ static void preload(wg_env *e)
 	wg_arena_free(&scratch);
 }
 
+/* torch's libraries, by SONAME or file name: libc10.so, libc10_cuda.so, libtorch_cpu.so... */
+static bool is_torch_lib(const char *name)
+{
+	return wg_has_prefix(name, "libc10") || wg_has_prefix(name, "libtorch");
+}
+
 static const char *display(const wg_lib *l, const char *shown, const wg_lib *root)
 {
 	return l == root ? shown : l->path;
@@ -457,11 +463,30 @@ static int resolve(wg_env *e, const wg_lib *root, const char *shown, const char 
 					from = v->file;
 			}
 			for (size_t j = 0; !from && u->torch && j < l->needed.n; j++)
-				if (wg_has_prefix(l->needed.v[j], "libc10") ||
-				    wg_has_prefix(l->needed.v[j], "libtorch"))
+				if (is_torch_lib(l->needed.v[j]))
 					from = l->needed.v[j];
-			rc = add_issue(issues, a, WG_LD_UNRESOLVED, display(l, shown, root), from, u,
-				       shown);
+			/* A torch symbol the load cannot see: torch's libraries are loaded
+			 * RTLD_LOCAL, so only a load that brings one of them (a DT_NEEDED entry of
+			 * one of its objects) searches them. Which of them defines it, if any. */
+			bool torch_in_load = false;
+			const char *local_def = NULL;
+			for (size_t j = 0; u->torch && j < r.scope.len && !torch_in_load; j++) {
+				const wg_lib *g = *(const wg_lib **)wg_vec_at(&r.scope, j);
+				torch_in_load = is_torch_lib(g->soname ? g->soname : base_of(g->path));
+			}
+			for (size_t j = 0; u->torch && !torch_in_load && j < nloaded(e) && !local_def;
+			     j++) {
+				const wg_lib *g = *(const wg_lib **)wg_vec_at(&e->loaded, j);
+				if (!g->global && wg_lib_lookup(g, u->name, u->version))
+					local_def = g->soname ? g->soname : base_of(g->path);
+			}
+			rc = add_issue(issues, a, WG_LD_UNRESOLVED, display(l, shown, root),
+				       from ? from : local_def, u, shown);
+			wg_ld_issue *x = rc == WG_OK ? wg_vec_at(issues, issues->len - 1) : NULL;
+			if (x) {
+				x->torch_in_load = torch_in_load;
+				x->local_def = local_def ? wg_arena_strdup(a, local_def) : NULL;
+			}
 		}
 	}
 done:

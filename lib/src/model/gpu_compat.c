@@ -467,7 +467,8 @@ WG_API size_t wg_object_arch_set(const wg_object *o, wg_fatbin_kind kind, int wh
 
 /*
  * The local GPUs, from NVML loaded at run time (no build dependency on the driver). No NVML,
- * no driver or no GPU is "no local GPU": *n is 0 and why says which.
+ * no driver or no GPU is no local GPU: *n is 0 and why says which ("libnvidia-ml.so.1 cannot
+ * be loaded: no NVIDIA driver here").
  */
 int wg_gpu_detect(const wg_context *ctx, wg_gpu *out, size_t max, size_t *n, char *why,
 		  size_t whylen)
@@ -475,8 +476,7 @@ int wg_gpu_detect(const wg_context *ctx, wg_gpu *out, size_t max, size_t *n, cha
 	*n = 0;
 	void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		snprintf(why, whylen, "no local GPU (libnvidia-ml.so.1 cannot be loaded: no NVIDIA "
-			 "driver here)");
+		snprintf(why, whylen, "libnvidia-ml.so.1 cannot be loaded: no NVIDIA driver here");
 		return WG_OK;
 	}
 	typedef int (*init_fn)(void);
@@ -492,12 +492,12 @@ int wg_gpu_detect(const wg_context *ctx, wg_gpu *out, size_t max, size_t *n, cha
 	name_fn name = (name_fn)dlsym(h, "nvmlDeviceGetName");
 	unsigned devices = 0;
 	if (!init || !count || !handle || !cap || init() != 0) {
-		snprintf(why, whylen, "no local GPU (NVML did not initialise)");
+		snprintf(why, whylen, "NVML did not initialise");
 		dlclose(h);
 		return WG_OK;
 	}
 	if (count(&devices) != 0 || devices == 0)
-		snprintf(why, whylen, "no local GPU (NVML sees no device)");
+		snprintf(why, whylen, "NVML sees no device");
 	for (unsigned i = 0; i < devices && *n < max; i++) {
 		void *dev = NULL;
 		int ma = 0, mi = 0;

@@ -227,6 +227,8 @@ WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *sp
 		size_t n = 0;
 		wg_gpu found[WG_MAX_GPUS];
 		wg_gpu_detect(ctx, found, WG_MAX_GPUS, &n, why, sizeof(why));
+		if (!n && !why[0]) /* NVML saw devices, but none gave its compute capability */
+			snprintf(why, sizeof(why), "NVML gives no device's compute capability");
 		for (size_t i = 0; i < n && t->ngpus < WG_MAX_GPUS; i++) {
 			bool dup = false;
 			for (size_t k = 0; k < t->ngpus; k++)
@@ -235,7 +237,16 @@ WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *sp
 			if (!dup)
 				t->gpus[t->ngpus++] = found[i];
 		}
-		wg_set_last_error(WG_OK, "%s", n ? "" : why);
+		/* Asking is a statement about the target, this machine, even when it finds none:
+		 * the profile stays install, and the GPU rules say why they did not apply. */
+		t->gpu_auto = 1;
+		t->gpu_auto_found = n; /* the same machine each time */
+		if (!n && !t->gpu_auto_none[0])
+			snprintf(t->gpu_auto_none, sizeof(t->gpu_auto_none), "%s", why);
+		if (n)
+			wg_set_last_error(WG_OK, "%s", "");
+		else
+			wg_set_last_error(WG_OK, "no local GPU (%s)", why);
 		return WG_OK;
 	}
 	wg_gpu g = WG_GPU_INIT;
@@ -270,7 +281,10 @@ WG_API wg_profile wg_target_profile(const wg_target *t)
 		return WG_PROFILE_PUBLISH;
 	if (t->profile == WG_PROFILE_INSTALL || t->profile == WG_PROFILE_PUBLISH)
 		return (wg_profile)t->profile;
+	/* --gpu auto names this machine as the target even when it finds no GPU: without it
+	 * the profile would flip to publish and switch the system rules off unseen. */
 	bool machine = t->env || t->python_major || t->torch[0] || t->cxx11abi >= 0 ||
-		       t->cuda_major || t->ngpus || t->platform[0] || t->musl || t->nsysvers;
+		       t->cuda_major || t->ngpus || t->gpu_auto || t->platform[0] || t->musl ||
+		       t->nsysvers;
 	return machine ? WG_PROFILE_INSTALL : WG_PROFILE_PUBLISH;
 }

@@ -32,6 +32,13 @@ struct wg_target {
 	unsigned cuda_major, cuda_minor; /**< from cuda=, else from torch's +cuXYZ label */
 	size_t ngpus;
 	wg_gpu gpus[WG_MAX_GPUS];
+	/** "--gpu auto" was asked (the machine wheelgate runs on is the target: install), the
+	 * GPUs it found, and when it found none, why ("libnvidia-ml.so.1 cannot be loaded: no
+	 * NVIDIA driver here"), else "". Without a GPU the GPU rules do not apply and say so;
+	 * the profile stays install. */
+	int gpu_auto;
+	size_t gpu_auto_found;
+	char gpu_auto_none[256];
 	/** The environment of wg_target_set_env(), borrowed; NULL for none. */
 	struct wg_env *env;
 	/** The target system: a declared platform tag ("manylinux_2_28_x86_64", or ""), musl,

@@ -76,6 +76,11 @@ static json_t *target_json(const wg_target *t)
 		snprintf(buf, sizeof(buf), "%u.%u", t->cuda_major, t->cuda_minor);
 		json_object_set_new(j, "cuda", json_string(buf));
 	}
+	/* --gpu auto: what it found on this machine, and why nothing when nothing. */
+	if (t->gpu_auto)
+		json_object_set_new(j, "gpu_auto", json_pack("{s:I, s:o}", "found",
+			(json_int_t)t->gpu_auto_found, "none", t->gpu_auto_none[0]
+				? json_string(t->gpu_auto_none) : json_null()));
 	return j;
 }
 

@@ -267,17 +267,23 @@ static unsigned lacking(const wg_rule *r, const wg_target *t, const wg_scan *sca
 	return need & ~known;
 }
 
-static int add_not_applied(wg_report *r, const wg_rule *rule, unsigned lacks)
+static int add_not_applied(wg_report *r, const wg_rule *rule, const wg_target *t,
+			   unsigned lacks)
 {
 	wg_buf keys = {0}, what = {0};
 	int rc = WG_OK;
+	/* --gpu auto that found none: not "give --gpu", but what the machine said. */
+	char none[320];
+	snprintf(none, sizeof(none), "no GPU found by --gpu auto (%.255s)", t->gpu_auto_none);
 	for (size_t i = 0; i < WG_ARRAY_LEN(facts) && rc == WG_OK; i++) {
 		if (!(lacks & facts[i].fact))
 			continue;
+		const char *w = facts[i].fact == WG_FACT_GPU && t->gpu_auto && t->gpu_auto_none[0]
+					? none : facts[i].what;
 		if (keys.len && (rc = wg_buf_append(&keys, ",", 1)) == WG_OK)
 			rc = wg_buf_append(&what, " and ", 5);
 		if (rc == WG_OK && (rc = wg_buf_append(&keys, facts[i].key, strlen(facts[i].key))) == WG_OK)
-			rc = wg_buf_append(&what, facts[i].what, strlen(facts[i].what));
+			rc = wg_buf_append(&what, w, strlen(w));
 	}
 	wg_not_applied *na = rc == WG_OK ? wg_vec_push(&r->not_applied) : NULL;
 	if (na) {
@@ -384,7 +390,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 		unsigned lacks = lacking(rule, target, scan);
 		if (lacks) {
 			/* Not silently: the report says which rules a missing fact left out. */
-			rc = add_not_applied(r, rule, lacks);
+			rc = add_not_applied(r, rule, target, lacks);
 			continue;
 		}
 		if (!applies(rule, target))
@@ -554,14 +560,56 @@ const char *wg_check_member_file(wg_check_ctx *cc, const char *member)
 			       s->path[site - 1] == '/' ? "" : "/", member);
 }
 
+/* Whether o needs a copy of torch's libraries of its own rather than the target's: a
+ * library of the input named by a DT_NEEDED entry (its SONAME, else its file name) that
+ * defines c10/at/torch/caffe2 symbols, as auditwheel repair grafts them renamed
+ * (libc10-1a2b3c4d.so); or, outside the input, a library named like one of torch's that the
+ * rule's `libraries` do not match, whose symbols cannot be seen. */
+static bool needs_own_torch(const wg_scan *scan, const wg_object *o)
+{
+	for (size_t j = 0; j < o->needed.n; j++) {
+		const char *n = o->needed.v[j];
+		bool in_input = false;
+		for (size_t i = 0; i < scan->objects.len; i++) {
+			const wg_object *p = *(wg_object **)wg_vec_at(&scan->objects, i);
+			const char *slash = strrchr(p->path, '/');
+			if (p == o || p->error ||
+			    strcmp(p->soname ? p->soname : slash ? slash + 1 : p->path, n))
+				continue;
+			in_input = true;
+			for (size_t k = 0; k < p->nsyms; k++)
+				if (p->syms[k].defined && p->syms[k].torch)
+					return true;
+		}
+		if (!in_input && (wg_has_prefix(n, "libc10") || wg_has_prefix(n, "libtorch")))
+			return true;
+	}
+	return false;
+}
+
+bool wg_check_faces_torch(wg_check_ctx *cc, const wg_object *o, const char **lib)
+{
+	*lib = NULL;
+	for (size_t j = 0; j < o->needed.n; j++)
+		if (wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0)) {
+			*lib = o->needed.v[j];
+			return true;
+		}
+	/* No torch library in DT_NEEDED (linked -Wl,--as-needed against a stub, or not at all):
+	 * the c10/at/torch/caffe2 symbols it imports still have to come from torch, with its
+	 * ABI, unless it brings a copy of its own. */
+	bool imports = false;
+	for (size_t j = 0; j < o->nsyms && !imports; j++)
+		imports = !o->syms[j].defined && o->syms[j].torch;
+	return imports && !needs_own_torch(cc->scan, o);
+}
+
 const wg_sym *wg_check_abi_import(wg_check_ctx *cc, const wg_object *o, unsigned wrong,
 				  unsigned *count)
 {
 	*count = 0;
-	bool links = false;
-	for (size_t j = 0; j < o->needed.n && !links; j++)
-		links = wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0);
-	if (!links)
+	const char *lib;
+	if (!wg_check_faces_torch(cc, o, &lib))
 		return NULL;
 	const wg_sym *first = NULL;
 	for (size_t j = 0; j < o->nsyms; j++) {
@@ -702,11 +750,16 @@ static bool imports_torch(wg_check_ctx *cc)
 			return true;
 	}
 	/* An extension linked against torch's libraries is a torch extension: used after
-	 * `import torch` (without it, the loader cannot even find libc10.so). */
+	 * `import torch` (without it, the loader cannot even find libc10.so). So is one that
+	 * imports torch's symbols without listing its libraries (linked -Wl,--as-needed
+	 * against a stub): nothing but torch defines them. */
 	for (size_t i = 0; i < s->objects.len; i++) {
 		const wg_object *o = *(wg_object **)wg_vec_at(&s->objects, i);
 		for (size_t k = 0; !o->error && k < o->needed.n; k++)
 			if (wg_has_prefix(o->needed.v[k], "libc10") || wg_has_prefix(o->needed.v[k], "libtorch"))
+				return true;
+		for (size_t k = 0; !o->error && k < o->nsyms; k++)
+			if (!o->syms[k].defined && o->syms[k].torch)
 				return true;
 	}
 	return wg_pyimports_mentions(wg_analysis_imports(cc->an), "torch");

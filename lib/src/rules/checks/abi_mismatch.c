@@ -1,8 +1,10 @@
 /*
- * abi-mismatch: an object that links torch imports c10/at/torch/caffe2 symbols whose
- * std::string ABI differs from the target torch's (the loader cannot resolve them:
- * "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_string...").
- * Imports that carry no std::string load with either ABI and are not findings.
+ * abi-mismatch: an object imports c10/at/torch/caffe2 symbols whose std::string ABI differs
+ * from the target torch's (the loader cannot resolve them: "undefined symbol:
+ * _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_string..."). Torch-facing by the
+ * symbols, whatever DT_NEEDED says: an object linked -Wl,--as-needed against a stub lists no
+ * libc10.so and still needs those symbols from torch. Imports that carry no std::string load
+ * with either ABI and are not findings.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <string.h>
@@ -17,22 +19,8 @@ static int run(wg_check_ctx *cc)
 	unsigned wrong = abi == 1 ? WG_SYM_OLD_STRING : WG_SYM_NEW_STRING;
 	const wg_object *o;
 	wg_for_each_object(cc, o) {
-		const char *lib = NULL;
-		for (size_t j = 0; j < o->needed.n && !lib; j++)
-			if (wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0))
-				lib = o->needed.v[j];
-		if (!lib)
-			continue; /* does not link torch: its strings never meet torch's */
-		const wg_sym *first = NULL;
-		unsigned count = 0;
-		for (size_t j = 0; j < o->nsyms; j++) {
-			const wg_sym *y = &o->syms[j];
-			if (!y->defined && y->torch && (y->string_abi & wrong)) {
-				count++;
-				if (!first)
-					first = y;
-			}
-		}
+		unsigned count;
+		const wg_sym *first = wg_check_abi_import(cc, o, wrong, &count);
 		if (!first)
 			continue;
 		wg_vars v = {0};
@@ -40,7 +28,20 @@ static int run(wg_check_ctx *cc)
 		wg_abi_name_for(tabi, sizeof(tabi), abi);
 		wg_vars_set(&v, "object", o->path);
 		wg_vars_set(&v, "module", o->module ? o->module : o->path);
-		wg_vars_set(&v, "library", lib);
+		/* The torch library it needs, or what it does not need: its c10 symbols come from
+		 * torch all the same, and only a load that has torch's libraries in scope finds
+		 * them (`import torch` loads them RTLD_LOCAL). */
+		const char *lib = NULL;
+		wg_check_faces_torch(cc, o, &lib);
+		wg_vars_set(&v, "library", lib ? lib : "none of torch's libraries");
+		wg_vars_set(&v, "linkage", lib ? "" : wg_check_printf(cc,
+			"; nor does it list torch's libraries in DT_NEEDED, and `import torch` loads "
+			"them RTLD_LOCAL: rebuilt with the %s ABI alone, it finds them only if "
+			"another object of its load needs them", abi == 1 ? "new" : "old"));
+		wg_vars_set(&v, "relink", lib ? "" : " Link it against torch's libraries too "
+			    "(-lc10 -ltorch_cpu..., as torch.utils.cpp_extension does; "
+			    "-Wl,--as-needed drops a library that defines none of its symbols, such "
+			    "as a stub).");
 		wg_vars_set(&v, "symbol", first->name);
 		wg_vars_set(&v, "demangled", first->demangled ? first->demangled : first->name);
 		wg_vars_set(&v, "count", wg_check_printf(cc, "%u", count));
@@ -59,7 +60,7 @@ static int run(wg_check_ctx *cc)
 }
 
 static const char *const patterns[] = {"libraries", NULL};
-static const char *const vars[] = {"object", "module", "library", "symbol", "demangled", "count",
-				   "more", "object_abi", "target_abi", "abi_flag", "abi_label",
-				   "abi_bool", NULL};
+static const char *const vars[] = {"object", "module", "library", "linkage", "relink", "symbol",
+				   "demangled", "count", "more", "object_abi", "target_abi",
+				   "abi_flag", "abi_label", "abi_bool", NULL};
 const wg_check_kind wg_check_abi_mismatch = {"abi-mismatch", run, patterns, vars, 0};

@@ -96,9 +96,15 @@ const char *wg_check_member_file(wg_check_ctx *cc, const char *member);
  * names and PEP 440 versions do (it is text to paste into a shell); NULL when out of memory. */
 const char *wg_check_distribution(wg_check_ctx *cc);
 bool wg_object_is_cuda(const wg_object *o);
-/** For an object that needs a library the rule's `libraries` patterns match (torch's): its
- * first undefined torch-facing symbol carrying the std::string ABI wrong (WG_SYM_OLD_STRING or
- * WG_SYM_NEW_STRING), *count how many; NULL when none (or the object links no such library). */
+/** Whether o meets the target's torch: it needs a library the rule's `libraries` patterns
+ * match (torch's; *lib names it), or, whatever its DT_NEEDED says (*lib NULL), it imports a
+ * c10/at/torch/caffe2 symbol and needs no copy of torch's libraries of its own (a library of
+ * the input defining such symbols, or one named libc10* / libtorch* outside it that the
+ * `libraries` patterns do not match). */
+bool wg_check_faces_torch(wg_check_ctx *cc, const wg_object *o, const char **lib);
+/** For an object that meets the target's torch (wg_check_faces_torch): its first undefined
+ * torch-facing symbol carrying the std::string ABI wrong (WG_SYM_OLD_STRING or
+ * WG_SYM_NEW_STRING), *count how many; NULL when none (or the object does not meet torch). */
 const wg_sym *wg_check_abi_import(wg_check_ctx *cc, const wg_object *o, unsigned wrong,
 				  unsigned *count);
 void wg_abi_name_for(char *buf, size_t n, int cxx11abi);

@@ -1,7 +1,9 @@
 /*
  * ld-unresolved: importing an object (after `import torch`, in the target environment) leaves
  * a strong symbol unresolved: "ImportError: ...: undefined symbol: ...". When the symbol
- * carries a std::string of the ABI the environment's torch does not use, the message says so.
+ * carries a std::string of the ABI the environment's torch does not use, the message says so;
+ * when it is torch's and nothing in the load needs torch's libraries (which `import torch`
+ * loads RTLD_LOCAL), it says that too, with the library that defines it when one does.
  * One finding per object, naming the first symbol and how many there are.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -39,12 +41,27 @@ static int run(wg_check_ctx *cc)
 		char *dem = wg_demangle(x->symbol);
 		const char *why = "";
 		int abi = cc->target->cxx11abi;
-		if (x->torch && (x->string_abi & WG_SYM_NEW_STRING) && abi == 0)
-			why = ": it carries the new (C++11) std::string, but the environment's torch was "
-			      "built with the old ABI (_GLIBCXX_USE_CXX11_ABI=0)";
-		else if (x->torch && (x->string_abi & WG_SYM_OLD_STRING) && abi == 1)
-			why = ": it carries the old std::string, but the environment's torch was built "
-			      "with the new C++11 ABI (_GLIBCXX_USE_CXX11_ABI=1)";
+		bool wrong_abi = x->torch && (((x->string_abi & WG_SYM_NEW_STRING) && abi == 0) ||
+					      ((x->string_abi & WG_SYM_OLD_STRING) && abi == 1));
+		if (wrong_abi)
+			why = abi == 0 ? ": it carries the new (C++11) std::string, but the environment's "
+					 "torch was built with the old ABI (_GLIBCXX_USE_CXX11_ABI=0)"
+				       : ": it carries the old std::string, but the environment's torch "
+					 "was built with the new C++11 ABI (_GLIBCXX_USE_CXX11_ABI=1)";
+		/* No torch library in the load: `import torch` loaded them RTLD_LOCAL, where
+		 * this load does not look, whatever the symbol's ABI. */
+		if (x->torch && !x->torch_in_load && x->local_def)
+			why = wg_check_printf(cc, ": %s defines it, but `import torch` loaded %s "
+					      "RTLD_LOCAL and nothing in this load needs it (%s lists "
+					      "none of torch's libraries in DT_NEEDED: link it with "
+					      "-lc10 -ltorch_cpu...)", x->local_def, x->local_def,
+					      x->object);
+		else if (x->torch && !x->torch_in_load)
+			why = wg_check_printf(cc, "%s%s none of torch's libraries is in this load (%s "
+					      "lists none of them in DT_NEEDED, and `import torch` loads "
+					      "them RTLD_LOCAL)%s", why, wrong_abi ? "; and" : ":",
+					      x->object, wrong_abi ? ", so the right ABI alone would not "
+					      "resolve it either" : "");
 		wg_vars v = {0};
 		wg_vars_set(&v, "object", x->object);
 		wg_vars_set(&v, "symbol", x->symbol);

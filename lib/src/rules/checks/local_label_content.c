@@ -2,9 +2,10 @@
  * local-label-content: a local version label that claims a build (flash-attn's
  * +cu12torch2.6cxx11abiFALSE) against what the objects hold, whatever the target:
  * cxx11abiTRUE/FALSE against the std::string ABI of the torch-facing imports of every object
- * that links torch (the rule's `libraries`), cuXY/cuX against the CUDA majors of the
- * libraries the objects need (`cuda11`, `cuda12`... as WG-CUDA-001's lists). torchX.Y is not
- * in the symbols and is not verified. The rule's `abi` and `cuda` patterns read the label.
+ * that meets torch (links the rule's `libraries`, or imports its symbols), cuXY/cuX against
+ * the CUDA majors of the libraries the objects need (`cuda11`, `cuda12`... as WG-CUDA-001's
+ * lists). torchX.Y is not in the symbols and is not verified. The rule's `abi` and `cuda`
+ * patterns read the label.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <stdio.h>

@@ -2,10 +2,11 @@
  * variant-torch: a PEP 825 property `abi_dependency :: torch :: X.Y[.Z]` claims the objects
  * were built against that torch. What the objects tell: the std::string ABI of their
  * torch-facing imports (torch's pip wheels use the old ABI up to 2.6 and the new one,
- * cxx11abi=1, from 2.7 on). An object that links torch (the rule's `libraries`) and imports a
- * c10/at/torch symbol of the other ABI cannot load into the claimed torch. Torch's version
- * itself is not in the symbols: it is not verified, and objects that do not link torch leave
- * the claim unverified (WG-VAR-005 lists it).
+ * cxx11abi=1, from 2.7 on). An object that meets torch (links the rule's `libraries`, or
+ * imports its symbols whatever DT_NEEDED says) and imports a c10/at/torch symbol of the other
+ * ABI cannot load into the claimed torch. Torch's version itself is not in the symbols: it is
+ * not verified, and objects that do not meet torch leave the claim unverified (WG-VAR-005
+ * lists it).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <stdio.h>

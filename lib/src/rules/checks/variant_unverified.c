@@ -2,7 +2,7 @@
  * variant-unverified: the PEP 825 properties of a wheel that wheelgate cannot check against
  * its objects, listed (an info finding, never silence): every namespace other than nvidia's
  * sm_arch and CUDA bounds and abi_dependency :: torch, and abi_dependency :: torch when no
- * object links torch (the rule's `libraries`).
+ * object meets torch (links the rule's `libraries`, or imports torch's symbols).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <string.h>
@@ -15,9 +15,9 @@ static int run(wg_check_ctx *cc)
 	const wg_strlist *props = &s->lists[WG_LIST_VARIANT_PROPERTIES];
 	bool links = false;
 	const wg_object *o;
+	const char *lib;
 	wg_for_each_object(cc, o)
-		for (size_t j = 0; j < o->needed.n && !links; j++)
-			links = wg_rule_matches(cc, "libraries", o->needed.v[j], NULL, 0);
+		links = links || wg_check_faces_torch(cc, o, &lib);
 	for (size_t p = 0; p < props->n; p++) {
 		const char *prop = props->v[p], *why;
 		if (wg_variant_is(prop, "nvidia", "sm_arch", NULL) ||
