@@ -134,6 +134,17 @@ CASES = {
                   "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '_vendor'))\n"
                   "import vendored_jaraco\n",
                   "vendored/_vendor/vendored_jaraco/__init__.py": ""}, "ok"),
+    # a module of the package makes up another one in sys.modules (cuda-core's cu13/)
+    "madeup": ({"madeup/__init__.py": "from . import impl\nfrom madeup._ctx import X\n",
+                "madeup/impl.py": "import sys\nfrom . import real\n"
+                                  "sys.modules[__package__ + '._ctx'] = real\n",
+                "madeup/real.py": "X = 1\n"}, "ok"),
+    # setuptools: vendored on sys.path, and declared behind an extra as well
+    "vendextra": ({"vendextra/__init__.py": "import os, sys\n"
+                   "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '_vendor'))\n"
+                   "import vendextra_dirs\n",
+                   "vendextra/_vendor/vendextra_dirs/__init__.py": "",
+                   "__requires__": "vendextra-dirs; extra == 'core'"}, "ok"),
     # names the import system sets
     "dunder": ({"dunder/__init__.py": "X = 1\n",
                 "dunder/user.py": "from dunder import __file__, __name__\n",
@@ -150,8 +161,11 @@ def record_hash(data):
 
 def make_wheel(out, name, files):
     dist = "%s-1.0.dist-info" % name
-    files = {k: (v.encode() if isinstance(v, str) else v) for k, v in files.items()}
-    files[dist + "/METADATA"] = ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode()
+    requires = files.get("__requires__")
+    files = {k: (v.encode() if isinstance(v, str) else v) for k, v in files.items()
+             if k != "__requires__"}
+    files[dist + "/METADATA"] = ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n%s" % (
+        name, "Requires-Dist: %s\n" % requires if requires else "")).encode()
     files[dist + "/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     rows = ["%s,%s,%d" % (k, record_hash(v), len(v)) for k, v in files.items()]
     files[dist + "/RECORD"] = ("\n".join(rows + [dist + "/RECORD,,"]) + "\n").encode()
@@ -181,7 +195,7 @@ def import_model_agrees_with_the_interpreter():
     wheels = {}
     for name, case in sorted(cases.items()):
         files, expect = case[0], case[1]
-        top = case[2] if len(case) > 2 else sorted(files)[0].split("/")[0]
+        top = case[2] if len(case) > 2 else sorted(f for f in files if "/" in f)[0].split("/")[0]
         wheels[make_wheel(tmp, name, files)] = (name, files, expect, top)
     p = subprocess.run([WG, "check", "--no-config", "--format", "json", "--env", PY, "-j", "2",
                         *sorted(wheels)], capture_output=True, text=True)
@@ -196,6 +210,8 @@ def import_model_agrees_with_the_interpreter():
         site = os.path.join(tmp, "site-" + name)
         os.makedirs(site)
         for rel, data in files.items():
+            if rel == "__requires__":
+                continue
             os.makedirs(os.path.dirname(os.path.join(site, rel)), exist_ok=True)
             with open(os.path.join(site, rel), "wb") as f:
                 f.write(data.encode() if isinstance(data, str) else data)

@@ -527,6 +527,12 @@ static void dynamic_marks(reader *r, size_t i, size_t end, bool module_scope, bo
 				m->open_path = true;
 				if (!m->dyn_line || line < m->dyn_line)
 					m->dyn_line = line;
+				/* sys.modules[__name__] = x replaces this module; any other key may make
+				 * up a module anywhere (cuda-core's cu13/ answers for cuda.core._context) */
+				bool self = k + 4 < end && is_op(tok(r, k + 1), "[") &&
+					    is_name(tok(r, k + 2), "__name__") && is_op(tok(r, k + 3), "]");
+				if (!self)
+					r->im->hooks = true;
 			}
 		} else if (attr && (is_name(t, "meta_path") || is_name(t, "path_hooks"))) {
 			r->im->hooks = true;

@@ -140,6 +140,11 @@ static int top_status_of(ctx *c, const char *top, const char **why)
 	if (dep_named(c, top))
 		return PRESENT;
 	const char *norm = wg_normalize_name(c->a, top);
+	bool own = own_name(c, top);
+	/* The wheel's code puts directories on sys.path (setuptools its _vendor/): a module of
+	 * that name anywhere in it, or anything outside it, may be what is found. */
+	if (wg_pyimports_syspath(c->im) && (!own || wg_pyimports_anywhere(c->im, top)))
+		return UNKNOWN;
 	/* Without an environment, a module an extra's distribution provides may be installed
 	 * all the same (hypothesis' pytest plugin and pytest): only the environment can say. */
 	size_t i = norm && c->env ? wg_strmap_get(&c->extraset, norm) : SIZE_MAX;
@@ -150,11 +155,6 @@ static int top_status_of(ctx *c, const char *top, const char **why)
 				       c->extras[2 * i], c->extras[2 * i + 1]);
 		return *why ? MISSING : UNKNOWN;
 	}
-	bool own = own_name(c, top);
-	/* The wheel's code puts directories on sys.path (setuptools its _vendor/): a module of
-	 * that name anywhere in it, or anything outside it, may be what is found. */
-	if (wg_pyimports_syspath(c->im) && (!own || wg_pyimports_anywhere(c->im, top)))
-		return UNKNOWN;
 	if (c->env) {
 		if (c->unknown_deps && !own)
 			return UNKNOWN; /* a dependency pip would install may bring it */
