@@ -324,7 +324,8 @@ def the_binding_on_its_own():
     # No target: the publish question; a GPU declared, or asked for: install.
     assert profiles == ["publish", "install", "install"], profiles
     assert "install, publish or auto" in bad, bad
-    assert first[0] == "fail" and ["WG-HOL-001", "error", "hollow/__init__.py", 4] in first[1], first
+    # (no environment: the package's own missing module; flash_attn_2_cuda may be installed)
+    assert first[0] == "fail" and ["WG-HOL-001", "error", "hollow/helpers.py", 1] in first[1], first
     assert second == ["pass", "fail"], second
     p = subprocess.run([sys.executable, "-c", "import wheelgate; wheelgate.check('x')"],
                        capture_output=True, text=True,

@@ -535,7 +535,10 @@ static void dynamic_marks(reader *r, size_t i, size_t end, bool module_scope, bo
 					r->im->hooks = true;
 			}
 		} else if (attr && (is_name(t, "meta_path") || is_name(t, "path_hooks"))) {
-			r->im->hooks = true;
+			/* an editable install's finder maps the project's own names to the sources
+			 * read with it; any other hook may answer for anything */
+			if (!wg_has_prefix(m->name, "__editable__"))
+				r->im->hooks = true;
 		} else if (is_name(t, "__path__") && !attr) {
 			/* __path__ = ..., __path__.append(...), __path__[:] = ..., extend_path(__path__,
 			 * ...): a package that names its own path may well change it */
@@ -1023,6 +1026,10 @@ int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 		const wg_member *mem = wg_vec_at(&scan->members, i);
 		rc = add_member_kinds(im, mem->name);
 	}
+	/* the sources' own names: an editable install's sources are read from where its
+	 * finder points, not from members */
+	for (size_t i = 0; i < scan->sources.len && rc == WG_OK; i++)
+		rc = add_member_kinds(im, ((const wg_source *)wg_vec_at(&scan->sources, i))->name);
 	/* extension modules found among loose objects and wheels alike */
 	for (size_t i = 0; i < scan->objects.len && rc == WG_OK; i++) {
 		const wg_object *o = *(wg_object **)wg_vec_at(&scan->objects, i);

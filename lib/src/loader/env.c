@@ -445,6 +445,33 @@ int wg_env_has_module(wg_env *e, const char *top)
 	return e->editable ? -1 : 0;
 }
 
+int wg_env_has_submodule(wg_env *e, const char *dotted)
+{
+	char rel[PATH_MAX];
+	snprintf(rel, sizeof(rel), "%s", dotted);
+	for (char *q = rel; *q; q++)
+		if (*q == '.')
+			*q = '/';
+	for (size_t i = 0; i < e->sites.n || (i == 0 && !e->sites.n && e->site); i++) {
+		const char *site = e->sites.n ? e->sites.v[i] : e->site;
+		char p[2 * PATH_MAX + 16];
+		static const char *const fixed[] = {"", ".py", ".pyc", ".so"};
+		for (size_t k = 0; k < WG_ARRAY_LEN(fixed); k++) {
+			snprintf(p, sizeof(p), "%s/%s%s", site, rel, fixed[k]);
+			if (!access(p, F_OK))
+				return 1;
+		}
+		/* an extension module: X.cpython-312-x86_64-linux-gnu.so, X.abi3.so */
+		snprintf(p, sizeof(p), "%s/%s.*.so", site, rel);
+		glob_t g;
+		int found = glob(p, GLOB_NOSORT, NULL, &g) == 0 && g.gl_pathc > 0;
+		globfree(&g);
+		if (found)
+			return 1;
+	}
+	return 0;
+}
+
 bool wg_env_has_dist(wg_env *e, const char *norm)
 {
 	if (!e->modules_done)

@@ -81,6 +81,10 @@ int wg_lib_open(const char *real, uint64_t max_size, struct stat *st, wg_ld_note
  * its site directories, the user site directory, or a directory a .pth file adds; 1 yes, 0
  * no, -1 cannot be known (an editable install's import hook). */
 int wg_env_has_module(wg_env *e, const char *top);
+/** Whether a module of this dotted name is a file or directory below one of e's site
+ * directories (a.b: a/b/, a/b.py, a/b.*.so...): what stays on disk when a wheel replaces the
+ * distribution that installed a.b's package, if its RECORD did not list it. */
+int wg_env_has_submodule(wg_env *e, const char *dotted);
 /** Whether a distribution of this PEP 503 normalised name is installed (a .dist-info or
  * .egg-info of one of e's site directories). */
 bool wg_env_has_dist(wg_env *e, const char *norm);

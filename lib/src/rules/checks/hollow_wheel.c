@@ -216,6 +216,9 @@ static int module_status(ctx *c, const char *module, const char **missing, const
 				st = PRESENT;
 			else if (parent != WG_PYMOD_PACKAGE || open)
 				st = UNKNOWN; /* another distribution's, a namespace, or made up */
+			else if (c->env && wg_env_has_submodule(c->env, buf))
+				st = UNKNOWN; /* on disk there, though no RECORD lists it (cuda-core's
+					       * _context.so, put in place at install): it stays */
 			else {
 				st = MISSING;
 				*why = "this wheel's package does not contain";
