@@ -145,6 +145,13 @@ CASES = {
                    "import vendextra_dirs\n",
                    "vendextra/_vendor/vendextra_dirs/__init__.py": "",
                    "__requires__": "vendextra-dirs; extra == 'core'"}, "ok"),
+    # cuda-core: a versioned subpackage's namespace, __path__ included, copied in
+    "versioned": ({"versioned/__init__.py":
+                   "def _load():\n    import importlib\n"
+                   "    mod = importlib.import_module('.cu13', __package__)\n"
+                   "    globals().update(mod.__dict__)\n_load()\nfrom versioned._context import X\n",
+                   "versioned/cu13/__init__.py": "",
+                   "versioned/cu13/_context.py": "X = 1\n"}, "ok"),
     # names the import system sets
     "dunder": ({"dunder/__init__.py": "X = 1\n",
                 "dunder/user.py": "from dunder import __file__, __name__\n",

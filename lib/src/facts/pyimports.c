@@ -477,6 +477,9 @@ static void dynamic_marks(reader *r, size_t i, size_t end, bool module_scope, bo
 			    (is_op(tok(r, c + 1), "[") || is_op(tok(r, c + 1), "."))) {
 				if (!m->dyn_line || line < m->dyn_line)
 					m->dyn_line = line;
+				/* globals().update(mod.__dict__) may bring another __path__ too
+				 * (cuda-core takes its cu13/ package's) */
+				m->open_path = true;
 			}
 		} else if (!attr && call && is_name(t, "exec") && !def_scope) {
 			if (!m->dyn_line || line < m->dyn_line)
