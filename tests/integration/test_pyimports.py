@@ -152,6 +152,10 @@ CASES = {
                    "    globals().update(mod.__dict__)\n_load()\nfrom versioned._context import X\n",
                    "versioned/cu13/__init__.py": "",
                    "versioned/cu13/_context.py": "X = 1\n"}, "ok"),
+    # flax ships a source tree: `import strayns.src.lib` is nothing users do (a warning)
+    "srctree": ({"srctree/__init__.py": "X = 1\n",
+                 "srctree_src/src/lib/__init__.py": "from . import lib_cpp\n"},
+                "warning:srctree_src.src.lib"),
     # names the import system sets
     "dunder": ({"dunder/__init__.py": "X = 1\n",
                 "dunder/user.py": "from dunder import __file__, __name__\n",

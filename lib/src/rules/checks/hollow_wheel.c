@@ -344,9 +344,16 @@ static int judge(ctx *c)
 	const char **roots = wg_arena_alloc(c->a, (api.n + 1) * sizeof(*roots));
 	size_t nroots = 0;
 	for (size_t i = 0; roots && i < api.n; i++) {
+		/* each namespace directory above it, and the top-level name */
+		bool api_name = true;
+		for (const char *p = api.v[i]; api_name && strchr(p, '.'); p = strchr(p, '.') + 1) {
+			char part[256];
+			snprintf(part, sizeof(part), "%.*s", (int)strcspn(p, "."), p);
+			api_name = !wg_rule_matches(cc, "not_api", part, NULL, 0);
+		}
 		char top[256];
 		snprintf(top, sizeof(top), "%.*s", (int)strcspn(api.v[i], "."), api.v[i]);
-		if (!wg_rule_matches(cc, "not_api", top, NULL, 0))
+		if (api_name && !wg_rule_matches(cc, "not_api", top, NULL, 0))
 			roots[nroots++] = api.v[i];
 	}
 	wg_strlist_free(&api);
