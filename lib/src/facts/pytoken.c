@@ -92,6 +92,21 @@ static void end_line(lexer *lx)
 static const char *string_body(lexer *lx, const char *p, char q, bool triple, bool fmt, bool raw,
 			       int fdepth);
 
+/* Whether the n characters at s are a string prefix (r, b, u, f, t and their pairs, any case):
+ * *fmt for an f- or t-string, *raw for a raw one. */
+static bool string_prefix(const char *s, size_t n, bool *fmt, bool *raw)
+{
+	bool ok = n <= 3;
+	*fmt = *raw = false;
+	for (size_t k = 0; k < n && ok; k++) {
+		char l = (char)tolower((unsigned char)s[k]);
+		ok = strchr("rbuft", l) != NULL;
+		*fmt |= l == 'f' || l == 't';
+		*raw |= l == 'r';
+	}
+	return ok;
+}
+
 /*
  * A replacement field of an f-string, from after its `{` to after its `}` (or the end of the
  * string when it is cut short: the string's own quote at bracket depth 0 ends the field).
@@ -123,14 +138,7 @@ static const char *fstring_field(lexer *lx, const char *p, char q, bool triple, 
 			const char *s = p;
 			while (p < lx->end && id_char((unsigned char)*p))
 				p++;
-			size_t n = (size_t)(p - s);
-			bool f = false, r = false, ok = n <= 3;
-			for (size_t k = 0; k < n && ok; k++) {
-				char l = (char)tolower((unsigned char)s[k]);
-				ok = strchr("rbuft", l) != NULL;
-				f |= l == 'f' || l == 't';
-				r |= l == 'r';
-			}
+			bool f, r, ok = string_prefix(s, (size_t)(p - s), &f, &r);
 			if (ok && p < lx->end && (*p == '\'' || *p == '"')) {
 				char qq = *p;
 				bool t3 = p + 2 < lx->end && p[1] == qq && p[2] == qq;
@@ -298,13 +306,7 @@ int wg_py_tokenize(wg_pysrc *out, const char *text, size_t len)
 			while (p < lx.end && id_char((unsigned char)*p))
 				p++;
 			size_t n = (size_t)(p - s);
-			bool f = false, r = false, prefix = n <= 3;
-			for (size_t k = 0; k < n && prefix; k++) {
-				char l = (char)tolower((unsigned char)s[k]);
-				prefix = strchr("rbuft", l) != NULL;
-				f |= l == 'f' || l == 't';
-				r |= l == 'r';
-			}
+			bool f, r, prefix = string_prefix(s, n, &f, &r);
 			if (prefix && p < lx.end && (*p == '\'' || *p == '"')) {
 				char q = *p;
 				bool t3 = p + 2 < lx.end && p[1] == q && p[2] == q;
