@@ -73,6 +73,17 @@ CASES = {
               "star/impl.py": "class C:\n    pass\n__all__ = ['C']\n",
               "star/user.py": "from star import C\n",
               "star/z.py": "from star import user\n"}, "ok"),
+    # a module file's binds are read (again) only when a star import brings them in: through
+    # a chain of two, a name bound at the end is found, one that is not is missing
+    "star_chain": ({"star_chain/__init__.py": "from .a import *\nfrom star_chain import helper\n",
+                    "star_chain/a.py": "from .b import *\n",
+                    "star_chain/b.py": "def helper():\n    pass\n"}, "ok"),
+    "star_chain_missing": ({"star_chain_missing/__init__.py":
+                            "from .a import *\nfrom star_chain_missing import helper\n",
+                            "star_chain_missing/a.py": "from .b import *\n",
+                            "star_chain_missing/b.py": "def other():\n    pass\n"}, "error"),
+    "star_unbound": ({"star_unbound/__init__.py": "from .impl import *\nfrom . import C, D\n",
+                      "star_unbound/impl.py": "C = 1\n"}, "error"),
     "getattr": ({"getattr_lazy/__init__.py":
                  "__all__ = ['fast_ext']\n\ndef __getattr__(name):\n    return 42\n",
                  "getattr_lazy/user.py": "from getattr_lazy import fast_ext, anything_C\n"}, "ok"),

@@ -18,14 +18,16 @@ struct wg_arena_chunk {
 
 #define WG_ARENA_CHUNK (64 * 1024)
 
-void *wg_arena_alloc(wg_arena *a, size_t n)
+/* n bytes at a multiple of align (a power of two, at most max_align_t's) */
+static void *arena_alloc(wg_arena *a, size_t n, size_t align)
 {
-	size_t align = sizeof(max_align_t);
-	n = (n + align - 1) & ~(align - 1);
 	if (n == 0)
-		n = align;
+		n = 1;
+	if (n > SIZE_MAX - sizeof(max_align_t))
+		return NULL;
 	wg_arena_chunk *c = a->head;
-	if (!c || c->cap - c->used < n) {
+	size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
+	if (!c || at > c->cap || c->cap - at < n) {
 		size_t cap = n > WG_ARENA_CHUNK ? n : WG_ARENA_CHUNK;
 		if (cap > SIZE_MAX - sizeof(*c))
 			return NULL;
@@ -34,6 +36,7 @@ void *wg_arena_alloc(wg_arena *a, size_t n)
 			return NULL;
 		c->used = 0;
 		c->cap = cap;
+		at = 0;
 		/* A big allocation goes behind the current chunk so that its free space stays usable. */
 		if (a->head && n > WG_ARENA_CHUNK / 4) {
 			c->next = a->head->next;
@@ -43,16 +46,21 @@ void *wg_arena_alloc(wg_arena *a, size_t n)
 			a->head = c;
 		}
 	}
-	void *p = (char *)c->data + c->used;
-	c->used += n;
+	void *p = (char *)c->data + at;
+	c->used = at + n;
 	return p;
+}
+
+void *wg_arena_alloc(wg_arena *a, size_t n)
+{
+	return arena_alloc(a, n, sizeof(max_align_t));
 }
 
 char *wg_arena_strndup(wg_arena *a, const char *s, size_t n)
 {
 	if (n == SIZE_MAX)
 		return NULL;
-	char *p = wg_arena_alloc(a, n + 1);
+	char *p = arena_alloc(a, n + 1, 1); /* strings need no alignment: no padding */
 	if (!p)
 		return NULL;
 	memcpy(p, s, n);
@@ -73,7 +81,7 @@ char *wg_arena_printf(wg_arena *a, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return NULL;
-	char *p = wg_arena_alloc(a, (size_t)n + 1);
+	char *p = arena_alloc(a, (size_t)n + 1, 1);
 	if (!p)
 		return NULL;
 	va_start(ap, fmt);

@@ -332,7 +332,8 @@ enum {
 typedef struct wg_pyimports wg_pyimports;
 
 /* One import statement's effect: `import a.b` (IMPORT, target a.b), `from m import x`
- * (FROM: target m, name x), `from m import *` (STAR: target m). */
+ * (FROM: target m, name x), `from m import *` (STAR: target m). A view: the model keeps
+ * edges packed; its strings live as long as the model. */
 enum { WG_PYEDGE_IMPORT, WG_PYEDGE_FROM, WG_PYEDGE_STAR };
 typedef struct {
 	const char *from;   /* the importing module (dotted) */
@@ -363,7 +364,7 @@ const char *wg_import_how_name(int how);
 bool wg_pyimports_mentions(const wg_pyimports *im, const char *top);
 /** The import statements' effects, in the wheel's order (file, then position). */
 size_t wg_pyimports_count(const wg_pyimports *im);
-const wg_pyedge *wg_pyimports_edge(const wg_pyimports *im, size_t i);
+bool wg_pyimports_edge(const wg_pyimports *im, size_t i, wg_pyedge *out);
 /** WG_PYMOD_* of a dotted name, from the wheel's members. */
 int wg_pyimports_kind(const wg_pyimports *im, const char *module);
 /** The top-level modules and packages the wheel ships (namespace directories too), sorted. */

@@ -45,6 +45,11 @@ typedef struct {
 	const char *getattr_param; /* its parameter's name */
 	wg_strmap strings;  /* the module's plain string literals (names __getattr__ may know) */
 	bool open_path;     /* __path__ changed or sys.modules written */
+	/* binds and strings are read for what binds_at asks about: a package's __init__ and
+	 * the modules star imports bring in (read again after every source's edges are) */
+	bool binds_read;
+	const wg_source *src;
+	const char *pkg;    /* the package relative imports start from */
 } pymod;
 
 typedef struct {
@@ -52,10 +57,21 @@ typedef struct {
 	unsigned line;
 } star_import;
 
+/* An edge as kept: 24 bytes, a million of them in a file of a million imported names (the
+ * view, wg_pyedge, is made when asked for). */
+typedef struct {
+	const char *target, *name;
+	uint32_t mod;       /* index in mods */
+	uint32_t bits;      /* line << 5 | ctx << 2 | kind */
+} pyedge;
+
+#define EDGE_LINE_MAX ((1u << 27) - 1)
+#define MAX_EDGES UINT32_MAX
+
 struct wg_pyimports {
 	wg_arena arena;
-	wg_vec edges;       /* wg_pyedge */
-	size_t *by_from;    /* edge indices ordered by importing module, then position */
+	wg_vec edges;       /* pyedge */
+	uint32_t *by_from;  /* edge indices ordered by importing module, then position */
 	bool partial;       /* the scan kept part of the sources (WG-WHL-003): unseen imports may exist */
 	bool hooks;         /* some module installs an import hook (sys.meta_path, sys.path_hooks) */
 	bool syspath;       /* some module changes sys.path (or site.addsitedir) */
@@ -246,6 +262,9 @@ typedef struct {
 	const char *pkg;    /* the package relative imports start from */
 	const wg_pysrc *src;
 	int rc;
+	uint32_t mod_idx;   /* mod's index in im->mods */
+	bool binds;         /* record what the module binds (and its strings) */
+	bool again;         /* a second reading for binds only: no edges, no star imports */
 } reader;
 
 static const wg_pytok *tok(const reader *r, size_t i)
@@ -275,31 +294,61 @@ static bool is_close(const wg_pytok *t)
 	return t->kind == WG_PYT_OP && t->len == 1 && strchr(")]}", t->s[0]);
 }
 
+/* k: a string that lives as long as the model (the arena's) */
+static void bind_str(reader *r, const char *k, unsigned line)
+{
+	if (r->rc < 0 || !r->binds || !*k)
+		return;
+	if (wg_strmap_put(&r->mod->binds, k, line) == SIZE_MAX - 1)
+		r->rc = WG_ENOMEM;
+}
+
 static void bind(reader *r, const char *s, size_t n, unsigned line)
 {
-	if (r->rc < 0 || !n)
+	if (r->rc < 0 || !n || !r->binds)
 		return;
 	char *k = wg_arena_strndup(&r->im->arena, s, n);
-	if (!k || wg_strmap_put(&r->mod->binds, k, line) == SIZE_MAX - 1)
+	if (!k)
 		r->rc = WG_ENOMEM;
+	else
+		bind_str(r, k, line);
 }
 
 static void edge(reader *r, int kind, const char *target, const char *name, unsigned line, int ctx)
 {
-	if (r->rc < 0)
+	if (r->rc < 0 || r->again)
 		return;
-	wg_pyedge *e = wg_vec_push(&r->im->edges);
+	if (r->im->edges.len >= MAX_EDGES) {
+		r->rc = WG_ELIMIT;
+		return;
+	}
+	pyedge *e = wg_vec_push(&r->im->edges);
 	if (!e) {
 		r->rc = WG_ENOMEM;
 		return;
 	}
-	e->from = r->mod->name;
-	e->file = r->mod->file;
+	e->mod = r->mod_idx;
 	e->target = target;
 	e->name = name;
-	e->line = line;
-	e->ctx = (uint8_t)ctx;
-	e->kind = (uint8_t)kind;
+	/* past 2^27 lines (the scan keeps far fewer: max_python_lines), the last line */
+	e->bits = (line > EDGE_LINE_MAX ? EDGE_LINE_MAX : line) << 5 | (uint32_t)ctx << 2 |
+		  (uint32_t)kind;
+}
+
+/* The view of edge k. */
+static void edge_view(const wg_pyimports *im, size_t k, wg_pyedge *out)
+{
+	const pyedge *e = wg_vec_at(&im->edges, k);
+	const pymod *m = wg_vec_at(&im->mods, e->mod);
+	*out = (wg_pyedge){m->name, e->target, e->name, m->file, e->bits >> 5,
+			   (uint8_t)(e->bits >> 2 & 7), (uint8_t)(e->bits & 3)};
+}
+
+/* The importing module of edge k. */
+static const char *edge_from(const wg_pyimports *im, size_t k)
+{
+	const pyedge *e = wg_vec_at(&im->edges, k);
+	return ((const pymod *)wg_vec_at(&im->mods, e->mod))->name;
 }
 
 /* A dotted name at toks[*i] (NAME ( . NAME )*), into the arena; NULL when none. */
@@ -344,6 +393,8 @@ static void stmt_import(reader *r, size_t i, size_t end, int ctx, bool module_sc
 			if (module_scope)
 				bind(r, tok(r, i + 1)->s, tok(r, i + 1)->len, line);
 			i += 2;
+		} else if (module_scope && !strchr(name, '.')) {
+			bind_str(r, name, line);
 		} else if (module_scope) {
 			bind(r, name, strcspn(name, "."), line);
 		}
@@ -387,7 +438,7 @@ static void stmt_from(reader *r, size_t i, size_t end, int ctx, bool module_scop
 		return; /* beyond the top-level package */
 	if (i < end && is_op(tok(r, i), "*")) {
 		edge(r, WG_PYEDGE_STAR, base, NULL, line, ctx);
-		if (module_scope) {
+		if (module_scope && !r->again) {
 			star_import *s = wg_vec_push(&r->mod->stars);
 			if (!s)
 				r->rc = WG_ENOMEM;
@@ -418,7 +469,7 @@ static void stmt_from(reader *r, size_t i, size_t end, int ctx, bool module_scop
 				bind(r, tok(r, i + 1)->s, tok(r, i + 1)->len, t->line);
 			i += 2;
 		} else if (module_scope) {
-			bind(r, t->s, t->len, t->line);
+			bind_str(r, name, t->line);
 		}
 	}
 	if (!any)
@@ -828,6 +879,8 @@ typedef struct {
 	bool getattr;      /* the module's def __getattr__ */
 } block;
 
+static int read_source(wg_pyimports *im, pymod *m, bool binds, bool again);
+
 static int scan_source(wg_pyimports *im, const wg_source *src)
 {
 	bool init;
@@ -851,26 +904,21 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 		if (old->init || !init)
 			return WG_OK;
 	}
-	wg_pysrc ps;
-	int rc = wg_py_tokenize(&ps, src->text, src->len);
-	if (rc < 0)
-		return rc;
 	pymod *m = wg_vec_push(&im->mods);
-	if (!m) {
-		wg_pysrc_free(&ps);
+	if (!m)
 		return WG_ENOMEM;
-	}
 	size_t idx = im->mods.len - 1;
 	m->name = modname;
 	m->file = src->name;
 	m->init = init;
 	m->examined = true;
+	m->src = src;
+	m->pkg = pkg;
 	wg_vec_init(&m->stars, sizeof(star_import));
-	if (!wg_strmap_init(&m->binds, 16)) {
-		wg_pysrc_free(&ps);
-		return WG_ENOMEM;
-	}
-	if (have == SIZE_MAX) {
+	int rc = WG_OK;
+	if (!wg_strmap_init(&m->binds, 16) || !wg_strmap_init(&m->strings, 16))
+		rc = WG_ENOMEM;
+	else if (have == SIZE_MAX) {
 		if (wg_strmap_put(&im->mod_by_name, modname, idx) == SIZE_MAX - 1)
 			rc = WG_ENOMEM;
 	} else {
@@ -879,10 +927,22 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 				im->mod_by_name.vals[k] = idx;
 		/* the module's edges read before stay; a package's __init__ is what runs */
 	}
-	if (rc == WG_OK && !wg_strmap_init(&m->strings, 16))
-		rc = WG_ENOMEM;
-	reader r = {im, m, pkg, &ps, rc};
-	for (size_t k = 0; k < ps.toks.len && r.rc == WG_OK; k++) {
+	/* a module file's binds matter only when a star import brings them in: read again
+	 * then (read_binds), so that a file of a million imports keeps none of its names */
+	return rc < 0 ? rc : read_source(im, m, init, false);
+}
+
+/* Reads m's source: its edges and marks, and what it binds when binds (a package's
+ * __init__, or again: the second reading of a module that a star import brings in). */
+static int read_source(wg_pyimports *im, pymod *m, bool binds, bool again)
+{
+	wg_pysrc ps;
+	int rc = wg_py_tokenize(&ps, m->src->text, m->src->len);
+	if (rc < 0)
+		return rc;
+	m->binds_read = binds;
+	reader r = {im, m, m->pkg, &ps, WG_OK, (uint32_t)(m - (pymod *)im->mods.items), binds, again};
+	for (size_t k = 0; binds && k < ps.toks.len && r.rc == WG_OK; k++) {
 		const wg_pytok *t = tok(&r, k);
 		if (t->kind != WG_PYT_STRING || t->len > 256)
 			continue;
@@ -995,13 +1055,53 @@ static int scan_source(wg_pyimports *im, const wg_source *src)
 
 /* ---- building ---- */
 
+/* The modules whose binds a star import brings in, each read again (once) for them; what
+ * they star-import in turn too. Each source is read at most twice. */
+static int read_star_binds(wg_pyimports *im)
+{
+	int rc = WG_OK;
+	/* mods only grows in scan_source: indices stay; the loop takes new stars as it goes */
+	wg_vec queue;
+	wg_vec_init(&queue, sizeof(size_t));
+	for (size_t i = 0; i < im->mods.len && rc == WG_OK; i++) {
+		const pymod *m = wg_vec_at(&im->mods, i);
+		if (!m->binds_read)
+			continue;
+		size_t *q = wg_vec_push(&queue);
+		if (!q)
+			rc = WG_ENOMEM;
+		else
+			*q = i;
+	}
+	for (size_t qi = 0; qi < queue.len && rc == WG_OK; qi++) {
+		const pymod *m = wg_vec_at(&im->mods, *(size_t *)wg_vec_at(&queue, qi));
+		for (size_t k = 0; k < m->stars.len && rc == WG_OK; k++) {
+			const star_import *st = wg_vec_at(&m->stars, k);
+			size_t t = wg_strmap_get(&im->mod_by_name, st->module);
+			if (t == SIZE_MAX)
+				continue;
+			pymod *tm = wg_vec_at(&im->mods, t);
+			if (tm->binds_read)
+				continue;
+			rc = read_source(im, tm, true, true);
+			size_t *q = rc == WG_OK ? wg_vec_push(&queue) : NULL;
+			if (rc == WG_OK && !q)
+				rc = WG_ENOMEM;
+			else if (q)
+				*q = t;
+			m = wg_vec_at(&im->mods, *(size_t *)wg_vec_at(&queue, qi));
+		}
+	}
+	wg_vec_free(&queue);
+	return rc;
+}
+
 static _Thread_local const wg_pyimports *sort_im;
 
 static int cmp_by_from(const void *a, const void *b)
 {
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	const wg_pyedge *ex = wg_vec_at(&sort_im->edges, x), *ey = wg_vec_at(&sort_im->edges, y);
-	int c = strcmp(ex->from, ey->from);
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(edge_from(sort_im, x), edge_from(sort_im, y));
 	return c ? c : (x > y) - (x < y);
 }
 
@@ -1016,7 +1116,7 @@ int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 	wg_pyimports *im = calloc(1, sizeof(*im));
 	if (!im)
 		return WG_ENOMEM;
-	wg_vec_init(&im->edges, sizeof(wg_pyedge));
+	wg_vec_init(&im->edges, sizeof(pyedge));
 	wg_vec_init(&im->mods, sizeof(pymod));
 	wg_vec_init(&im->kindv, sizeof(uint8_t));
 	int rc = WG_OK;
@@ -1041,6 +1141,8 @@ int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 	}
 	for (size_t i = 0; i < scan->sources.len && rc == WG_OK; i++)
 		rc = scan_source(im, wg_vec_at(&scan->sources, i));
+	if (rc == WG_OK)
+		rc = read_star_binds(im);
 	if (rc == WG_OK && !(im->by_from = malloc((im->edges.len ? im->edges.len : 1) *
 						 sizeof(*im->by_from))))
 		rc = WG_ENOMEM;
@@ -1049,7 +1151,7 @@ int wg_pyimports_build(wg_pyimports **out, const wg_scan *scan)
 		return rc;
 	}
 	for (size_t k = 0; k < im->edges.len; k++)
-		im->by_from[k] = k;
+		im->by_from[k] = (uint32_t)k;
 	sort_im = im;
 	qsort(im->by_from, im->edges.len, sizeof(*im->by_from), cmp_by_from);
 	sort_im = NULL;
@@ -1089,9 +1191,12 @@ size_t wg_pyimports_count(const wg_pyimports *im)
 	return im ? im->edges.len : 0;
 }
 
-const wg_pyedge *wg_pyimports_edge(const wg_pyimports *im, size_t i)
+bool wg_pyimports_edge(const wg_pyimports *im, size_t i, wg_pyedge *out)
 {
-	return im && i < im->edges.len ? wg_vec_at(&im->edges, i) : NULL;
+	if (!im || i >= im->edges.len)
+		return false;
+	edge_view(im, i, out);
+	return true;
 }
 
 int wg_pyimports_kind(const wg_pyimports *im, const char *module)
@@ -1121,7 +1226,7 @@ static int binds_at(const wg_pyimports *im, const char *module, const char *name
 		    unsigned before_line, int depth)
 {
 	const pymod *m = mod_of(im, module);
-	if (!m)
+	if (!m || !m->binds_read)
 		return -1; /* no source read (a .pyc, an extension, past the limits) */
 	if (m->dyn_line && (!before_line || m->dyn_line < before_line))
 		return -1;
@@ -1242,8 +1347,7 @@ static size_t first_from(const wg_pyimports *im, const char *module)
 	size_t lo = 0, hi = im->edges.len;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const wg_pyedge *e = wg_vec_at(&im->edges, im->by_from[mid]);
-		if (strcmp(e->from, module) < 0)
+		if (strcmp(edge_from(im, im->by_from[mid]), module) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -1269,7 +1373,9 @@ int wg_pyimports_reach(wg_pyimports *im, const char *const *roots, size_t n)
 	for (size_t q = 0; q < queue.len && rc == WG_OK; q++) {
 		const char *mod = *(const char **)wg_vec_at(&queue, q);
 		for (size_t k = first_from(im, mod); k < im->edges.len && rc == WG_OK; k++) {
-			const wg_pyedge *e = wg_vec_at(&im->edges, im->by_from[k]);
+			wg_pyedge ev;
+			edge_view(im, im->by_from[k], &ev);
+			const wg_pyedge *e = &ev;
 			if (strcmp(e->from, mod))
 				break;
 			if (e->ctx != WG_IMPORT_REQUIRED)
@@ -1330,7 +1436,9 @@ int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, un
 	char buf[2048];
 	/* the first statement in the wheel's order, in a reached module, that imports it */
 	for (size_t k = 0; rc == WG_OK && k < im->edges.len && !required; k++) {
-		const wg_pyedge *e = wg_vec_at(&im->edges, k);
+		wg_pyedge ev;
+		edge_view(im, k, &ev);
+		const wg_pyedge *e = &ev;
 		if (e->ctx != WG_IMPORT_REQUIRED || !wg_pyimports_reached(im, e->from))
 			continue;
 		const char *t = imported(im, e, buf, sizeof(buf));
@@ -1348,7 +1456,9 @@ int wg_pyimports_how(wg_pyimports *im, const char *module, const char **file, un
 	/* Not at package import: the most direct way anything in the wheel imports it. */
 	int best = WG_IMPORT_NONE;
 	for (size_t k = 0; k < im->edges.len; k++) {
-		const wg_pyedge *e = wg_vec_at(&im->edges, k);
+		wg_pyedge ev;
+		edge_view(im, k, &ev);
+		const wg_pyedge *e = &ev;
 		const char *t = imported(im, e, buf, sizeof(buf));
 		if (strcmp(t, module))
 			continue;
@@ -1378,7 +1488,9 @@ bool wg_pyimports_mentions(const wg_pyimports *im, const char *top)
 {
 	size_t n = strlen(top);
 	for (size_t k = 0; im && k < im->edges.len; k++) {
-		const wg_pyedge *e = wg_vec_at(&im->edges, k);
+		wg_pyedge ev;
+		edge_view(im, k, &ev);
+		const wg_pyedge *e = &ev;
 		if (e->ctx == WG_IMPORT_NONE)
 			continue;
 		if (!strncmp(e->target, top, n) && (e->target[n] == '\0' || e->target[n] == '.'))

@@ -41,7 +41,7 @@ typedef struct {
 	wg_check_ctx *cc;
 	wg_pyimports *im;
 	wg_env *env;
-	wg_arena *a;
+	wg_arena *a;        /* this check's own, freed when it ends: findings copy what they keep */
 	const char **deps;  /* normalised names of the runtime requirements */
 	size_t ndeps;
 	size_t unknown_deps; /* of them, neither installed nor in the install */
@@ -99,9 +99,8 @@ static int read_deps(ctx *c)
 }
 
 /* `yaml` is not `pyyaml`, but `typing_extensions` is `typing-extensions`. */
-static bool dep_named(const ctx *c, const char *top)
+static bool dep_named(const ctx *c, const char *norm)
 {
-	const char *norm = wg_normalize_name(c->a, top);
 	return norm && wg_strmap_get(&c->depset, norm) != SIZE_MAX;
 }
 
@@ -137,9 +136,11 @@ static int top_status_of(ctx *c, const char *top, const char **why)
 		if (has != 0 || wg_plan_provides(c->env, top))
 			return has < 0 ? UNKNOWN : PRESENT;
 	}
-	if (dep_named(c, top))
+	char nbuf[256];
+	const char *norm = wg_name_normalize(nbuf, sizeof(nbuf), top, strlen(top)) >= 0 ? nbuf
+											  : NULL;
+	if (dep_named(c, norm))
 		return PRESENT;
-	const char *norm = wg_normalize_name(c->a, top);
 	bool own = own_name(c, top);
 	/* The wheel's code puts directories on sys.path (setuptools its _vendor/): a module of
 	 * that name anywhere in it, or anything outside it, may be what is found. */
@@ -194,10 +195,15 @@ static int top_status(ctx *c, const char *top, const char **why)
 }
 
 /* Whether the dotted module name (each package above it first) can be imported. */
-static int module_status(ctx *c, const char *module, const char **missing, const char **why)
+#define MODULE_MAX 1024
+
+/* missing: MODULE_MAX bytes, the first module on module's path that is missing */
+static int module_status(ctx *c, const char *module, char *missing, const char **why)
 {
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", module);
+	char buf[MODULE_MAX];
+	if (strlen(module) >= sizeof(buf))
+		return UNKNOWN; /* no module has such a name */
+	memcpy(buf, module, strlen(module) + 1);
 	for (char *q = buf;; q++) {
 		char ch = *q;
 		if (ch != '.' && ch != '\0')
@@ -225,8 +231,8 @@ static int module_status(ctx *c, const char *module, const char **missing, const
 			}
 		}
 		if (st != PRESENT) {
-			if (st == MISSING && !(*missing = wg_arena_strdup(c->a, buf)))
-				return UNKNOWN;
+			if (st == MISSING)
+				snprintf(missing, MODULE_MAX, "%s", buf);
 			return st;
 		}
 		*q = ch;
@@ -235,15 +241,22 @@ static int module_status(ctx *c, const char *module, const char **missing, const
 	}
 }
 
+/* the error Python raises: No module named 'module'; cannot import name e->name from
+ * e->target (partially initialized or not) */
+enum { ERR_NO_MODULE, ERR_NO_NAME, ERR_NO_NAME_PARTIAL };
+
 typedef struct {
-	const char *module, *error, *why;
-	const wg_pyedge *e;
+	const char *module, *why;
+	int error;          /* ERR_* */
+	wg_pyedge e;
 	wg_severity sev;
 } finding;
 
 #define MAX_FINDINGS 64
 
-static int note(ctx *c, finding *f, size_t *nf, const char *module, const char *error,
+/* Keeps the finding for module (copied only when kept: a wheel of a million failing imports
+ * allocates no more than MAX_FINDINGS of them). */
+static int note(ctx *c, finding *f, size_t *nf, const char *module, int error,
 		const char *why, const wg_pyedge *e)
 {
 	wg_check_ctx *cc = c->cc;
@@ -253,18 +266,22 @@ static int note(ctx *c, finding *f, size_t *nf, const char *module, const char *
 	for (size_t i = 0; i < *nf; i++)
 		if (!strcmp(f[i].module, module)) {
 			if (sev > f[i].sev)
-				f[i] = (finding){module, error, why, e, sev};
+				f[i] = (finding){f[i].module, why, error, *e, sev};
 			return WG_OK;
 		}
-	if (*nf < MAX_FINDINGS)
-		f[(*nf)++] = (finding){module, error, why, e, sev};
+	if (*nf < MAX_FINDINGS) {
+		const char *k = wg_arena_strdup(c->a, module);
+		if (!k)
+			return WG_ENOMEM;
+		f[(*nf)++] = (finding){k, why, error, *e, sev};
+	}
 	return WG_OK;
 }
 
 static int emit(ctx *c, const finding *f)
 {
 	wg_check_ctx *cc = c->cc;
-	const wg_pyedge *e = f->e;
+	const wg_pyedge *e = &f->e;
 	const char *last = strrchr(f->module, '.');
 	last = last ? last + 1 : f->module;
 	const char *hint = wg_rule_matches(cc, "compiled", f->module, NULL, 0) ||
@@ -296,7 +313,15 @@ static int emit(ctx *c, const finding *f)
 	wg_vars_set(&v, "objects", wg_check_printf(cc, "%zu", cc->scan->objects.len));
 	wg_vars_set(&v, "why", f->why);
 	wg_vars_set(&v, "when", when);
-	wg_vars_set(&v, "error", f->error);
+	const char *error =
+		f->error == ERR_NO_MODULE
+			? wg_check_printf(cc, "ModuleNotFoundError: No module named '%s'", f->module)
+		: f->error == ERR_NO_NAME_PARTIAL
+			? wg_check_printf(cc, "ImportError: cannot import name '%s' from partially "
+					  "initialized module '%s'", e->name, e->target)
+			: wg_check_printf(cc, "ImportError: cannot import name '%s' from '%s'", e->name,
+					  e->target);
+	wg_vars_set(&v, "error", error);
 	wg_vars_set(&v, "hint", hint);
 	wg_vars_set(&v, "importer", e->from);
 	return wg_emit_sev(cc, f->sev, &v, e->file, NULL, e->file, e->line);
@@ -312,7 +337,8 @@ static int run(wg_check_ctx *cc)
 	wg_pyimports *im = wg_analysis_imports(cc->an);
 	if (!im)
 		return s->sources.len ? WG_ENOMEM : WG_OK;
-	ctx c = {.cc = cc, .im = im, .env = cc->target->env, .a = &cc->report->arena};
+	wg_arena scratch = {0};
+	ctx c = {.cc = cc, .im = im, .env = cc->target->env, .a = &scratch};
 	wg_vec_init(&c.memov, sizeof(memo_entry));
 	int rc = wg_strmap_init(&c.depset, 16) && wg_strmap_init(&c.extraset, 16) &&
 			 wg_strmap_init(&c.ownset, 16) && wg_strmap_init(&c.memo, 64)
@@ -324,6 +350,7 @@ static int run(wg_check_ctx *cc)
 	wg_strmap_free(&c.ownset);
 	wg_strmap_free(&c.memo);
 	wg_vec_free(&c.memov);
+	wg_arena_free(&scratch);
 	return rc;
 }
 
@@ -376,14 +403,18 @@ static int judge(ctx *c)
 		return rc;
 	finding f[MAX_FINDINGS];
 	size_t nf = 0;
+	wg_buf sub = {0}; /* M.X of `from M import X` */
 	for (size_t i = 0; i < wg_pyimports_count(im) && rc == WG_OK; i++) {
-		const wg_pyedge *e = wg_pyimports_edge(im, i);
+		wg_pyedge ev;
+		wg_pyimports_edge(im, i, &ev);
+		const wg_pyedge *e = &ev;
 		if (e->ctx == WG_IMPORT_NONE || e->ctx == WG_IMPORT_LAZY || e->ctx == WG_IMPORT_GUARDED)
 			continue;
 		if (!wg_rule_in_scope(cc, false, e->file))
 			continue;
-		const char *missing = NULL, *why = NULL;
-		int st = module_status(c, e->target, &missing, &why);
+		char missing[MODULE_MAX];
+		const char *why = NULL;
+		int st = module_status(c, e->target, missing, &why);
 		if (st == MISSING) {
 			/* Outside what `import <package>` runs, only what belongs to the wheel counts:
 			 * its own package's modules, a module named after it. Another distribution's
@@ -392,9 +423,7 @@ static int judge(ctx *c)
 			bool reached = e->ctx == WG_IMPORT_REQUIRED && wg_pyimports_reached(im, e->from);
 			if (!reached && !strchr(missing, '.') && !own_name(c, missing))
 				continue;
-			rc = note(c, f, &nf, missing,
-				  wg_check_printf(cc, "ModuleNotFoundError: No module named '%s'", missing),
-				  why, e);
+			rc = note(c, f, &nf, missing, ERR_NO_MODULE, why, e);
 			continue;
 		}
 		if (st != PRESENT || e->kind != WG_PYEDGE_FROM || !e->name)
@@ -408,10 +437,13 @@ static int judge(ctx *c)
 		if (wg_pyimports_kind(im, e->target) != WG_PYMOD_PACKAGE ||
 		    wg_pyimports_open_package(im, e->target))
 			continue;
-		char *sub = wg_check_printf(cc, "%s.%s", e->target, e->name);
-		if (!sub)
-			return WG_ENOMEM;
-		if (wg_pyimports_kind(im, sub) != WG_PYMOD_NONE)
+		sub.len = 0;
+		if (wg_buf_append(&sub, e->target, strlen(e->target)) < 0 ||
+		    wg_buf_append(&sub, ".", 1) < 0 || wg_buf_append(&sub, e->name, nl) < 0) {
+			rc = WG_ENOMEM;
+			break;
+		}
+		if (wg_pyimports_kind(im, sub.s) != WG_PYMOD_NONE)
 			continue;
 		const char *init = wg_pyimports_file(im, e->target);
 		unsigned before = init && !strcmp(init, e->file) ? e->line : 0;
@@ -422,16 +454,12 @@ static int judge(ctx *c)
 					       !strncmp(e->from, e->target, tl) && e->from[tl] == '.');
 		if (wg_pyimports_binds(im, e->target, e->name, before) != 0)
 			continue;
-		rc = note(c, f, &nf, sub,
-			  initializing ? wg_check_printf(cc, "ImportError: cannot import name '%s' from "
-						   "partially initialized module '%s'", e->name,
-						   e->target)
-				 : wg_check_printf(cc, "ImportError: cannot import name '%s' from '%s'",
-						   e->name, e->target),
+		rc = note(c, f, &nf, sub.s, initializing ? ERR_NO_NAME_PARTIAL : ERR_NO_NAME,
 			  before ? "this wheel's package neither contains nor defines before that line"
 				 : "this wheel's package neither contains nor defines",
 			  e);
 	}
+	wg_buf_free(&sub);
 	for (size_t i = 0; i < nf && rc == WG_OK; i++)
 		rc = emit(c, &f[i]);
 	return rc;
