@@ -20,6 +20,12 @@ sys.path.insert(0, os.path.join(SRC, "bench"))
 import hostile_gen as gen  # noqa: E402
 
 MB = 1 << 20
+with open(WG, "rb") as _f:
+    # AddressSanitizer's shadow and quarantine say nothing of wheelgate's own memory, and its
+    # checks slow every access: memory is judged in the plain build (CI runs both), and times
+    # that are not ratios get room
+    SANITIZED = b"__asan_init" in _f.read()
+SLOW = 6 if SANITIZED else 1
 
 
 def run(args, stdin=None, env=None, timeout=300):
@@ -217,8 +223,10 @@ def imported_names_are_walked_linearly():
             assert rc in (0, 1), (rc, err)
             res.append((secs, rss))
         (t1, _), (t8, rss8) = res
-        assert t1 < 5 and t8 < 16 * t1 + 2, res  # quadratic: 64x
-        assert rss8 < 300, res  # 8 MiB: about a million names
+        assert t1 < 5 * SLOW and t8 < 16 * t1 + 2, res  # quadratic: 64x
+        # 8 MiB: about a million names (75 MiB here; CI's machines have measured RSS up to
+        # three times what this one does)
+        assert SANITIZED or rss8 < 300, res
 
 
 @test
