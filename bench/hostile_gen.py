@@ -336,3 +336,57 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+# ---- issue 25, point 1: work and output per input (bench/hostile.sh, tests/integration/test_budget.py)
+
+def requires(out, nreq=10000, nimp=1000, extras=False):
+    """A pure wheel whose METADATA has nreq Requires-Dist lines (with extras: each behind an
+    extra marker) and whose __init__.py imports nimp top-level modules it does not ship."""
+    name = "hostile_req"
+    di = "%s-1.0.dist-info" % name
+    req = "".join("Requires-Dist: dep-%d>=1.0%s\n" % (i, '; extra == "x%d"' % i if extras else "")
+                  for i in range(nreq))
+    meta = ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n%s" % (name, req)).encode()
+    init = "".join("import mod_%d\n" % i for i in range(nimp)).encode()
+    files = {name + "/__init__.py": init, di + "/METADATA": meta,
+             di + "/WHEEL": b"Wheel-Version: 1.0\nGenerator: hostile\nRoot-Is-Purelib: true\n"
+                            b"Tag: py3-none-any\n"}
+    rows = [record_row(a, d) for a, d in files.items()] + [di + "/RECORD,,"]
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for a, d in files.items():
+            z.writestr(a, d)
+        z.writestr(di + "/RECORD", "\n".join(rows) + "\n")
+
+
+def record_missing(out, n=999000):
+    """A pure wheel (about 2 MB at the default n) whose RECORD has n more rows, each naming a
+    file the wheel does not have (one WG-REC-003 finding each)."""
+    name = "hostile_rec"
+    di = "%s-1.0.dist-info" % name
+    files = {name + "/__init__.py": b"",
+             di + "/METADATA": ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode(),
+             di + "/WHEEL": b"Wheel-Version: 1.0\nGenerator: hostile\nRoot-Is-Purelib: true\n"
+                            b"Tag: py3-none-any\n"}
+    rows = [record_row(a, d) for a, d in files.items()]
+    rows += ["g/%d,," % i for i in range(n)]  # short rows: RECORD stays under 16 MiB
+    rows.append(di + "/RECORD,,")
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for a, d in files.items():
+            z.writestr(a, d)
+        z.writestr(di + "/RECORD", "\n".join(rows) + "\n")
+
+
+def hollow(out, n=69064):
+    """A pure wheel (about 200 KB at the default n) whose package imports n submodules it does
+    not ship (`from . import _cN`), spread over modules of at most 5,000 such lines (a Python
+    file is read whole up to 1 MiB) that its __init__.py imports: one hollow-wheel finding
+    (an error) per missing module."""
+    name = "hostile_hollow"
+    files, per = {}, 5000
+    mods = ["m%d" % k for k in range((n + per - 1) // per)]
+    files[name + "/__init__.py"] = "".join("from . import %s\n" % m for m in mods).encode()
+    for k, m in enumerate(mods):
+        files["%s/%s.py" % (name, m)] = "".join(
+            "from . import _c%d\n" % i for i in range(k * per, min(n, (k + 1) * per))).encode()
+    pure_wheel(out, name, files)
