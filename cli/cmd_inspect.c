@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +36,8 @@ static void help(FILE *f)
 		"  --gpu GPU         say whether and how each CUDA object can run on GPU: sm_89,\n"
 		"                    8.9 or a name (L4, H100, ...; 'wheelgate gpus' lists them);\n"
 		"                    repeatable\n"
-		"  --entries=WHICH   fatbin entries in JSON: all (default) or none\n"
+		"  --entries=WHICH   fatbin entries listed per object in JSON: N (default 1000;\n"
+		"                    the rest are counted in \"entries_not_listed\"), all or none\n"
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
 		"                    and tags come from it)\n"
 		"  --max-stdin SIZE  the most '-' reads (default 2G): more is refused, never held\n"
@@ -57,6 +59,7 @@ typedef struct {
 	const char *stdin_name;
 	uint64_t max_stdin; /* 0: the library's default */
 	bool json, members, compact, entries;
+	long long max_entries; /* --entries=N: -1 the library's default, 0 all */
 	int syms;
 	const char *gpu_specs[MAX_GPUS];
 	size_t ngpus;
@@ -74,7 +77,7 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 		{"max-stdin", required_argument, NULL, 'M'}, {"jobs", required_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0}};
 	int c;
-	*a = (inspect_args){.entries = true, .syms = SYMS_DEFAULT};
+	*a = (inspect_args){.entries = true, .max_entries = -1, .syms = SYMS_DEFAULT};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -105,14 +108,19 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 			}
 			a->gpu_specs[a->ngpus++] = optarg;
 			break;
-		case 'e':
-			if (strcmp(optarg, "all") && strcmp(optarg, "none")) {
-				fprintf(stderr, "wheelgate inspect: --entries takes all or none, not '%s'\n",
-					optarg);
+		case 'e': {
+			char *end = NULL;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			bool num = optarg[0] >= '0' && optarg[0] <= '9' && !*end && v <= UINT32_MAX;
+			if (strcmp(optarg, "all") && strcmp(optarg, "none") && !num) {
+				fprintf(stderr, "wheelgate inspect: --entries takes a number, all or none, "
+					"not '%s'\n", esc(optarg));
 				return EXIT_USAGE;
 			}
-			a->entries = !strcmp(optarg, "all");
+			a->entries = strcmp(optarg, "none") != 0;
+			a->max_entries = num ? (long long)v : !strcmp(optarg, "all") ? 0 : a->max_entries;
 			break;
+		}
 		case 'n': a->stdin_name = optarg; break;
 		case 'M':
 			if (!parse_size(optarg, &a->max_stdin)) {
@@ -246,6 +254,8 @@ int cmd_inspect(int argc, char **argv)
 	wg_options opts = WG_OPTIONS_INIT;
 	opts.progress = progress_cb;
 	opts.jobs = a.jobs;
+	if (a.max_entries >= 0)
+		opts.max_listed_entries = (uint32_t)a.max_entries;
 	wg_context *ctx = NULL;
 	wg_scanner *sc = NULL;
 	wg_inspect *doc = NULL;

@@ -174,13 +174,16 @@ typedef struct wg_options {
 	 * past it, entries are counted (wg_object_fatbin_entries_more), not kept, and a problem
 	 * names the limit. */
 	uint32_t max_fatbin_entries;
+	/** Fatbin entries listed per object in inspect's JSON (default 1000); the rest are counted
+	 * ("entries_not_listed"). 0: all listed. */
+	uint32_t max_listed_entries;
 } wg_options;
 
 #define WG_OPTIONS_VERSION 4
 #define WG_OPTIONS_INIT                                                                     \
 	{ WG_OPTIONS_VERSION, 4ULL << 30, 16ULL << 30, 100000, 250, 4000000, 200000, NULL, NULL, \
 	  64ULL << 20, 64ULL << 20, 2000000, 1000000, 4ULL << 20, 2ULL << 30, 64ULL << 20, 0,     \
-	  100, 10000, 1000, 250000 }
+	  100, 10000, 1000, 250000, 1000 }
 /** The size of the wg_options of each version (older callers' structs are smaller). */
 #define WG_OPTIONS_V1_SIZE (offsetof(wg_options, progress_payload) + sizeof(void *))
 #define WG_OPTIONS_V2_SIZE (offsetof(wg_options, max_cache_entry) + sizeof(uint64_t))
@@ -388,6 +391,9 @@ typedef struct wg_problem_info {
 
 WG_API size_t wg_scan_problem_count(const wg_scan *scan);
 WG_API int wg_scan_problem(wg_problem_info *out, const wg_scan *scan, size_t i);
+/** Problems past wg_options.max_problems of their kind: counted, not kept (the rules count
+ * them as findings all the same). */
+WG_API size_t wg_scan_problems_more(const wg_scan *scan);
 
 /* ---- ELF objects ---- */
 
@@ -529,6 +535,8 @@ WG_API size_t wg_object_fatbin_container_count(const wg_object *obj);
 WG_API int wg_object_fatbin_container(wg_fatbin_container_info *out, const wg_object *obj,
 				      size_t i);
 WG_API size_t wg_object_fatbin_entry_count(const wg_object *obj);
+/** Entries past wg_options.max_fatbin_entries: counted, not read (a problem says so). */
+WG_API size_t wg_object_fatbin_entries_more(const wg_object *obj);
 WG_API int wg_object_fatbin_entry(wg_fatbin_entry_info *out, const wg_object *obj, size_t i);
 WG_API const char *wg_fatbin_kind_str(wg_fatbin_kind kind);           /* "sass", "ptx", "lto-ir" */
 WG_API const char *wg_fatbin_compression_str(wg_fatbin_compression c); /* "none", "lz4", "zstd" */

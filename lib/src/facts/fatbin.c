@@ -548,6 +548,11 @@ WG_API size_t wg_object_fatbin_entry_count(const wg_object *o)
 	return o ? o->fatbin_entries.len : 0;
 }
 
+WG_API size_t wg_object_fatbin_entries_more(const wg_object *o)
+{
+	return o ? o->fatbin_entries_more : 0;
+}
+
 WG_API int wg_object_fatbin_entry(wg_fatbin_entry_info *out, const wg_object *o, size_t i)
 {
 	if (!out || !o)
