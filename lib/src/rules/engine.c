@@ -736,7 +736,12 @@ int wg_check_need_from(wg_check_ctx *cc, size_t i, const char *soname, wg_need_f
 		return WG_OK;
 	char by[256];
 	*from = WG_NEED_REQUIRED;
-	if (wg_provided_by(soname, &cc->scan->lists[WG_LIST_REQUIRES_DIST], by, sizeof(by))) {
+	/* the requirements as a set built once per input: a lookup per library, however many
+	 * requirements (10,000 Requires-Dist lines x 10,000 DT_NEEDED entries stay linear) */
+	const wg_strmap *req = wg_analysis_requires(cc->an);
+	if (!req)
+		return WG_ENOMEM;
+	if (wg_provided_by(soname, req, by, sizeof(by))) {
 		*why = wg_check_printf(cc, "%s", by);
 		return *why ? WG_OK : WG_ENOMEM;
 	}
@@ -840,14 +845,10 @@ static bool imports_torch(wg_check_ctx *cc)
 	const char *name = s->fields[WG_WHEEL_NAME];
 	if (name && !strcmp(name, "torch"))
 		return true;
-	const wg_strlist *req = &s->lists[WG_LIST_REQUIRES_DIST];
-	for (size_t i = 0; i < req->n; i++) {
-		const char *r = req->v[i];
-		size_t n = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
-		/* a requirement without an extra marker (`; extra == ...` ones are optional) */
-		if (n == 5 && !strncasecmp(r, "torch", 5) && !strstr(r, "extra"))
-			return true;
-	}
+	/* a requirement without an extra marker (`; extra == ...` ones are optional) */
+	const wg_strmap *req = wg_analysis_requires(cc->an);
+	if (req && wg_strmap_get(req, "torch") != SIZE_MAX)
+		return true;
 	/* An extension linked against torch's libraries is a torch extension: used after
 	 * `import torch` (without it, the loader cannot even find libc10.so). So is one that
 	 * imports torch's symbols without listing its libraries (linked -Wl,--as-needed
