@@ -78,10 +78,12 @@ const char *esc(const char *s);
 /* Inserts the wheels a directory scan found right after position at of the input queue
  * (*queue, *n entries, each malloc'd); -1 when out of memory. */
 int queue_wheels(char ***queue, size_t *n, size_t at, const wg_scan *scan);
-/* Reads all of stdin (for "-") into a malloc'd buffer. */
-/** Reads stdin whole, counting: -2 as soon as more than limit bytes came (never more are
- * held), -1 on a read error or out of memory. */
-int read_stdin(unsigned char **out, size_t *len, size_t limit);
+/** Reads stdin (for "-") whole into an unlinked temporary file under $TMPDIR (else /tmp), so
+ * that memory stays small whatever limit is: the file descriptor (>= 0; close it), -2 as soon
+ * as more than limit bytes came, -3 when its first bytes cannot start a wheel (a zip) or an
+ * ELF object (seen, seenlen bytes: what they were, escaped), -1 on a read or write error
+ * (errno). */
+int spool_stdin(size_t limit, char *seen, size_t seenlen);
 /** "2G", "512M", "100k" or bytes; false when s is not a size. */
 bool parse_size(const char *s, uint64_t *out);
 

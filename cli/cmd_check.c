@@ -576,21 +576,28 @@ static int read_input(checker *k, wg_scanner *sc, const char *path, const char *
 	int rc;
 	*name = path;
 	if (!strcmp(path, "-")) {
-		unsigned char *buf;
-		size_t len;
-		int r = read_stdin(&buf, &len, k->max_stdin);
+		char seen[96];
+		/* Spooled to an unlinked file, not held: memory stays small whatever --max-stdin. */
+		int fd = spool_stdin(k->max_stdin, seen, sizeof(seen));
 		/* The name gives a wheel on stdin its filename facts (name, version, tags). */
 		*name = k->a->stdin_name ? k->a->stdin_name : "-";
-		if (r == -2) {
+		if (fd == -2 || fd == -3) {
 			char *e = NULL;
 			wg_escape(&e, *name, WG_ESCAPE_CONTROL);
-			fprintf(stderr, "wheelgate: %s: stdin is larger than the limit of %zu bytes "
-				"(--max-stdin); not read\n", e ? e : "-", k->max_stdin);
+			if (fd == -2)
+				fprintf(stderr, "wheelgate: %s: stdin is larger than the limit of %zu "
+					"bytes (--max-stdin); not read\n", e ? e : "-", k->max_stdin);
+			else
+				fprintf(stderr, "wheelgate: %s: stdin starts with %s: not a wheel (a zip) "
+					"or an ELF object; not read\n", e ? e : "-", seen);
 			wg_free(e);
+		} else if (fd == -1) {
+			fprintf(stderr, "wheelgate: -: cannot read stdin into a temporary file under "
+				"$TMPDIR: %s\n", strerror(errno));
 		}
-		rc = r < 0 ? WG_EIO : wg_scan_buffer(scan, sc, buf, len, *name);
-		if (r == 0)
-			free(buf);
+		rc = fd < 0 ? WG_EIO : wg_scan_fd(scan, sc, fd, *name);
+		if (fd >= 0)
+			close(fd);
 	} else if (k->a->from_facts) {
 		/* A stored facts file, or the sha256 of an input whose facts --facts-dir holds. */
 		char file[4096];

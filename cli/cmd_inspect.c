@@ -3,10 +3,12 @@
  * or as JSON ("wheelgate.inspect/1", docs/inspect-json.md) for programs.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -153,19 +155,25 @@ static int read_input(wg_scanner *sc, const inspect_args *a, size_t max_stdin, c
 {
 	if (strcmp(*name, "-"))
 		return wg_scan_path(scan, sc, *name);
-	unsigned char *buf;
-	size_t len;
-	int r = read_stdin(&buf, &len, max_stdin);
-	if (r < 0) {
-		fprintf(stderr, "wheelgate: -: %s\n",
-			r == -2 ? "stdin is larger than the limit (--max-stdin); not read"
-				: "cannot read stdin");
+	char seen[96];
+	/* Spooled to an unlinked file, not held: memory stays small whatever --max-stdin. */
+	int fd = spool_stdin(max_stdin, seen, sizeof(seen));
+	if (fd < 0) {
+		if (fd == -2)
+			fprintf(stderr, "wheelgate: -: stdin is larger than the limit (--max-stdin); "
+				"not read\n");
+		else if (fd == -3)
+			fprintf(stderr, "wheelgate: -: stdin starts with %s: not a wheel (a zip) or an "
+				"ELF object; not read\n", seen);
+		else
+			fprintf(stderr, "wheelgate: -: cannot read stdin into a temporary file under "
+				"$TMPDIR: %s\n", strerror(errno));
 		return 1;
 	}
 	/* The name gives a wheel on stdin its filename facts (name, version, tags). */
 	*name = a->stdin_name ? a->stdin_name : "-";
-	int rc = wg_scan_buffer(scan, sc, buf, len, *name);
-	free(buf);
+	int rc = wg_scan_fd(scan, sc, fd, *name);
+	close(fd);
 	return rc;
 }
 
