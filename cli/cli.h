@@ -86,5 +86,16 @@ int queue_wheels(char ***queue, size_t *n, size_t at, const wg_scan *scan);
 int spool_stdin(size_t limit, char *seen, size_t seenlen);
 /** "2G", "512M", "100k" or bytes; false when s is not a size. */
 bool parse_size(const char *s, uint64_t *out);
+/** --limit NAME=VALUE: sets the wg_options limit NAME (max_members, max_total_size,
+ * max_fatbin_entries, ...: the names the library's messages give) to VALUE (a number, or a
+ * size with K, M or G); false with the reason on stderr (cmd: "check", "inspect"). */
+bool parse_limit(wg_options *o, const char *cmd, const char *arg);
+/** The --limit help lines. */
+#define LIMIT_HELP                                                                        \
+	"  --limit NAME=N     raise or lower a safety limit for each input; NAME is the one\n"  \
+	"                     a limit's message names (max_total_size, max_members,\n"       \
+	"                     max_fatbin_entries, max_problems, max_record_rows, ...);\n"     \
+	"                     sizes take K, M or G; 0 lifts the bounds on findings,\n"       \
+	"                     problems and entries. Repeatable\n"
 
 #endif

@@ -138,6 +138,7 @@ void check_help_options(FILE *f, bool audit)
 		"                     decide the verdict; 0: list all\n"
 		"  --max-findings N   findings listed per input, all rules (default 10000), as\n"
 		"                     above\n"
+		LIMIT_HELP
 		"  -q, --quiet        text: print only failing inputs and the summary\n"
 		"  -j, --jobs N       threads reading members and inputs at once (default: one\n"
 		"                     per CPU this process may use; 1: no threads); reports are\n"
@@ -254,6 +255,8 @@ typedef struct {
 	uint64_t max_stdin; /* 0: the library's default */
 	/* --max-rule-findings, --max-findings: -1 for the library's default */
 	long long max_rule_findings, max_findings;
+	const char *limits[32]; /* --limit NAME=VALUE, checked when parsed */
+	size_t nlimits;
 	const char **only;  /* audit: --only NAME..., nonly of them */
 	size_t nonly;
 	uint32_t jobs;      /* -j: 0 for one thread per CPU */
@@ -272,7 +275,7 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME,
 	       O_MAX_STDIN, O_ONLY, O_TOGETHER, O_LOCK, O_ALLOW_NO_WHEEL, O_ALLOW_UNHASHED,
 	       O_BASELINE, O_WRITE_BASELINE, O_FACTS_DIR, O_FROM_FACTS, O_MAX_RULE_FINDINGS,
-	       O_MAX_FINDINGS };
+	       O_MAX_FINDINGS, O_LIMIT };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -295,6 +298,7 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		{"from-facts", no_argument, NULL, O_FROM_FACTS},
 		{"max-rule-findings", required_argument, NULL, O_MAX_RULE_FINDINGS},
 		{"max-findings", required_argument, NULL, O_MAX_FINDINGS},
+		{"limit", required_argument, NULL, O_LIMIT},
 		{NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
@@ -339,6 +343,17 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		case O_ALLOW_UNHASHED: a->allow_unhashed = true; break;
 		case O_BASELINE: bad = cfg_add(cli, "baseline", optarg); break;
 		case O_WRITE_BASELINE: a->write_baseline = optarg; break;
+		case O_LIMIT: {
+			wg_options scratch = WG_OPTIONS_INIT;
+			if (!parse_limit(&scratch, mode ? "audit" : "check", optarg))
+				return EXIT_USAGE;
+			if (a->nlimits == sizeof(a->limits) / sizeof(a->limits[0])) {
+				fail("at most %zu --limit\n", a->nlimits);
+				return EXIT_USAGE;
+			}
+			a->limits[a->nlimits++] = optarg;
+			break;
+		}
 		case O_MAX_RULE_FINDINGS:
 		case O_MAX_FINDINGS: {
 			char *end = NULL;
@@ -1208,6 +1223,8 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	wg_options opts = WG_OPTIONS_INIT;
 	opts.progress = progress_cb;
 	opts.jobs = a.jobs;
+	for (size_t i = 0; i < a.nlimits; i++)
+		parse_limit(&opts, "check", a.limits[i]); /* checked when parsed */
 	if (a.max_rule_findings >= 0)
 		opts.max_rule_findings = (uint32_t)a.max_rule_findings;
 	if (a.max_findings >= 0)

@@ -43,6 +43,7 @@ static void help(FILE *f)
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
 		"                    and tags come from it)\n"
 		"  --max-stdin SIZE  the most '-' reads (default 2G): more is refused, never held\n"
+		LIMIT_HELP
 		"  -j, --jobs N      threads reading a wheel's members (default: one per CPU\n"
 		"                    this process may use; 1: no threads); same output for any N\n"
 		"  -h, --help        show this help\n"
@@ -62,6 +63,8 @@ typedef struct {
 	uint64_t max_stdin; /* 0: the library's default */
 	bool json, members, compact, entries;
 	long long max_entries; /* --entries=N: -1 the library's default, 0 all */
+	const char *limits[32]; /* --limit NAME=VALUE, checked when parsed */
+	size_t nlimits;
 	int syms;
 	const char *gpu_specs[MAX_GPUS];
 	size_t ngpus;
@@ -77,6 +80,7 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 		{"gpu", required_argument, NULL, 'g'}, {"entries", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},      {"stdin-filename", required_argument, NULL, 'n'},
 		{"max-stdin", required_argument, NULL, 'M'}, {"jobs", required_argument, NULL, 'j'},
+		{"limit", required_argument, NULL, 'L'},
 		{NULL, 0, NULL, 0}};
 	int c;
 	*a = (inspect_args){.entries = true, .max_entries = -1, .syms = SYMS_DEFAULT};
@@ -124,6 +128,17 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 			break;
 		}
 		case 'n': a->stdin_name = optarg; break;
+		case 'L': {
+			wg_options scratch = WG_OPTIONS_INIT;
+			if (!parse_limit(&scratch, "inspect", optarg))
+				return EXIT_USAGE;
+			if (a->nlimits == sizeof(a->limits) / sizeof(a->limits[0])) {
+				fprintf(stderr, "wheelgate inspect: at most %zu --limit\n", a->nlimits);
+				return EXIT_USAGE;
+			}
+			a->limits[a->nlimits++] = optarg;
+			break;
+		}
 		case 'M':
 			if (!parse_size(optarg, &a->max_stdin)) {
 				fprintf(stderr, "wheelgate inspect: --max-stdin takes a size (bytes, or "
@@ -262,6 +277,8 @@ int cmd_inspect(int argc, char **argv)
 	wg_options opts = WG_OPTIONS_INIT;
 	opts.progress = progress_cb;
 	opts.jobs = a.jobs;
+	for (size_t i = 0; i < a.nlimits; i++)
+		parse_limit(&opts, "inspect", a.limits[i]); /* checked when parsed */
 	if (a.max_entries >= 0)
 		opts.max_listed_entries = (uint32_t)a.max_entries;
 	wg_context *ctx = NULL;

@@ -4,6 +4,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <getopt.h>
@@ -288,4 +290,54 @@ void suggest_option(char **argv, int optind_now, const struct option *longopts)
 	const char *best = wg_suggest(word, names, k);
 	if (best)
 		fprintf(stderr, "did you mean '--%s'?\n", best);
+}
+
+/* The limits --limit sets, by the names the library's messages give. */
+static const struct {
+	const char *name;
+	size_t off;
+	bool u64;
+} limits[] = {
+#define L64(f) {#f, offsetof(wg_options, f), true}
+#define L32(f) {#f, offsetof(wg_options, f), false}
+	L64(max_member_size), L64(max_total_size), L32(max_members), L32(max_ratio),
+	L32(max_symbols), L32(max_files), L64(max_text_total), L64(max_python_bytes),
+	L32(max_python_lines), L32(max_record_rows), L64(max_rule_file), L64(max_stdin),
+	L64(max_cache_entry), L32(max_rule_findings), L32(max_findings), L32(max_problems),
+	L32(max_fatbin_entries), L32(max_listed_entries),
+#undef L64
+#undef L32
+};
+
+bool parse_limit(wg_options *o, const char *cmd, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t nl = eq ? (size_t)(eq - arg) : strlen(arg);
+	uint64_t v;
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		if (strlen(limits[i].name) != nl || strncmp(limits[i].name, arg, nl))
+			continue;
+		if (!eq || !parse_size(eq + 1, &v) || (!limits[i].u64 && v > UINT32_MAX)) {
+			fprintf(stderr, "wheelgate %s: --limit %s= takes a number%s, not '%s'\n", cmd,
+				limits[i].name, limits[i].u64 ? " (or a size with K, M or G)" : "",
+				esc(eq ? eq + 1 : ""));
+			return false;
+		}
+		char *at = (char *)o + limits[i].off;
+		if (limits[i].u64)
+			memcpy(at, &v, sizeof(v));
+		else
+			memcpy(at, &(uint32_t){(uint32_t)v}, sizeof(uint32_t));
+		return true;
+	}
+	const char *names[sizeof(limits) / sizeof(limits[0])];
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+		names[i] = limits[i].name;
+	char word[64];
+	snprintf(word, sizeof(word), "%.*s", (int)(nl < 63 ? nl : 63), arg);
+	const char *near = wg_suggest(word, names, sizeof(limits) / sizeof(limits[0]));
+	fprintf(stderr, "wheelgate %s: --limit: no limit '%s'%s%s%s (NAME=VALUE; 'wheelgate %s "
+		"--help' lists them)\n", cmd, esc(word), near ? "; did you mean '" : "",
+		near ? near : "", near ? "'?" : "", cmd);
+	return false;
 }

@@ -403,8 +403,8 @@ int wg_fatbin_read_max(wg_object *obj, wg_arena *a, const uint8_t *data, size_t 
 	obj->fatbin_entries_max = SIZE_MAX;
 	if (rc == WG_OK && obj->fatbin_entries_more)
 		problem(payload, WG_ELIMIT, "%s: %zu fatbin entries past the first %zu "
-			"(max_fatbin_entries) were counted, not read: the GPUs they are for are not "
-			"known", obj->path, obj->fatbin_entries_more, max);
+			"(max_fatbin_entries; --limit max_fatbin_entries=N reads more) were counted, "
+			"not read: the GPUs they are for are not known", obj->path, obj->fatbin_entries_more, max);
 	return rc;
 }
 
@@ -431,8 +431,9 @@ void wg_fatbin_budget(wg_scan *scan, wg_object *o)
 		o->fatbin_entries.len = keep;
 		clamp_containers(o, keep);
 		wg_scan_add_problem(scan, WG_ELIMIT, o->path, "%s: %s: %zu fatbin entries past the "
-				    "input's first %u (max_fatbin_entries, all objects together) were "
-				    "counted, not read: the GPUs they are for are not known",
+				    "input's first %u (max_fatbin_entries, all objects together; --limit "
+				    "max_fatbin_entries=N reads more) were counted, not read: the GPUs "
+				    "they are for are not known",
 				    scan->path, o->path, n - keep, max);
 		n = keep;
 	}

@@ -121,7 +121,8 @@ static void cuda_lines(tx *t, const wg_object *o, const wg_gpu *gpus, size_t ngp
 	tp(t, "    %-11s %zu fatbin%s, %zu entries (%zu in the registered sections, %zu found outside "
 	   "them)\n", "CUDA", nc, nc == 1 ? "" : "s", wg_object_fatbin_entry_count(o), reg, nc - reg);
 	if (wg_object_fatbin_entries_more(o))
-		tp(t, "    %-11s %s%zu more entries counted, not read (max_fatbin_entries)%s\n", "",
+		tp(t, "    %-11s %s%zu more entries counted, not read (max_fatbin_entries; --limit "
+		   "max_fatbin_entries=N)%s\n", "",
 		   t->red, wg_object_fatbin_entries_more(o), t->off);
 	tp(t, "    %-11s %s\n", "SASS", ns ? sass : "-");
 	tp(t, "    %-11s %s\n", "PTX", np ? ptx : "-");
@@ -433,7 +434,7 @@ WG_API int wg_scan_format_text(char **out, const wg_scan *scan, unsigned int fla
 			tp(&t, "    [%s] %s\n", wg_error_name(pi.code), E(&t, pi.message));
 		}
 		if (pmore)
-			tp(&t, "    ... and %zu more (counted, not kept: max_problems)\n", pmore);
+			tp(&t, "    ... and %zu more (counted, not kept: max_problems; --limit max_problems=N)\n", pmore);
 	}
 	tp(&t, "\n");
 
