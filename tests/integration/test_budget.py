@@ -289,6 +289,34 @@ def problems_are_bounded_per_kind():
         rc, out, err, _, _ = run(["inspect", "--json", "--limit", "max_problems=0", w])
         inp = json.loads(out)["inputs"][0]
         assert len(inp["problems"]) == n and inp["problems_more"] == 0
+        # problems past the bound still count as findings (WG-WHL-002 reads them): 50
+        # members named like shared objects that are not ELF, 10 problems kept
+        w = os.path.join(tmp, "hostile_so-1.0-py3-none-any.whl")
+        sys.path.insert(0, os.path.join(SRC, "bench"))
+        import hostile_gen
+        hostile_gen.pure_wheel(w, "hostile_so", dict(
+            ("hostile_so/lib%d.so" % i, b"not an ELF object %d" % i) for i in range(50)))
+        counts = []
+        for lim in ("max_problems=10", "max_problems=0"):
+            rc, out, err, _, _ = run(["check", "--no-config", "--format", "json", "--limit",
+                                      lim, w])
+            inp = report(out)[1]
+            kept, more = kept_and_more(inp, "WG-WHL-002")
+            assert kept + more == 50 and kept == (10 if lim.endswith("=10") else 50), \
+                (lim, kept, more)
+            counts.append(inp["counts"])
+        assert counts[0] == counts[1], counts
+        # stored facts keep the counts: judged again from them, the same report
+        store = os.path.join(tmp, "facts")
+        rc1, out1, _, _, _ = run(["check", "--no-config", "--format", "json", "--limit",
+                                  "max_problems=10", "--facts-dir", store, w])
+        files = [os.path.join(dp, f) for dp, _, fs in os.walk(store) for f in fs]
+        assert len(files) == 1, files
+        rc2, out2, err2, _, _ = run(["check", "--no-config", "--format", "json",
+                                     "--from-facts", files[0]])
+        a, b = report(out1)[1], report(out2)[1]
+        assert rc1 == rc2 == 1 and a["counts"] == b["counts"] and a["more"] == b["more"], \
+            (a["counts"], b["counts"], a["more"], b["more"], err2[-300:])
 
 
 @test
