@@ -84,6 +84,10 @@ int queue_wheels(char ***queue, size_t *n, size_t at, const wg_scan *scan);
  * ELF object (seen, seenlen bytes: what they were, escaped), -1 on a read or write error
  * (errno). */
 int spool_stdin(size_t limit, char *seen, size_t seenlen);
+/* With -3 from spool_stdin: the first bytes it read (at most 16), for wg_scan_buffer to judge
+ * as it judges any input (the same message as for a file of those bytes). */
+extern unsigned char spool_head[16];
+extern size_t spool_head_len;
 /** "2G", "512M", "100k" or bytes; false when s is not a size. */
 bool parse_size(const char *s, uint64_t *out);
 /** --limit NAME=VALUE: sets the wg_options limit NAME (max_members, max_total_size,

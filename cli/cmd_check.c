@@ -159,7 +159,9 @@ void check_help_options(FILE *f, bool audit)
 			"                     compared as pip does: case, '-', '_' and '.' alike)\n" :
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
 		"                     and tags come from it; without it those rules are not applied)\n"
-		"  --max-stdin SIZE   the most '-' reads (default 2G): more is refused, never held\n");
+		"  --max-stdin SIZE   the most '-' reads (default 2G), into an unlinked file under\n"
+		"                     $TMPDIR, never into memory: more is refused. What cannot\n"
+		"                     start a wheel or an ELF object is refused at once\n");
 }
 
 static void list_rules(const wg_ruleset *rs)
@@ -603,14 +605,16 @@ static int read_input(checker *k, wg_scanner *sc, const char *path, const char *
 				fprintf(stderr, "wheelgate: %s: stdin is larger than the limit of %zu "
 					"bytes (--max-stdin); not read\n", e ? e : "-", k->max_stdin);
 			else
-				fprintf(stderr, "wheelgate: %s: stdin starts with %s: not a wheel (a zip) "
-					"or an ELF object; not read\n", e ? e : "-", seen);
+				fprintf(stderr, "wheelgate: %s: stdin starts with %s: not read "
+					"further\n", e ? e : "-", seen);
 			wg_free(e);
 		} else if (fd == -1) {
 			fprintf(stderr, "wheelgate: -: cannot read stdin into a temporary file under "
 				"$TMPDIR: %s\n", strerror(errno));
 		}
-		rc = fd < 0 ? WG_EIO : wg_scan_fd(scan, sc, fd, *name);
+		/* refused at its first bytes: judged from them, as a file of those bytes is */
+		rc = fd == -3 ? wg_scan_buffer(scan, sc, spool_head, spool_head_len, *name)
+		     : fd < 0 ? WG_EIO : wg_scan_fd(scan, sc, fd, *name);
 		if (fd >= 0)
 			close(fd);
 	} else if (k->a->from_facts) {

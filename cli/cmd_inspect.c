@@ -42,7 +42,9 @@ static void help(FILE *f)
 		"                    the rest are counted in \"entries_not_listed\"), all or none\n"
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
 		"                    and tags come from it)\n"
-		"  --max-stdin SIZE  the most '-' reads (default 2G): more is refused, never held\n"
+		"  --max-stdin SIZE  the most '-' reads (default 2G), into an unlinked file under\n"
+		"                    $TMPDIR, never into memory: more is refused. What cannot\n"
+		"                    start a wheel or an ELF object is refused at once\n"
 		LIMIT_HELP
 		"  -j, --jobs N      threads reading a wheel's members (default: one per CPU\n"
 		"                    this process may use; 1: no threads); same output for any N\n"
@@ -173,13 +175,19 @@ static int read_input(wg_scanner *sc, const inspect_args *a, size_t max_stdin, c
 	char seen[96];
 	/* Spooled to an unlinked file, not held: memory stays small whatever --max-stdin. */
 	int fd = spool_stdin(max_stdin, seen, sizeof(seen));
+	if (fd == -3) {
+		/* refused at its first bytes: judged from them, as a file of those bytes is */
+		fprintf(stderr, "wheelgate: -: stdin starts with %s: not read further\n", seen);
+		*name = a->stdin_name ? a->stdin_name : "-";
+		return wg_scan_buffer(scan, sc, spool_head, spool_head_len, *name);
+	}
 	if (fd < 0) {
 		if (fd == -2)
 			fprintf(stderr, "wheelgate: -: stdin is larger than the limit (--max-stdin); "
 				"not read\n");
 		else if (fd == -3)
 			fprintf(stderr, "wheelgate: -: stdin starts with %s: not a wheel (a zip) or an "
-				"ELF object; not read\n", seen);
+				"ELF object; not read further\n", seen);
 		else
 			fprintf(stderr, "wheelgate: -: cannot read stdin into a temporary file under "
 				"$TMPDIR: %s\n", strerror(errno));

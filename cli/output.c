@@ -129,6 +129,9 @@ static int tmp_file(void)
 	return f;
 }
 
+unsigned char spool_head[16];
+size_t spool_head_len;
+
 int spool_stdin(size_t limit, char *seen, size_t seenlen)
 {
 	enum { CHUNK = 1 << 20 };
@@ -151,6 +154,8 @@ int spool_stdin(size_t limit, char *seen, size_t seenlen)
 	}
 	if (!may_start_input(buf, head)) {
 		size_t o = 0;
+		spool_head_len = head < sizeof(spool_head) ? head : sizeof(spool_head);
+		memcpy(spool_head, buf, spool_head_len);
 		seen[0] = '\0';
 		for (size_t i = 0; i < head && i < 16 && o + 4 < seenlen; i++)
 			o += (size_t)snprintf(seen + o, seenlen - o, "%s%02x", i ? " " : "", buf[i]);
