@@ -67,3 +67,26 @@ measure "RUNPATH outside env, 4 GiB non-ELF" "$wg" check --no-config --env "$out
 measure "a FIFO as input" "$wg" check --no-config "$out/fifo.whl"
 measure "a FIFO as --rules" "$wg" check --no-config --rules "$out/fifo.yaml" \
   "$out/hostile_init-1.0-py3-none-any.whl"
+
+# Issue 25, point 1: work and output per input (each must end in <= 30 s and <= 700 MB).
+[ -f "$out/budget/req/hostile_req-1.0-py3-none-any.whl" ] ||
+  { mkdir -p "$out/budget/req" && $gen requires "$out/budget/req/hostile_req-1.0-py3-none-any.whl"; }
+[ -f "$out/budget/reqx/hostile_req-1.0-py3-none-any.whl" ] ||
+  { mkdir -p "$out/budget/reqx" && $gen requires-extras "$out/budget/reqx/hostile_req-1.0-py3-none-any.whl"; }
+[ -f "$out/budget/hostile_rec-1.0-py3-none-any.whl" ] ||
+  $gen record-missing "$out/budget/hostile_rec-1.0-py3-none-any.whl"
+[ -f "$out/budget/hostile_hollow-1.0-py3-none-any.whl" ] ||
+  $gen hollow "$out/budget/hostile_hollow-1.0-py3-none-any.whl"
+[ -f "$out/budget/hostile_fatbin-1.0-py3-none-any.whl" ] ||
+  $gen fatbin "$out/budget/hostile_fatbin-1.0-py3-none-any.whl"
+measure "10,000 Requires-Dist x 1,000 imports" "$wg" check --no-config --env "$out/emptyenv" \
+  "$out/budget/req/hostile_req-1.0-py3-none-any.whl"
+measure "100,000 Requires-Dist (extras) x 10k" "$wg" check --no-config --env "$out/emptyenv" \
+  "$out/budget/reqx/hostile_req-1.0-py3-none-any.whl"
+measure "RECORD of 999,000 missing (json)" "$wg" check --no-config --format json \
+  "$out/budget/hostile_rec-1.0-py3-none-any.whl"
+measure "hollow wheel, 69,064 imports" "$wg" check --no-config \
+  "$out/budget/hostile_hollow-1.0-py3-none-any.whl"
+measure "1,000,000 fatbin entries (inspect --json)" "$wg" inspect --json \
+  "$out/budget/hostile_fatbin-1.0-py3-none-any.whl"
+measure "6G of zeros on stdin (inspect -)" "head -c 6G /dev/zero | $wg inspect -"

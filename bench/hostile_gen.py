@@ -330,8 +330,123 @@ def main():
         symbols(args[0], int(args[1]) if len(args) > 1 else 200000)
     elif what == "cache":
         print(cache(args[0], args[1], int(args[2]) if len(args) > 2 else 1500000))
+    elif not budget_main(what, args):
+        sys.exit(__doc__ + budget_main.__doc__)
+
+
+
+# ---- issue 25, point 1: work and output per input (bench/hostile.sh, tests/integration/test_budget.py)
+
+def requires(out, nreq=10000, nimp=1000, extras=False):
+    """A pure wheel whose METADATA has nreq Requires-Dist lines (with extras: each behind an
+    extra marker) and whose __init__.py imports nimp top-level modules it does not ship."""
+    name = "hostile_req"
+    di = "%s-1.0.dist-info" % name
+    req = "".join("Requires-Dist: dep-%d>=1.0%s\n" % (i, '; extra == "x%d"' % i if extras else "")
+                  for i in range(nreq))
+    meta = ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n%s" % (name, req)).encode()
+    init = "".join("import mod_%d\n" % i for i in range(nimp)).encode()
+    files = {name + "/__init__.py": init, di + "/METADATA": meta,
+             di + "/WHEEL": b"Wheel-Version: 1.0\nGenerator: hostile\nRoot-Is-Purelib: true\n"
+                            b"Tag: py3-none-any\n"}
+    rows = [record_row(a, d) for a, d in files.items()] + [di + "/RECORD,,"]
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for a, d in files.items():
+            z.writestr(a, d)
+        z.writestr(di + "/RECORD", "\n".join(rows) + "\n")
+
+
+def record_missing(out, n=999000):
+    """A pure wheel (about 2 MB at the default n) whose RECORD has n more rows, each naming a
+    file the wheel does not have (one WG-REC-003 finding each)."""
+    name = "hostile_rec"
+    di = "%s-1.0.dist-info" % name
+    files = {name + "/__init__.py": b"",
+             di + "/METADATA": ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode(),
+             di + "/WHEEL": b"Wheel-Version: 1.0\nGenerator: hostile\nRoot-Is-Purelib: true\n"
+                            b"Tag: py3-none-any\n"}
+    rows = [record_row(a, d) for a, d in files.items()]
+    rows += ["g/%d,," % i for i in range(n)]  # short rows: RECORD stays under 16 MiB
+    rows.append(di + "/RECORD,,")
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for a, d in files.items():
+            z.writestr(a, d)
+        z.writestr(di + "/RECORD", "\n".join(rows) + "\n")
+
+
+def hollow(out, n=69064):
+    """A pure wheel (about 200 KB at the default n) whose package imports n submodules it does
+    not ship (`from . import _cN`), spread over modules of at most 5,000 such lines (a Python
+    file is read whole up to 1 MiB) that its __init__.py imports: one hollow-wheel finding
+    (an error) per missing module."""
+    name = "hostile_hollow"
+    files, per = {}, 5000
+    mods = ["m%d" % k for k in range((n + per - 1) // per)]
+    files[name + "/__init__.py"] = "".join("from . import %s\n" % m for m in mods).encode()
+    for k, m in enumerate(mods):
+        files["%s/%s.py" % (name, m)] = "".join(
+            "from . import _c%d\n" % i for i in range(k * per, min(n, (k + 1) * per))).encode()
+    pure_wheel(out, name, files)
+
+
+def fatbin_elf(n):
+    """An x86-64 ELF shared object (no code) whose .nv_fatbin section holds one fatbin
+    container of n SASS entries (sm_80, sm_90), each a 64-byte header with no payload
+    (shared/docs/fatbin-format.md, sections 2 and 3)."""
+    # Two architectures in a seeded random order: the member then deflates about 190:1,
+    # under the zip-bomb ratio (250:1) that would refuse it unread.
+    import random
+    rnd = random.Random(25)
+    archs = [struct.pack("<HHIQIIHHIIIQQQ", 2, 0x0101, 64, 0, 0, 0, 0, 1, a, 0, 0, 0x11, 0, 0)
+             for a in (80, 90)]
+    assert len(archs[0]) == 64
+    fat = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 64 * n) + b"".join(
+        archs[rnd.getrandbits(1)] for _ in range(n))
+    shstr = b"\0.nv_fatbin\0.shstrtab\0"
+    off_fat = 64
+    off_str = off_fat + len(fat)
+    off_sh = (off_str + len(shstr) + 7) & ~7
+    eh = (b"\x7fELF\x02\x01\x01" + b"\0" * 9 +
+          struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 0, off_sh, 0, 64, 0, 0, 64, 3, 2))
+    sh = b"\0" * 64
+    sh += struct.pack("<IIQQQQIIQQ", 1, 1, 2, 0, off_fat, len(fat), 0, 0, 8, 0)
+    sh += struct.pack("<IIQQQQIIQQ", 11, 3, 0, 0, off_str, len(shstr), 0, 0, 1, 0)
+    pad = b"\0" * (off_sh - off_str - len(shstr))
+    return eh + fat + shstr + pad + sh
+
+
+def fatbin_entries(out, n=1000000):
+    """A wheel (about 330 KB at the default n) holding one ELF object whose .nv_fatbin has
+    one container of n entries (fatbin_elf)."""
+    name = "hostile_fatbin"
+    files = {name + "/__init__.py": b"", name + "/libk.so": fatbin_elf(n)}
+    pure_wheel(out, name, files)
+
+
+def budget_main(what, args):
+    """The subcommands of issue 25's part 1 (bench/hostile.sh, tests/integration/test_budget.py):
+      requires OUT.whl [NREQ [NIMP]]        NREQ (10,000) Requires-Dist lines, NIMP (1,000)
+                                            imports of modules the wheel does not ship
+      requires-extras OUT.whl [NREQ [NIMP]] the same, each requirement behind an extra
+                                            (100,000 x 10,000)
+      record-missing OUT.whl [N]            RECORD with N (999,000) rows naming no member
+      hollow OUT.whl [N]                    N (69,064) imports of missing submodules
+      fatbin OUT.whl [N]                    one fatbin of N (1,000,000) entries
+    Returns False for another subcommand."""
+    num = lambda i, d: int(args[i]) if len(args) > i else d
+    if what == "requires":
+        requires(args[0], num(1, 10000), num(2, 1000))
+    elif what == "requires-extras":
+        requires(args[0], num(1, 100000), num(2, 10000), extras=True)
+    elif what == "record-missing":
+        record_missing(args[0], num(1, 999000))
+    elif what == "hollow":
+        hollow(args[0], num(1, 69064))
+    elif what == "fatbin":
+        fatbin_entries(args[0], num(1, 1000000))
     else:
-        sys.exit(__doc__)
+        return False
+    return True
 
 
 if __name__ == "__main__":

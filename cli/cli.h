@@ -78,11 +78,28 @@ const char *esc(const char *s);
 /* Inserts the wheels a directory scan found right after position at of the input queue
  * (*queue, *n entries, each malloc'd); -1 when out of memory. */
 int queue_wheels(char ***queue, size_t *n, size_t at, const wg_scan *scan);
-/* Reads all of stdin (for "-") into a malloc'd buffer. */
-/** Reads stdin whole, counting: -2 as soon as more than limit bytes came (never more are
- * held), -1 on a read error or out of memory. */
-int read_stdin(unsigned char **out, size_t *len, size_t limit);
+/** Reads stdin (for "-") whole into an unlinked temporary file under $TMPDIR (else /tmp), so
+ * that memory stays small whatever limit is: the file descriptor (>= 0; close it), -2 as soon
+ * as more than limit bytes came, -3 when its first bytes cannot start a wheel (a zip) or an
+ * ELF object (seen, seenlen bytes: what they were, escaped), -1 on a read or write error
+ * (errno). */
+int spool_stdin(size_t limit, char *seen, size_t seenlen);
+/* With -3 from spool_stdin: the first bytes it read (at most 16), for wg_scan_buffer to judge
+ * as it judges any input (the same message as for a file of those bytes). */
+extern unsigned char spool_head[16];
+extern size_t spool_head_len;
 /** "2G", "512M", "100k" or bytes; false when s is not a size. */
 bool parse_size(const char *s, uint64_t *out);
+/** --limit NAME=VALUE: sets the wg_options limit NAME (max_members, max_total_size,
+ * max_fatbin_entries, ...: the names the library's messages give) to VALUE (a number, or a
+ * size with K, M or G); false with the reason on stderr (cmd: "check", "inspect"). */
+bool parse_limit(wg_options *o, const char *cmd, const char *arg);
+/** The --limit help lines. */
+#define LIMIT_HELP                                                                        \
+	"  --limit NAME=N     raise or lower a safety limit for each input; NAME is the one\n"  \
+	"                     a limit's message names (max_total_size, max_members,\n"       \
+	"                     max_fatbin_entries, max_problems, max_record_rows, ...);\n"     \
+	"                     sizes take K, M or G; 0 lifts the bounds on findings,\n"       \
+	"                     problems and entries. Repeatable\n"
 
 #endif

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,6 +132,13 @@ void check_help_options(FILE *f, bool audit)
 		"                     report) pass, counted as baselined; new ones fail. Matched\n"
 		"                     by rule, input name without its version, member, symbol\n"
 		"  --write-baseline FILE  write every finding of this run as a baseline\n"
+		"  --max-rule-findings N  findings of one rule listed per input (default 100);\n"
+		"                     further ones are counted (\"... and 68,950 more like\n"
+		"                     this\"; in json and sarif a count per rule) and still\n"
+		"                     decide the verdict; 0: list all\n"
+		"  --max-findings N   findings listed per input, all rules (default 10000), as\n"
+		"                     above\n"
+		LIMIT_HELP
 		"  -q, --quiet        text: print only failing inputs and the summary\n"
 		"  -j, --jobs N       threads reading members and inputs at once (default: one\n"
 		"                     per CPU this process may use; 1: no threads); reports are\n"
@@ -151,7 +159,9 @@ void check_help_options(FILE *f, bool audit)
 			"                     compared as pip does: case, '-', '_' and '.' alike)\n" :
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
 		"                     and tags come from it; without it those rules are not applied)\n"
-		"  --max-stdin SIZE   the most '-' reads (default 2G): more is refused, never held\n");
+		"  --max-stdin SIZE   the most '-' reads (default 2G), into an unlinked file under\n"
+		"                     $TMPDIR, never into memory: more is refused. What cannot\n"
+		"                     start a wheel or an ELF object is refused at once\n");
 }
 
 static void list_rules(const wg_ruleset *rs)
@@ -245,6 +255,10 @@ typedef struct {
 	bool from_facts;       /* --from-facts: the PATHs are stored facts (files or sha256s) */
 	bool allow_no_wheel, allow_unhashed;
 	uint64_t max_stdin; /* 0: the library's default */
+	/* --max-rule-findings, --max-findings: -1 for the library's default */
+	long long max_rule_findings, max_findings;
+	const char *limits[32]; /* --limit NAME=VALUE, checked when parsed */
+	size_t nlimits;
 	const char **only;  /* audit: --only NAME..., nonly of them */
 	size_t nonly;
 	uint32_t jobs;      /* -j: 0 for one thread per CPU */
@@ -262,7 +276,8 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
 	       O_LIST, O_SELFTEST, O_FORMAT, O_FAILON, O_ENV, O_PROFILE, O_STDIN_NAME,
 	       O_MAX_STDIN, O_ONLY, O_TOGETHER, O_LOCK, O_ALLOW_NO_WHEEL, O_ALLOW_UNHASHED,
-	       O_BASELINE, O_WRITE_BASELINE, O_FACTS_DIR, O_FROM_FACTS };
+	       O_BASELINE, O_WRITE_BASELINE, O_FACTS_DIR, O_FROM_FACTS, O_MAX_RULE_FINDINGS,
+	       O_MAX_FINDINGS, O_LIMIT };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
 		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
@@ -283,6 +298,9 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		{"write-baseline", required_argument, NULL, O_WRITE_BASELINE},
 		{"facts-dir", required_argument, NULL, O_FACTS_DIR},
 		{"from-facts", no_argument, NULL, O_FROM_FACTS},
+		{"max-rule-findings", required_argument, NULL, O_MAX_RULE_FINDINGS},
+		{"max-findings", required_argument, NULL, O_MAX_FINDINGS},
+		{"limit", required_argument, NULL, O_LIMIT},
 		{NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
@@ -327,6 +345,31 @@ static int parse_args(check_args *a, cli_config *cli, int argc, char **argv)
 		case O_ALLOW_UNHASHED: a->allow_unhashed = true; break;
 		case O_BASELINE: bad = cfg_add(cli, "baseline", optarg); break;
 		case O_WRITE_BASELINE: a->write_baseline = optarg; break;
+		case O_LIMIT: {
+			wg_options scratch = WG_OPTIONS_INIT;
+			if (!parse_limit(&scratch, mode ? "audit" : "check", optarg))
+				return EXIT_USAGE;
+			if (a->nlimits == sizeof(a->limits) / sizeof(a->limits[0])) {
+				fail("at most %zu --limit\n", a->nlimits);
+				return EXIT_USAGE;
+			}
+			a->limits[a->nlimits++] = optarg;
+			break;
+		}
+		case O_MAX_RULE_FINDINGS:
+		case O_MAX_FINDINGS: {
+			char *end = NULL;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || errno || v > UINT32_MAX || optarg[0] == '-') {
+				fail("--%s takes a number of findings (0: all), not '%s'\n",
+				     c == O_MAX_FINDINGS ? "max-findings" : "max-rule-findings",
+				     esc(optarg));
+				return EXIT_USAGE;
+			}
+			*(c == O_MAX_FINDINGS ? &a->max_findings : &a->max_rule_findings) = (long long)v;
+			break;
+		}
 		case O_MAX_STDIN:
 			if (!parse_size(optarg, &a->max_stdin)) {
 				fail("--max-stdin takes a size (bytes, or "
@@ -550,21 +593,30 @@ static int read_input(checker *k, wg_scanner *sc, const char *path, const char *
 	int rc;
 	*name = path;
 	if (!strcmp(path, "-")) {
-		unsigned char *buf;
-		size_t len;
-		int r = read_stdin(&buf, &len, k->max_stdin);
+		char seen[96];
+		/* Spooled to an unlinked file, not held: memory stays small whatever --max-stdin. */
+		int fd = spool_stdin(k->max_stdin, seen, sizeof(seen));
 		/* The name gives a wheel on stdin its filename facts (name, version, tags). */
 		*name = k->a->stdin_name ? k->a->stdin_name : "-";
-		if (r == -2) {
+		if (fd == -2 || fd == -3) {
 			char *e = NULL;
 			wg_escape(&e, *name, WG_ESCAPE_CONTROL);
-			fprintf(stderr, "wheelgate: %s: stdin is larger than the limit of %zu bytes "
-				"(--max-stdin); not read\n", e ? e : "-", k->max_stdin);
+			if (fd == -2)
+				fprintf(stderr, "wheelgate: %s: stdin is larger than the limit of %zu "
+					"bytes (--max-stdin); not read\n", e ? e : "-", k->max_stdin);
+			else
+				fprintf(stderr, "wheelgate: %s: stdin starts with %s: not read "
+					"further\n", e ? e : "-", seen);
 			wg_free(e);
+		} else if (fd == -1) {
+			fprintf(stderr, "wheelgate: -: cannot read stdin into a temporary file under "
+				"$TMPDIR: %s\n", strerror(errno));
 		}
-		rc = r < 0 ? WG_EIO : wg_scan_buffer(scan, sc, buf, len, *name);
-		if (r == 0)
-			free(buf);
+		/* refused at its first bytes: judged from them, as a file of those bytes is */
+		rc = fd == -3 ? wg_scan_buffer(scan, sc, spool_head, spool_head_len, *name)
+		     : fd < 0 ? WG_EIO : wg_scan_fd(scan, sc, fd, *name);
+		if (fd >= 0)
+			close(fd);
 	} else if (k->a->from_facts) {
 		/* A stored facts file, or the sha256 of an input whose facts --facts-dir holds. */
 		char file[4096];
@@ -1150,6 +1202,7 @@ static bool index_has_wheel(const char *index, char **inputs, size_t n)
 int check_main(int argc, char **argv, const check_command *cmd)
 {
 	check_args a = {0};
+	a.max_rule_findings = a.max_findings = -1;
 	cli_config cli = {0};
 	char envbuf[4096];
 	char **inputs = NULL;
@@ -1174,6 +1227,12 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	wg_options opts = WG_OPTIONS_INIT;
 	opts.progress = progress_cb;
 	opts.jobs = a.jobs;
+	for (size_t i = 0; i < a.nlimits; i++)
+		parse_limit(&opts, "check", a.limits[i]); /* checked when parsed */
+	if (a.max_rule_findings >= 0)
+		opts.max_rule_findings = (uint32_t)a.max_rule_findings;
+	if (a.max_findings >= 0)
+		opts.max_findings = (uint32_t)a.max_findings;
 	wg_context *ctx = NULL;
 	wg_ruleset *rs = NULL;
 	wg_scanner *sc = NULL, *env_sc = NULL;

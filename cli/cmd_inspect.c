@@ -3,9 +3,12 @@
  * or as JSON ("wheelgate.inspect/1", docs/inspect-json.md) for programs.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -35,10 +38,14 @@ static void help(FILE *f)
 		"  --gpu GPU         say whether and how each CUDA object can run on GPU: sm_89,\n"
 		"                    8.9 or a name (L4, H100, ...; 'wheelgate gpus' lists them);\n"
 		"                    repeatable\n"
-		"  --entries=WHICH   fatbin entries in JSON: all (default) or none\n"
+		"  --entries=WHICH   fatbin entries listed per object in JSON: N (default 1000;\n"
+		"                    the rest are counted in \"entries_not_listed\"), all or none\n"
 		"  --stdin-filename NAME  the file name of what '-' reads (a wheel's name, version\n"
 		"                    and tags come from it)\n"
-		"  --max-stdin SIZE  the most '-' reads (default 2G): more is refused, never held\n"
+		"  --max-stdin SIZE  the most '-' reads (default 2G), into an unlinked file under\n"
+		"                    $TMPDIR, never into memory: more is refused. What cannot\n"
+		"                    start a wheel or an ELF object is refused at once\n"
+		LIMIT_HELP
 		"  -j, --jobs N      threads reading a wheel's members (default: one per CPU\n"
 		"                    this process may use; 1: no threads); same output for any N\n"
 		"  -h, --help        show this help\n"
@@ -57,6 +64,9 @@ typedef struct {
 	const char *stdin_name;
 	uint64_t max_stdin; /* 0: the library's default */
 	bool json, members, compact, entries;
+	long long max_entries; /* --entries=N: -1 the library's default, 0 all */
+	const char *limits[32]; /* --limit NAME=VALUE, checked when parsed */
+	size_t nlimits;
 	int syms;
 	const char *gpu_specs[MAX_GPUS];
 	size_t ngpus;
@@ -72,9 +82,10 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 		{"gpu", required_argument, NULL, 'g'}, {"entries", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},      {"stdin-filename", required_argument, NULL, 'n'},
 		{"max-stdin", required_argument, NULL, 'M'}, {"jobs", required_argument, NULL, 'j'},
+		{"limit", required_argument, NULL, 'L'},
 		{NULL, 0, NULL, 0}};
 	int c;
-	*a = (inspect_args){.entries = true, .syms = SYMS_DEFAULT};
+	*a = (inspect_args){.entries = true, .max_entries = -1, .syms = SYMS_DEFAULT};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
 		switch (c) {
@@ -105,15 +116,31 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 			}
 			a->gpu_specs[a->ngpus++] = optarg;
 			break;
-		case 'e':
-			if (strcmp(optarg, "all") && strcmp(optarg, "none")) {
-				fprintf(stderr, "wheelgate inspect: --entries takes all or none, not '%s'\n",
-					optarg);
+		case 'e': {
+			char *end = NULL;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			bool num = optarg[0] >= '0' && optarg[0] <= '9' && !*end && v <= UINT32_MAX;
+			if (strcmp(optarg, "all") && strcmp(optarg, "none") && !num) {
+				fprintf(stderr, "wheelgate inspect: --entries takes a number, all or none, "
+					"not '%s'\n", esc(optarg));
 				return EXIT_USAGE;
 			}
-			a->entries = !strcmp(optarg, "all");
+			a->entries = strcmp(optarg, "none") != 0;
+			a->max_entries = num ? (long long)v : !strcmp(optarg, "all") ? 0 : a->max_entries;
 			break;
+		}
 		case 'n': a->stdin_name = optarg; break;
+		case 'L': {
+			wg_options scratch = WG_OPTIONS_INIT;
+			if (!parse_limit(&scratch, "inspect", optarg))
+				return EXIT_USAGE;
+			if (a->nlimits == sizeof(a->limits) / sizeof(a->limits[0])) {
+				fprintf(stderr, "wheelgate inspect: at most %zu --limit\n", a->nlimits);
+				return EXIT_USAGE;
+			}
+			a->limits[a->nlimits++] = optarg;
+			break;
+		}
 		case 'M':
 			if (!parse_size(optarg, &a->max_stdin)) {
 				fprintf(stderr, "wheelgate inspect: --max-stdin takes a size (bytes, or "
@@ -145,19 +172,31 @@ static int read_input(wg_scanner *sc, const inspect_args *a, size_t max_stdin, c
 {
 	if (strcmp(*name, "-"))
 		return wg_scan_path(scan, sc, *name);
-	unsigned char *buf;
-	size_t len;
-	int r = read_stdin(&buf, &len, max_stdin);
-	if (r < 0) {
-		fprintf(stderr, "wheelgate: -: %s\n",
-			r == -2 ? "stdin is larger than the limit (--max-stdin); not read"
-				: "cannot read stdin");
+	char seen[96];
+	/* Spooled to an unlinked file, not held: memory stays small whatever --max-stdin. */
+	int fd = spool_stdin(max_stdin, seen, sizeof(seen));
+	if (fd == -3) {
+		/* refused at its first bytes: judged from them, as a file of those bytes is */
+		fprintf(stderr, "wheelgate: -: stdin starts with %s: not read further\n", seen);
+		*name = a->stdin_name ? a->stdin_name : "-";
+		return wg_scan_buffer(scan, sc, spool_head, spool_head_len, *name);
+	}
+	if (fd < 0) {
+		if (fd == -2)
+			fprintf(stderr, "wheelgate: -: stdin is larger than the limit (--max-stdin); "
+				"not read\n");
+		else if (fd == -3)
+			fprintf(stderr, "wheelgate: -: stdin starts with %s: not a wheel (a zip) or an "
+				"ELF object; not read further\n", seen);
+		else
+			fprintf(stderr, "wheelgate: -: cannot read stdin into a temporary file under "
+				"$TMPDIR: %s\n", strerror(errno));
 		return 1;
 	}
 	/* The name gives a wheel on stdin its filename facts (name, version, tags). */
 	*name = a->stdin_name ? a->stdin_name : "-";
-	int rc = wg_scan_buffer(scan, sc, buf, len, *name);
-	free(buf);
+	int rc = wg_scan_fd(scan, sc, fd, *name);
+	close(fd);
 	return rc;
 }
 
@@ -246,6 +285,10 @@ int cmd_inspect(int argc, char **argv)
 	wg_options opts = WG_OPTIONS_INIT;
 	opts.progress = progress_cb;
 	opts.jobs = a.jobs;
+	for (size_t i = 0; i < a.nlimits; i++)
+		parse_limit(&opts, "inspect", a.limits[i]); /* checked when parsed */
+	if (a.max_entries >= 0)
+		opts.max_listed_entries = (uint32_t)a.max_entries;
 	wg_context *ctx = NULL;
 	wg_scanner *sc = NULL;
 	wg_inspect *doc = NULL;

@@ -506,6 +506,10 @@ static json_t *target_entry(scanner_state *s, const scan_target *tg, const char 
 		json_array_append_new(fs, o);
 	}
 	json_object_set_new(t, "findings", fs);
+	/* the findings past a bound, counted (check's "more"): counts keep agreeing with them */
+	json_t *more = json_object_get(in, "more");
+	if (json_array_size(more))
+		json_object_set(t, "more", more);
 	json_decref(j);
 	return t;
 }

@@ -4,6 +4,10 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -98,43 +102,102 @@ int parse_jobs(const char *cmd, const char *arg, uint32_t *out)
 	return 0;
 }
 
-int read_stdin(unsigned char **out, size_t *len, size_t limit)
+/* Whether the first n bytes of stdin may start what wg_scan_fd reads: a zip (a local file
+ * header, or the end record of an empty archive) or an ELF object. Too few bytes to tell: no. */
+static bool may_start_input(const unsigned char *b, size_t n)
 {
-	size_t cap = 1 << 20, n = 0;
-	unsigned char *buf = malloc(cap);
+	return n >= 4 && (!memcmp(b, "PK\003\004", 4) || !memcmp(b, "PK\005\006", 4) ||
+			  !memcmp(b, "\177ELF", 4));
+}
+
+static int tmp_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+#ifdef O_TMPFILE
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+#endif
+	/* no O_TMPFILE there: a named file, unlinked at once */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/wheelgate-stdin-XXXXXX", dir);
+	int f = mkstemp(path);
+	if (f >= 0)
+		unlink(path);
+	return f;
+}
+
+unsigned char spool_head[16];
+size_t spool_head_len;
+
+int spool_stdin(size_t limit, char *seen, size_t seenlen)
+{
+	enum { CHUNK = 1 << 20 };
+	unsigned char *buf = malloc(CHUNK);
+	int fd = -1, rc = -1;
+	size_t n = 0, head = 0;
 	if (!buf)
 		return -1;
-	for (;;) {
-		if (n > limit) {
-			free(buf);
-			return -2; /* counted while reading: at most limit + one read are held */
+	/* the first bytes decide before anything is kept: zeros or text are refused at once */
+	while (head < 4) {
+		ssize_t r = read(STDIN_FILENO, buf + head, CHUNK - head);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r < 0)
+				goto done;
+			break;
 		}
-		if (n == cap) {
-			/* Grown to at most limit + 1 bytes: one more byte says it is over the limit. */
-			if (cap > limit) {
-				free(buf);
-				return -2;
-			}
-			cap = cap > (limit + 1) / 2 ? limit + 1 : cap * 2;
-			unsigned char *p = realloc(buf, cap);
-			if (!p) {
-				free(buf);
-				return -1;
-			}
-			buf = p;
+		head += (size_t)r;
+	}
+	if (!may_start_input(buf, head)) {
+		size_t o = 0;
+		spool_head_len = head < sizeof(spool_head) ? head : sizeof(spool_head);
+		memcpy(spool_head, buf, spool_head_len);
+		seen[0] = '\0';
+		for (size_t i = 0; i < head && i < 16 && o + 4 < seenlen; i++)
+			o += (size_t)snprintf(seen + o, seenlen - o, "%s%02x", i ? " " : "", buf[i]);
+		if (!head)
+			snprintf(seen, seenlen, "nothing (stdin is empty)");
+		rc = -3;
+		goto done;
+	}
+	if ((fd = tmp_file()) < 0)
+		goto done;
+	for (size_t len = head;;) {
+		if (n + len > limit) {
+			rc = -2; /* counted while read: never more than limit + one read written */
+			goto done;
 		}
-		ssize_t r = read(STDIN_FILENO, buf + n, cap - n);
-		if (r < 0) {
-			free(buf);
-			return -1;
+		for (size_t w = 0; w < len;) {
+			ssize_t x = write(fd, buf + w, len - w);
+			if (x < 0 && errno == EINTR)
+				continue;
+			if (x <= 0)
+				goto done;
+			w += (size_t)x;
 		}
+		n += len;
+		ssize_t r = read(STDIN_FILENO, buf, CHUNK);
+		if (r < 0 && errno == EINTR) {
+			len = 0;
+			continue;
+		}
+		if (r < 0)
+			goto done;
 		if (r == 0)
 			break;
-		n += (size_t)r;
+		len = (size_t)r;
 	}
-	*out = buf;
-	*len = n;
-	return 0;
+	rc = fd;
+	fd = -1;
+done:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return rc;
 }
 
 bool parse_size(const char *s, uint64_t *out)
@@ -232,4 +295,54 @@ void suggest_option(char **argv, int optind_now, const struct option *longopts)
 	const char *best = wg_suggest(word, names, k);
 	if (best)
 		fprintf(stderr, "did you mean '--%s'?\n", best);
+}
+
+/* The limits --limit sets, by the names the library's messages give. */
+static const struct {
+	const char *name;
+	size_t off;
+	bool u64;
+} limits[] = {
+#define L64(f) {#f, offsetof(wg_options, f), true}
+#define L32(f) {#f, offsetof(wg_options, f), false}
+	L64(max_member_size), L64(max_total_size), L32(max_members), L32(max_ratio),
+	L32(max_symbols), L32(max_files), L64(max_text_total), L64(max_python_bytes),
+	L32(max_python_lines), L32(max_record_rows), L64(max_rule_file), L64(max_stdin),
+	L64(max_cache_entry), L32(max_rule_findings), L32(max_findings), L32(max_problems),
+	L32(max_fatbin_entries), L32(max_listed_entries),
+#undef L64
+#undef L32
+};
+
+bool parse_limit(wg_options *o, const char *cmd, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t nl = eq ? (size_t)(eq - arg) : strlen(arg);
+	uint64_t v;
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		if (strlen(limits[i].name) != nl || strncmp(limits[i].name, arg, nl))
+			continue;
+		if (!eq || !parse_size(eq + 1, &v) || (!limits[i].u64 && v > UINT32_MAX)) {
+			fprintf(stderr, "wheelgate %s: --limit %s= takes a number%s, not '%s'\n", cmd,
+				limits[i].name, limits[i].u64 ? " (or a size with K, M or G)" : "",
+				esc(eq ? eq + 1 : ""));
+			return false;
+		}
+		char *at = (char *)o + limits[i].off;
+		if (limits[i].u64)
+			memcpy(at, &v, sizeof(v));
+		else
+			memcpy(at, &(uint32_t){(uint32_t)v}, sizeof(uint32_t));
+		return true;
+	}
+	const char *names[sizeof(limits) / sizeof(limits[0])];
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+		names[i] = limits[i].name;
+	char word[64];
+	snprintf(word, sizeof(word), "%.*s", (int)(nl < 63 ? nl : 63), arg);
+	const char *near = wg_suggest(word, names, sizeof(limits) / sizeof(limits[0]));
+	fprintf(stderr, "wheelgate %s: --limit: no limit '%s'%s%s%s (NAME=VALUE; 'wheelgate %s "
+		"--help' lists them)\n", cmd, esc(word), near ? "; did you mean '" : "",
+		near ? near : "", near ? "'?" : "", cmd);
+	return false;
 }

@@ -290,6 +290,24 @@ int suppress_apply(suppress *s, const wg_ruleset *rs, const char *input, wg_repo
 		}
 		i++;
 	}
+	/* Findings counted past a bound (wg_report_more): an ignore entry takes them with their
+	 * rule; a baseline cannot know them one by one, so they stay counted. */
+	for (size_t i = 0; s && rep && i < wg_report_more_count(rep);) {
+		wg_more_info mi = WG_MORE_INFO_INIT;
+		if (wg_report_more(&mi, rep, i) < 0)
+			break;
+		bool ign = false;
+		for (size_t g = 0; g < s->nign && !ign; g++)
+			if (glob_matches(s->ign[g].glob, input))
+				for (size_t j = 0; j < s->ign[g].nsel && !ign; j++)
+					ign = wg_ruleset_selects(rs, s->ign[g].sel[j], mi.rule) == 1;
+		if (ign) {
+			*ignored += mi.count;
+			wg_report_more_remove(rep, i);
+			continue;
+		}
+		i++;
+	}
 	return 0;
 }
 

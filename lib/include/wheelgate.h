@@ -158,15 +158,36 @@ typedef struct wg_options {
 	 * made on first use, belong to the context and are shared by every scanner made with
 	 * it; results are the same for any number. */
 	uint32_t jobs;
+	/* version 4: work and output per input (issue 25). What is past these bounds is counted,
+	 * never dropped from the counts: a report's verdict and its error/warning counts are the
+	 * same with any bound. */
+	/** Findings of one rule on one input kept in its report (default 100); further ones are
+	 * counted (wg_report_more: "and 68,950 more like this"). 0: all kept. */
+	uint32_t max_rule_findings;
+	/** Findings of all rules on one input kept (default 10000); further ones are counted as
+	 * max_rule_findings' are. 0: all kept. */
+	uint32_t max_findings;
+	/** Problems of one kind (one WG_E* code) kept for one input (default 1000); further ones
+	 * are counted (wg_scan_problems_more) and one problem says how many. 0: all kept. */
+	uint32_t max_problems;
+	/** CUDA fatbin entries read from one input, all its objects together (default 250000):
+	 * past it, entries are counted (wg_object_fatbin_entries_more), not kept, and a problem
+	 * names the limit. */
+	uint32_t max_fatbin_entries;
+	/** Fatbin entries listed per object in inspect's JSON (default 1000); the rest are counted
+	 * ("entries_not_listed"). 0: all listed. */
+	uint32_t max_listed_entries;
 } wg_options;
 
-#define WG_OPTIONS_VERSION 3
+#define WG_OPTIONS_VERSION 4
 #define WG_OPTIONS_INIT                                                                     \
 	{ WG_OPTIONS_VERSION, 4ULL << 30, 16ULL << 30, 100000, 250, 4000000, 200000, NULL, NULL, \
-	  64ULL << 20, 64ULL << 20, 2000000, 1000000, 4ULL << 20, 2ULL << 30, 64ULL << 20, 0 }
+	  64ULL << 20, 64ULL << 20, 2000000, 1000000, 4ULL << 20, 2ULL << 30, 64ULL << 20, 0,     \
+	  100, 10000, 1000, 250000, 1000 }
 /** The size of the wg_options of each version (older callers' structs are smaller). */
 #define WG_OPTIONS_V1_SIZE (offsetof(wg_options, progress_payload) + sizeof(void *))
 #define WG_OPTIONS_V2_SIZE (offsetof(wg_options, max_cache_entry) + sizeof(uint64_t))
+#define WG_OPTIONS_V3_SIZE (offsetof(wg_options, jobs) + sizeof(uint32_t))
 
 /** Fills *opts with the defaults of `version`. */
 WG_API int wg_options_init(wg_options *opts, unsigned int version);
@@ -370,6 +391,9 @@ typedef struct wg_problem_info {
 
 WG_API size_t wg_scan_problem_count(const wg_scan *scan);
 WG_API int wg_scan_problem(wg_problem_info *out, const wg_scan *scan, size_t i);
+/** Problems past wg_options.max_problems of their kind: counted, not kept (the rules count
+ * them as findings all the same). */
+WG_API size_t wg_scan_problems_more(const wg_scan *scan);
 
 /* ---- ELF objects ---- */
 
@@ -511,6 +535,8 @@ WG_API size_t wg_object_fatbin_container_count(const wg_object *obj);
 WG_API int wg_object_fatbin_container(wg_fatbin_container_info *out, const wg_object *obj,
 				      size_t i);
 WG_API size_t wg_object_fatbin_entry_count(const wg_object *obj);
+/** Entries past wg_options.max_fatbin_entries: counted, not read (a problem says so). */
+WG_API size_t wg_object_fatbin_entries_more(const wg_object *obj);
 WG_API int wg_object_fatbin_entry(wg_fatbin_entry_info *out, const wg_object *obj, size_t i);
 WG_API const char *wg_fatbin_kind_str(wg_fatbin_kind kind);           /* "sass", "ptx", "lto-ir" */
 WG_API const char *wg_fatbin_compression_str(wg_fatbin_compression c); /* "none", "lz4", "zstd" */
@@ -912,8 +938,30 @@ WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
 /** Takes finding i out of the report (a finding ignored or baselined by the caller); the
  * findings after it move down by one. WG_ENOTFOUND past the end. */
 WG_API int wg_report_remove(wg_report *r, size_t i);
-/** The highest severity among the findings, or -1 when there are none. */
+/** The highest severity among the findings (those counted past a bound too), or -1 when
+ * there are none. */
 WG_API int wg_report_worst(const wg_report *r);
+
+/**
+ * Findings past a bound (wg_options.max_rule_findings, max_findings): counted, not kept, one
+ * entry per rule with findings counted. The kept findings of that rule stand for them ("and
+ * 68,950 more like this"); the formats keep the count (docs/check-json.md).
+ */
+typedef struct wg_more_info {
+	unsigned int version;
+	const char *rule;      /**< "WG-REC-003" */
+	size_t count;          /**< findings of the rule counted, not kept */
+	size_t severity[3];    /**< of them, by wg_severity (info, warning, error) */
+} wg_more_info;
+#define WG_MORE_INFO_VERSION 1
+#define WG_MORE_INFO_INIT { WG_MORE_INFO_VERSION, NULL, 0, {0, 0, 0} }
+WG_API size_t wg_report_more_count(const wg_report *r);
+WG_API int wg_report_more(wg_more_info *out, const wg_report *r, size_t i);
+/** Takes the counted findings of entry i out of the report (its rule ignored for the input by
+ * the caller); the entries after it move down by one. WG_ENOTFOUND past the end. */
+WG_API int wg_report_more_remove(wg_report *r, size_t i);
+/** Every finding of the report: those kept (wg_report_count) and those counted. */
+WG_API size_t wg_report_total(const wg_report *r);
 /** The profile the report was made in (install or publish). */
 WG_API wg_profile wg_report_profile(const wg_report *r);
 

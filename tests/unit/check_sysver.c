@@ -144,15 +144,22 @@ START_TEST(test_policy_data)
 	ck_assert_ptr_null(wg_provided_driver("libcudart.so.12"));
 	char by[256];
 	wg_strlist req = {0};
+	wg_strmap set = {0};
 	wg_arena a = {0};
-	ck_assert_int_eq(wg_provided_by("libcudart.so.12", &req, by, sizeof(by)), 0);
+	ck_assert_int_eq(wg_requires_set(&set, &a, &req), WG_OK);
+	ck_assert_int_eq(wg_provided_by("libcudart.so.12", &set, by, sizeof(by)), 0);
 	ck_assert_int_eq(wg_provided_by("libcudart.so.12", NULL, by, sizeof(by)), 1);
 	ck_assert_str_eq(by, "nvidia-cuda-runtime-cu12");
+	wg_strmap_free(&set);
 	wg_strlist_add(&req, &a, "nvidia-cuda-runtime-cu12; extra == \"gpu\"");
-	ck_assert_int_eq(wg_provided_by("libcudart.so.12", &req, by, sizeof(by)), 0);
+	ck_assert_int_eq(wg_requires_set(&set, &a, &req), WG_OK);
+	ck_assert_int_eq(wg_provided_by("libcudart.so.12", &set, by, sizeof(by)), 0);
+	wg_strmap_free(&set);
 	wg_strlist_add(&req, &a, "Nvidia_CUDA.Runtime-cu12 (>=12.1); platform_system == \"Linux\"");
-	ck_assert_int_eq(wg_provided_by("libcudart.so.12", &req, by, sizeof(by)), 1);
+	ck_assert_int_eq(wg_requires_set(&set, &a, &req), WG_OK);
+	ck_assert_int_eq(wg_provided_by("libcudart.so.12", &set, by, sizeof(by)), 1);
 	ck_assert_int_eq(wg_provided_by("libcurand.so.10", NULL, by, sizeof(by)), 3);
+	wg_strmap_free(&set);
 	wg_strlist_free(&req);
 	wg_arena_free(&a);
 }

@@ -52,6 +52,9 @@ struct wg_analysis {
 	int paths_rc;
 	const char **paths;
 	size_t npaths;
+	/* Requires-Dist without an extra, normalised: a hash set */
+	bool requires_done;
+	wg_strmap requires;
 	/* shipped modules: open addressing, NULL empty */
 	bool ships_done;
 	int ships_rc;
@@ -95,6 +98,7 @@ void wg_analysis_free(wg_analysis *an)
 	free(an->verdicts);
 	free(an->set);
 	free(an->paths);
+	wg_strmap_free(&an->requires);
 	wg_pyimports_free(an->imports);
 	wg_arena_free(&an->arena);
 	free(an);
@@ -547,4 +551,15 @@ int wg_analysis_ships_library(wg_analysis *an, size_t i, const char *soname, boo
 	*ships = found_through(an, o->runpath, soname, origin, olen) ||
 		 found_through(an, o->rpath, soname, origin, olen);
 	return WG_OK;
+}
+
+const wg_strmap *wg_analysis_requires(wg_analysis *an)
+{
+	if (!an->requires_done) {
+		an->requires_done = true;
+		if (wg_requires_set(&an->requires, &an->arena,
+				    &an->scan->lists[WG_LIST_REQUIRES_DIST]) < 0)
+			return NULL;
+	}
+	return an->requires.keys ? &an->requires : NULL;
 }

@@ -71,4 +71,10 @@ const wg_gpu_verdict *wg_analysis_gpu_verdict(wg_analysis *an, size_t i, size_t 
  * cannot be. */
 int wg_analysis_ships(wg_analysis *an, const char *m, bool *ships);
 
+/** The distributions the input requires without an extra (Requires-Dist lines with no
+ * `extra` marker: what pip installs with it), by normalised name (wg_name_normalize): a hash
+ * set built once, so that a lookup costs the same for 10 or 100,000 requirements. NULL when
+ * out of memory. */
+const wg_strmap *wg_analysis_requires(wg_analysis *an);
+
 #endif

@@ -104,6 +104,14 @@ WG_API size_t wg_scan_problem_count(const wg_scan *scan)
 	return scan ? scan->problems.len : 0;
 }
 
+WG_API size_t wg_scan_problems_more(const wg_scan *scan)
+{
+	size_t n = 0;
+	for (size_t i = 0; scan && i < WG_PROBLEM_CODES; i++)
+		n += scan->problems_more[i];
+	return n;
+}
+
 WG_API int wg_scan_problem(wg_problem_info *out, const wg_scan *scan, size_t i)
 {
 	if (!out || !scan)

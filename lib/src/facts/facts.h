@@ -93,6 +93,8 @@ struct wg_object {
 	size_t nsections;
 	wg_vec fatbin_containers; /* wg_fatbin_container */
 	wg_vec fatbin_entries;    /* wg_fatbin_entry */
+	size_t fatbin_entries_more; /* entries past max_fatbin_entries: counted, not kept */
+	size_t fatbin_entries_max;  /* while reading: the bound (SIZE_MAX: none) */
 	unsigned fatbin_wrappers;
 	wg_vec verneeds;          /* wg_verneed: versions needed, per library file */
 	wg_strlist verdefs;       /* versions defined (not the base) */
@@ -143,6 +145,9 @@ bool wg_kernel_variant_parse(wg_kernel_variant *out, wg_arena *a, const char *na
 /** Reads dir's metadata.json into scan->kernel (problems are recorded, never fatal). */
 void wg_kernel_variant_read(wg_scan *scan, const char *dir);
 
+/* The WG_E* codes a problem may have (0 .. -15), for the counts per code. */
+#define WG_PROBLEM_CODES 16
+
 struct wg_scan {
 	wg_scan_kind kind;
 	const wg_context *ctx;
@@ -167,6 +172,11 @@ struct wg_scan {
 	/* all */
 	wg_vec objects;  /* wg_object* */
 	wg_vec problems; /* wg_problem */
+	/* Problems past max_problems of their code (by -code; WG_PROBLEM_CODES of them), counted
+	 * not kept (wg_scan_problems_more), and those kept of each code. */
+	size_t problems_more[WG_PROBLEM_CODES], problems_kept[WG_PROBLEM_CODES];
+	/* CUDA fatbin entries kept by all objects (the per-input max_fatbin_entries) */
+	size_t fatbin_entries_kept;
 };
 
 typedef struct wg_cuda_data wg_cuda_data; /* model/ */
@@ -191,8 +201,11 @@ struct wg_scanner {
 	wg_err err;
 };
 
+/** Adds a problem; past the context's max_problems of its code it is counted, not kept. */
 void wg_scan_add_problem(wg_scan *scan, int code, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/** How many problems of code (a WG_E*) were counted past max_problems, not kept. */
+size_t wg_scan_problems_more_of(const wg_scan *scan, int code);
 wg_object *wg_scan_new_object(wg_scan *scan, const char *path, uint64_t size);
 wg_scan *wg_scan_new(wg_scan_kind kind, const char *path, const wg_context *ctx);
 /** Whether scan carries wheel metadata (a wheel or an installed distribution): what the
@@ -270,6 +283,14 @@ typedef void (*wg_scan_problem_fn)(void *payload, int code, const char *fmt, ...
 /** Reads every fatbin container and entry of an ELF object in memory (sections known). */
 int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		   wg_scan_problem_fn problem, void *payload);
+/** Reads at most max entries (SIZE_MAX: no bound); further ones are counted in
+ * obj->fatbin_entries_more and a problem names max_fatbin_entries. */
+int wg_fatbin_read_max(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+		       size_t max, wg_scan_problem_fn problem, void *payload);
+/** Applies the input's budget of fatbin entries (max_fatbin_entries, all its objects
+ * together) to o, an object just added to scan: past it, o's later entries are dropped and
+ * counted, with a problem. */
+void wg_fatbin_budget(wg_scan *scan, wg_object *o);
 void wg_fatbin_arch_name(char *buf, size_t n, int kind, unsigned arch, char variant);
 const char *wg_fatbin_kind_name(int kind);
 const char *wg_fatbin_compression_name(int c);

@@ -198,6 +198,12 @@ static int parse_container(wg_object *obj, wg_arena *a, const span *s, uint64_t 
 		if (strict && ((kind != 1 && kind != 2 && kind != 8) || ever != 0x0101 || psize % 8 ||
 			       le32(e + 0x1c) == 0 || le32(e + 0x1c) > 2000))
 			return WG_EFORMAT;
+		if (entries->len >= obj->fatbin_entries_max) {
+			/* past the bound: checked and counted, not kept */
+			obj->fatbin_entries_more++;
+			p += (uint64_t)ehs + psize;
+			continue;
+		}
 		wg_fatbin_entry *x = wg_vec_push(entries);
 		if (!x)
 			return wg_seterr(err, WG_ENOMEM, "out of memory");
@@ -269,12 +275,13 @@ static int add_container(wg_object *obj, wg_arena *a, const span *s, uint64_t of
 {
 	wg_fatbin_container c = {0};
 	wg_vec *entries = &obj->fatbin_entries;
-	size_t before = entries->len;
+	size_t before = entries->len, more_before = obj->fatbin_entries_more;
 	char where[128];
 	snprintf(where, sizeof(where), "section %s", sec ? sec->name : "(none)");
 	int rc = parse_container(obj, a, s, off, !registered, where, &c, entries, err);
 	if (rc < 0) {
 		entries->len = before; /* drop what a failed container left */
+		obj->fatbin_entries_more = more_before;
 		return rc;
 	}
 	c.section = sec ? sec->name : NULL;
@@ -378,8 +385,63 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+		       wg_scan_problem_fn problem, void *payload);
+
 int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		   wg_scan_problem_fn problem, void *payload)
+{
+	return wg_fatbin_read_max(obj, a, data, len, SIZE_MAX, problem, payload);
+}
+
+int wg_fatbin_read_max(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+		       size_t max, wg_scan_problem_fn problem, void *payload)
+{
+	obj->fatbin_entries_max = max;
+	obj->fatbin_entries_more = 0;
+	int rc = fatbin_read(obj, a, data, len, problem, payload);
+	obj->fatbin_entries_max = SIZE_MAX;
+	if (rc == WG_OK && obj->fatbin_entries_more)
+		problem(payload, WG_ELIMIT, "%s: %zu fatbin entries past the first %zu "
+			"(max_fatbin_entries; --limit max_fatbin_entries=N reads more) were counted, "
+			"not read: the GPUs they are for are not known", obj->path, obj->fatbin_entries_more, max);
+	return rc;
+}
+
+static void clamp_containers(wg_object *o, size_t keep)
+{
+	for (size_t i = 0; i < o->fatbin_containers.len; i++) {
+		wg_fatbin_container *c = wg_vec_at(&o->fatbin_containers, i);
+		if (c->first_entry >= keep) {
+			c->first_entry = keep;
+			c->entry_count = 0;
+		} else if (c->entry_count > keep - c->first_entry) {
+			c->entry_count = keep - c->first_entry;
+		}
+	}
+}
+
+void wg_fatbin_budget(wg_scan *scan, wg_object *o)
+{
+	uint32_t max = scan->ctx ? scan->ctx->opts.max_fatbin_entries : 0;
+	size_t n = o->fatbin_entries.len;
+	if (max && n > max - (scan->fatbin_entries_kept < max ? scan->fatbin_entries_kept : max)) {
+		size_t keep = scan->fatbin_entries_kept < max ? max - scan->fatbin_entries_kept : 0;
+		o->fatbin_entries_more += n - keep;
+		o->fatbin_entries.len = keep;
+		clamp_containers(o, keep);
+		wg_scan_add_problem(scan, WG_ELIMIT, o->path, "%s: %s: %zu fatbin entries past the "
+				    "input's first %u (max_fatbin_entries, all objects together; --limit "
+				    "max_fatbin_entries=N reads more) were counted, not read: the GPUs "
+				    "they are for are not known",
+				    scan->path, o->path, n - keep, max);
+		n = keep;
+	}
+	scan->fatbin_entries_kept += n;
+}
+
+static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+		       wg_scan_problem_fn problem, void *payload)
 {
 	span s = {data, len};
 	int rc;
@@ -485,6 +547,11 @@ WG_API int wg_object_fatbin_container(wg_fatbin_container_info *out, const wg_ob
 WG_API size_t wg_object_fatbin_entry_count(const wg_object *o)
 {
 	return o ? o->fatbin_entries.len : 0;
+}
+
+WG_API size_t wg_object_fatbin_entries_more(const wg_object *o)
+{
+	return o ? o->fatbin_entries_more : 0;
 }
 
 WG_API int wg_object_fatbin_entry(wg_fatbin_entry_info *out, const wg_object *o, size_t i)

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +59,27 @@ WG_API void wg_scan_free(wg_scan *scan)
 	free(scan);
 }
 
+static size_t code_slot(int code)
+{
+	return code <= 0 && code > -WG_PROBLEM_CODES ? (size_t)-code : WG_PROBLEM_CODES - 1;
+}
+
+size_t wg_scan_problems_more_of(const wg_scan *scan, int code)
+{
+	return scan ? scan->problems_more[code_slot(code)] : 0;
+}
+
 void wg_scan_add_problem(wg_scan *scan, int code, const char *where, const char *fmt, ...)
 {
+	/* Past the bound of its code (a RECORD of a million rows naming no member): counted,
+	 * the message never formatted. The bound is per code so that one kind of problem in
+	 * bulk never hides the first of another. */
+	size_t slot = code_slot(code);
+	uint32_t max = scan->ctx ? scan->ctx->opts.max_problems : 0;
+	if (max && scan->problems_kept[slot] >= max) {
+		scan->problems_more[slot]++;
+		return;
+	}
 	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
@@ -73,6 +93,8 @@ void wg_scan_add_problem(wg_scan *scan, int code, const char *where, const char 
 	p->message = wg_arena_strdup(&scan->arena, msg);
 	if (!p->message)
 		scan->problems.len--;
+	else
+		scan->problems_kept[slot]++;
 }
 
 wg_object *wg_scan_new_object(wg_scan *scan, const char *path, uint64_t size)
@@ -164,8 +186,13 @@ int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *
 	wg_object_classify(o, s->matcher);
 	wg_pyext_classify(o, &scan->arena, relpath);
 	fatbin_problem_ctx pc = {scan, path};
-	if (wg_fatbin_read(o, &scan->arena, data, len, fatbin_problem, &pc) == WG_ENOMEM)
+	/* The input's budget of entries: what its objects read before took their part. */
+	uint32_t max = s->ctx->opts.max_fatbin_entries;
+	size_t left = !max ? SIZE_MAX : scan->fatbin_entries_kept < max ? max - scan->fatbin_entries_kept : 0;
+	size_t before = o->fatbin_entries.len;
+	if (wg_fatbin_read_max(o, &scan->arena, data, len, left, fatbin_problem, &pc) == WG_ENOMEM)
 		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
+	scan->fatbin_entries_kept += o->fatbin_entries.len - before;
 	return WG_OK;
 }
 

@@ -835,17 +835,30 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 					goto done;
 				}
 				*slot = *(wg_object **)wg_vec_at(&sub->objects, k);
+				/* the input's budget of fatbin entries, over all its objects */
+				wg_fatbin_budget(scan, *slot);
 			}
 			if (sub)
 				sub->objects.len = 0;
+			uint32_t maxp = o->max_problems;
 			for (size_t k = 0; sub && k < sub->problems.len; k++) {
+				const wg_problem *q = wg_vec_at(&sub->problems, k);
+				size_t slot = q->code <= 0 && q->code > -WG_PROBLEM_CODES
+						      ? (size_t)-q->code : WG_PROBLEM_CODES - 1;
+				if (maxp && scan->problems_kept[slot] >= maxp) {
+					scan->problems_more[slot]++;
+					continue;
+				}
 				wg_problem *p = wg_vec_push(&scan->problems);
 				if (!p) {
 					rc = wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 					goto done;
 				}
-				*p = *(wg_problem *)wg_vec_at(&sub->problems, k);
+				*p = *q;
+				scan->problems_kept[slot]++;
 			}
+			for (size_t k = 0; sub && k < WG_PROBLEM_CODES; k++)
+				scan->problems_more[k] += sub->problems_more[k];
 		} else if (wg_looks_like_shared_object(m->name)) {
 			wg_scan_add_problem(scan, WG_EFORMAT, m->name,
 					    "%s: %s is named like a shared object but is not an ELF object",

@@ -77,9 +77,13 @@ int wg_policy_library(const wg_policy *p, const char *soname);
 bool wg_provided_loader(const char *soname);
 /** Why soname may be needed from outside any wheel (the NVIDIA driver's), or NULL. */
 const char *wg_provided_driver(const char *soname);
-/** How many distributions ship soname (with req, a Requires-Dist list: only those it requires
- * without an extra marker); their names, ", "-separated, in buf. */
-size_t wg_provided_by(const char *soname, const wg_strlist *req, char *buf, size_t len);
+/** How many distributions ship soname (with req, the set of normalised names a wheel requires
+ * without an extra marker: only those); their names, ", "-separated, in buf. */
+size_t wg_provided_by(const char *soname, const wg_strmap *req, char *buf, size_t len);
+/** Fills set (made here; free with wg_strmap_free) with the normalised names of req, a list of
+ * Requires-Dist values, that carry no `extra` marker (what pip installs with the wheel); the
+ * names live in a. WG_ENOMEM when out of memory. */
+int wg_requires_set(wg_strmap *set, wg_arena *a, const wg_strlist *req);
 
 /* ---- CPython's stable ABI (pyabi.c, rules/python/stable_abi.yaml) ---- */
 

@@ -516,19 +516,29 @@ const char *wg_provided_driver(const char *soname)
 	return NULL;
 }
 
-/* Whether req, a Requires-Dist value, names dist (normalised) and is installed with the wheel
- * (no `extra` marker: a requirement of an extra is installed only when asked for). */
-static bool requires(const char *req, const char *dist)
+int wg_requires_set(wg_strmap *set, wg_arena *a, const wg_strlist *req)
 {
-	size_t n = strspn(req, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
-	const char *semi = strchr(req, ';');
-	char norm[64];
-	if (!n || (semi && strstr(semi, "extra")) || wg_name_normalize(norm, sizeof(norm), req, n) < 0)
-		return false;
-	return !strcmp(norm, dist);
+	if (!wg_strmap_init(set, req->n + 1))
+		return WG_ENOMEM;
+	for (size_t i = 0; i < req->n; i++) {
+		const char *r = req->v[i];
+		size_t n = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+		const char *semi = strchr(r, ';');
+		char norm[256];
+		/* a requirement of an extra is installed only when the extra is asked for */
+		if (!n || (semi && strstr(semi, "extra")) ||
+		    wg_name_normalize(norm, sizeof(norm), r, n) < 0)
+			continue;
+		char *k = wg_arena_strdup(a, norm);
+		if (!k || wg_strmap_put(set, k, i) == SIZE_MAX - 1) {
+			wg_strmap_free(set);
+			return WG_ENOMEM;
+		}
+	}
+	return WG_OK;
 }
 
-size_t wg_provided_by(const char *soname, const wg_strlist *req, char *buf, size_t len)
+size_t wg_provided_by(const char *soname, const wg_strmap *req, char *buf, size_t len)
 {
 	pthread_once(&plat_once, load_platforms);
 	size_t found = 0, used = 0;
@@ -538,10 +548,7 @@ size_t wg_provided_by(const char *soname, const wg_strlist *req, char *buf, size
 		if (strcmp(plat.prov[i].lib, soname))
 			continue;
 		const char *dist = plat.dist[plat.prov[i].dist];
-		bool ok = !req;
-		for (size_t k = 0; req && k < req->n && !ok; k++)
-			ok = requires(req->v[k], dist);
-		if (!ok)
+		if (req && wg_strmap_get(req, dist) == SIZE_MAX)
 			continue;
 		found++;
 		if (buf && used + strlen(dist) + 3 < len)

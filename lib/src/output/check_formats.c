@@ -39,6 +39,30 @@ static json_t *not_applied_json(const wg_report *r)
 	return a;
 }
 
+/* The findings counted past a bound (wg_options.max_rule_findings, max_findings): one item
+ * per rule, so that a count never disagrees with what the list stands for. */
+static json_t *more_json(const wg_report *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && r && i < r->more.len; i++) {
+		const wg_more *m = wg_vec_at(&r->more, i);
+		json_array_append_new(a, json_pack("{s:s, s:I, s:{s:I, s:I, s:I}}", "rule", m->rule,
+			"count", (json_int_t)m->count, "counts", "error", (json_int_t)m->severity[2],
+			"warning", (json_int_t)m->severity[1], "info", (json_int_t)m->severity[0]));
+	}
+	return a;
+}
+
+/* Adds the counted findings of r to c[3] (by severity). */
+static void add_more(size_t c[3], const wg_report *r)
+{
+	for (size_t i = 0; r && i < r->more.len; i++) {
+		const wg_more *m = wg_vec_at(&r->more, i);
+		for (int s = 0; s < 3; s++)
+			c[s] += m->severity[s];
+	}
+}
+
 static json_t *target_json(const wg_target *t)
 {
 	char buf[32];
@@ -113,6 +137,7 @@ static json_t *check_json(const wg_target *target, const char *const *paths,
 				"symbol",
 				nstr(f->symbol), "file", nstr(f->file), "line", line));
 		}
+		add_more(c, r);
 		bool fails = false;
 		for (int s = fail_on; s <= WG_SEV_ERROR; s++)
 			fails = fails || c[s];
@@ -122,10 +147,11 @@ static json_t *check_json(const wg_target *target, const char *const *paths,
 			passed++;
 		for (int s = 0; s < 3; s++)
 			counts[s] += c[s];
-		json_array_append_new(inputs, json_pack("{s:o, s:s, s:o, s:{s:I, s:I, s:I}, s:o, s:o}",
+		json_array_append_new(inputs, json_pack("{s:o, s:s, s:o, s:{s:I, s:I, s:I}, s:o, s:o, s:o}",
 			"path", nstr(paths[i]), "verdict", fails ? "fail" : "pass", "error", json_null(),
 			"counts", "error", (json_int_t)c[2], "warning", (json_int_t)c[1], "info",
-			(json_int_t)c[0], "findings", fs, "not_applied", not_applied_json(r)));
+			(json_int_t)c[0], "findings", fs, "more", more_json(r), "not_applied",
+			not_applied_json(r)));
 	}
 	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 			 "schema", "wheelgate.check/1", "wheelgate_version", wg_version_string(),
@@ -487,6 +513,7 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 	json_t *rules = json_array(), *results = json_array(), *notes = json_array();
 	json_t *config = json_array(), *seen = json_object();
 	sarif_base base;
+	size_t more_total = 0;
 	base_init(&base);
 	for (size_t i = 0; rs && i < rs->rules.len; i++)
 		json_array_append_new(rules, sarif_rule(wg_vec_at(&rs->rules, i), profile));
@@ -513,6 +540,23 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 				json_object_get(x, "lacks")));
 		}
 		json_decref(na);
+		/* Findings counted past a bound: a notification per rule with the count, so that
+		 * the results a viewer shows are known to stand for more. */
+		for (size_t k = 0; k < r->more.len; k++) {
+			const wg_more *m = wg_vec_at(&r->more, k);
+			char text[256];
+			snprintf(text, sizeof(text), "%s: %zu more finding%s of this rule on this input "
+				 "counted, not listed (--max-rule-findings, --max-findings)", m->rule,
+				 m->count, m->count == 1 ? "" : "s");
+			json_array_append_new(config, json_pack("{s:s, s:{s:s}, s:{s:s, s:I}, s:[o], s:{s:I, s:{s:I, s:I, s:I}}}",
+				"level", m->severity[2] ? "error" : m->severity[1] ? "warning" : "note",
+				"message", "text", text, "associatedRule", "id", m->rule, "index",
+				(json_int_t)rule_index(rs, m->rule), "locations",
+				sarif_location(&base, paths[i], NULL), "properties", "more",
+				(json_int_t)m->count, "counts", "error", (json_int_t)m->severity[2],
+				"warning", (json_int_t)m->severity[1], "info", (json_int_t)m->severity[0]));
+			more_total += m->count;
+		}
 		for (size_t k = 0; k < r->findings.len; k++) {
 			const wg_finding *f = wg_vec_at(&r->findings, k);
 			json_t *loc = sarif_location(&base, paths[i], f);
@@ -546,7 +590,8 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 		free(uri);
 		wg_buf_free(&root);
 	}
-	json_object_set_new(run, "properties", json_pack("{s:s}", "profile", wg_profile_name(profile)));
+	json_object_set_new(run, "properties", json_pack("{s:s, s:I}", "profile",
+		wg_profile_name(profile), "more", (json_int_t)more_total));
 	return json_pack("{s:s, s:s, s:[o]}", "$schema", "https://json.schemastore.org/sarif-2.1.0.json",
 			 "version", "2.1.0", "runs", run);
 }
@@ -607,6 +652,17 @@ static char *github(const wg_target *target, const char *const *paths,
 			free(text);
 			free(file);
 			wg_buf_append(&b, "\n", 1);
+		}
+		for (size_t k = 0; k < r->more.len; k++) {
+			const wg_more *m = wg_vec_at(&r->more, k);
+			char text[256];
+			const char *cmd = m->severity[2] ? "::error file=" : m->severity[1]
+					  ? "::warning file=" : "::notice file=";
+			wg_buf_append(&b, cmd, strlen(cmd));
+			gh_put(&b, paths[i], true);
+			snprintf(text, sizeof(text), ",title=%s::and %zu more like this (%s: counted, not "
+				 "listed)\n", m->rule, m->count, m->rule);
+			wg_buf_append(&b, text, strlen(text));
 		}
 	}
 	/* the summary as a notice: it shows on the run's summary page */
@@ -670,6 +726,28 @@ static void text_not_applied(wg_buf *b, const wg_report *r, const char *dim, con
 	free(done);
 }
 
+/* "and 68,950 more like this": the number with thousands separators, whatever the locale. */
+static void text_more(wg_buf *b, const wg_more *m, const char *dim, const char *off)
+{
+	char num[32], grouped[48];
+	int n = snprintf(num, sizeof(num), "%zu", m->count), o = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			grouped[o++] = ',';
+		grouped[o++] = num[i];
+	}
+	grouped[o] = '\0';
+	put(b, "  ");
+	put(b, dim);
+	put(b, "... and ");
+	put(b, grouped);
+	put(b, " more like this [");
+	put(b, m->rule);
+	put(b, "] (counted, not listed: --max-rule-findings, --max-findings)");
+	put(b, off);
+	put(b, "\n");
+}
+
 /* The text of `wheelgate check`: PASS/FAIL/ERROR per input, each finding with its fix, and
  * the rules not applied. */
 static char *text(const char *const *paths, const wg_report *const *reports,
@@ -722,6 +800,22 @@ static char *text(const char *const *paths, const wg_report *const *reports,
 			put(&b, " ");
 			put_esc(&b, f->fix);
 			put(&b, "\n");
+			/* after the last kept finding of a rule: the ones counted past the bound */
+			const wg_finding *next = k + 1 < r->findings.len ? wg_vec_at(&r->findings, k + 1)
+									 : NULL;
+			const wg_more *m = !next || strcmp(next->rule, f->rule)
+						   ? wg_report_more_of(r, f->rule) : NULL;
+			if (m)
+				text_more(&b, m, dim, off);
+		}
+		/* a rule with none kept (max_findings reached before it) */
+		for (size_t k = 0; k < r->more.len; k++) {
+			const wg_more *m = wg_vec_at(&r->more, k);
+			bool kept = false;
+			for (size_t j = 0; j < r->findings.len && !kept; j++)
+				kept = !strcmp(((const wg_finding *)wg_vec_at(&r->findings, j))->rule, m->rule);
+			if (!kept)
+				text_more(&b, m, dim, off);
 		}
 		text_not_applied(&b, r, dim, off);
 	}
@@ -746,6 +840,7 @@ static char *summary(const wg_target *target, const wg_report *const *reports, s
 			if ((unsigned)f->severity < 3)
 				sev[f->severity]++;
 		}
+		add_more(sev, r);
 		if (wg_report_worst(r) >= (int)fail_on)
 			failed++;
 		else

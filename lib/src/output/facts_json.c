@@ -113,6 +113,8 @@ static json_t *object_facts(const wg_object *o)
 		"fatbin_containers", conts, "fatbin_entries", ents,
 		"verneeds", vn, "fatbin_wrappers", (int)o->fatbin_wrappers,
 		"verdefs", flist(&o->verdefs), "has_sections", json_boolean(o->sections != NULL)));
+	if (j && o->fatbin_entries_more) /* counted past max_fatbin_entries: kept as a count */
+		json_object_set_new(j, "fatbin_entries_more", json_integer(I(o->fatbin_entries_more)));
 	return j;
 fail:
 	json_decref(syms);
@@ -160,7 +162,15 @@ json_t *wg_facts_json(const wg_scan *s)
 		"cuda_minor", (int)k->cuda_minor, "cpu", fstr(k->cpu), "os", fstr(k->os),
 		"has_metadata", k->has_metadata, "backend", fstr(k->backend),
 		"archs", flist(&k->archs));
-	return json_pack("{s:i, s:s, s:i, s:o, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o,"
+	/* problems counted past max_problems, by code: [code, count] pairs */
+	json_t *pmore = NULL;
+	for (size_t c = 0; c < WG_PROBLEM_CODES; c++)
+		if (s->problems_more[c]) {
+			if (!pmore && !(pmore = json_array()))
+				break;
+			json_array_append_new(pmore, json_pack("[i, I]", -(int)c, I(s->problems_more[c])));
+		}
+	json_t *doc = json_pack("{s:i, s:s, s:i, s:o, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o, s:o,"
 			 " s:o, s:o, s:o}",
 		"version", FACTS_VERSION, "wheelgate_version", wg_version_string(),
 		"kind", (int)s->kind, "path", fstr(s->path),
@@ -171,6 +181,11 @@ json_t *wg_facts_json(const wg_scan *s)
 		"python_partial_why", fstr(s->python_partial_why), "members", members,
 		"wheels", flist(&s->wheels), "kernel", kernel, "sources", sources,
 		"objects", objects, "problems", problems);
+	if (doc && pmore)
+		json_object_set_new(doc, "problems_more", pmore);
+	else
+		json_decref(pmore);
+	return doc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -437,6 +452,8 @@ static void read_object(rd *r, json_t *j)
 		e->ptx_target = gstr(r, G(t, 15));
 	}
 	o->fatbin_wrappers = (unsigned)gint(r, O(j, "fatbin_wrappers"), UINT32_MAX);
+	if (O(j, "fatbin_entries_more"))
+		o->fatbin_entries_more = (size_t)gint(r, O(j, "fatbin_entries_more"), 0);
 	json_t *vn = O(j, "verneeds");
 	if (!json_is_array(vn)) {
 		bad(r, "an object has no version needs");
@@ -597,6 +614,17 @@ static void read_facts(rd *r, json_t *f)
 		p->where = gstr(r, G(t, 1));
 		if (gbytes(r, G(t, 2), &p->message, NULL, false) < 0)
 			return;
+	}
+	json_t *pmore = O(f, "problems_more");
+	for (size_t i = 0; pmore && i < json_array_size(pmore) && !r->bad; i++) {
+		json_t *t = tuple(r, G(pmore, i), 2);
+		json_t *c = t ? G(t, 0) : NULL;
+		if (!json_is_integer(c) || json_integer_value(c) > 0 ||
+		    json_integer_value(c) <= -WG_PROBLEM_CODES) {
+			bad(r, "a problem count's code is out of range");
+			return;
+		}
+		s->problems_more[-json_integer_value(c)] += (size_t)gint(r, G(t, 1), 0);
 	}
 }
 

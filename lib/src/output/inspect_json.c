@@ -162,7 +162,12 @@ static json_t *cuda_json(const wg_scan *scan, const wg_object *o, unsigned flags
 			"section", str_or_null(c->section), "registered", c->registered,
 			"wrapper_version", c->wrapper_version, "entries", (json_int_t)c->entry_count));
 	}
-	for (size_t i = 0; entries && !(flags & WG_JSON_NO_ENTRIES) && i < o->fatbin_entries.len; i++) {
+	/* The entries listed: at most max_listed_entries (the rest are counted in
+	 * "entries_not_listed"); entries past max_fatbin_entries were never read
+	 * ("entries_not_read"). */
+	uint32_t cap = scan->ctx ? scan->ctx->opts.max_listed_entries : 0;
+	size_t listed = cap && o->fatbin_entries.len > cap ? cap : o->fatbin_entries.len;
+	for (size_t i = 0; entries && !(flags & WG_JSON_NO_ENTRIES) && i < listed; i++) {
 		wg_fatbin_entry_info e = WG_FATBIN_ENTRY_INFO_INIT;
 		wg_object_fatbin_entry(&e, o, i);
 		char ver[16], var[2] = {e.variant, 0};
@@ -194,6 +199,11 @@ static json_t *cuda_json(const wg_scan *scan, const wg_object *o, unsigned flags
 		json_object_set_new(j, "entries", entries);
 	else
 		json_decref(entries);
+	json_object_set_new(j, "entry_count", json_integer((json_int_t)o->fatbin_entries.len));
+	json_object_set_new(j, "entries_not_listed", json_integer(
+		(json_int_t)(flags & WG_JSON_NO_ENTRIES ? o->fatbin_entries.len
+							 : o->fatbin_entries.len - listed)));
+	json_object_set_new(j, "entries_not_read", json_integer((json_int_t)o->fatbin_entries_more));
 	json_object_set_new(j, "gpus", verdicts);
 	return j;
 }
@@ -286,10 +296,11 @@ static json_t *scan_json(const wg_scan *scan, unsigned int flags, const wg_gpu *
 						       str_or_null(p->where), "message",
 						       wg_json_str(p->message)));
 	}
-	json_t *j = json_pack("{s:o, s:s, s:o, s:o, s:o}", "path", wg_json_str(scan->path), "kind",
-			      kinds[scan->kind <= 4 ? scan->kind : 0], "wheel",
+	json_t *j = json_pack("{s:o, s:s, s:o, s:o, s:o, s:I}", "path", wg_json_str(scan->path),
+			      "kind", kinds[scan->kind <= 4 ? scan->kind : 0], "wheel",
 			      wg_scan_is_dist(scan) ? wheel_json(scan) : json_null(),
-			      "objects", objs, "problems", probs);
+			      "objects", objs, "problems", probs, "problems_more",
+			      (json_int_t)wg_scan_problems_more(scan));
 	/* --facts-dir: everything the checks read, to judge the input again without it */
 	if (j && (flags & WG_JSON_FACTS))
 		json_object_set_new(j, "facts", wg_facts_json(scan));

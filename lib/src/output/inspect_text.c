@@ -120,6 +120,10 @@ static void cuda_lines(tx *t, const wg_object *o, const wg_gpu *gpus, size_t ngp
 	}
 	tp(t, "    %-11s %zu fatbin%s, %zu entries (%zu in the registered sections, %zu found outside "
 	   "them)\n", "CUDA", nc, nc == 1 ? "" : "s", wg_object_fatbin_entry_count(o), reg, nc - reg);
+	if (wg_object_fatbin_entries_more(o))
+		tp(t, "    %-11s %s%zu more entries counted, not read (max_fatbin_entries; --limit "
+		   "max_fatbin_entries=N)%s\n", "",
+		   t->red, wg_object_fatbin_entries_more(o), t->off);
 	tp(t, "    %-11s %s\n", "SASS", ns ? sass : "-");
 	tp(t, "    %-11s %s\n", "PTX", np ? ptx : "-");
 	if (nl)
@@ -421,14 +425,16 @@ WG_API int wg_scan_format_text(char **out, const wg_scan *scan, unsigned int fla
 		tp(&t, "  %-12s%zu\n", "ELF objects", n);
 	for (size_t i = 0; i < n; i++)
 		object_block(&t, wg_scan_object(scan, i), flags, gpus, ngpus);
-	size_t np = wg_scan_problem_count(scan);
-	if (np) {
-		tp(&t, "  %s%zu problem%s:%s\n", t.red, np, np == 1 ? "" : "s", t.off);
+	size_t np = wg_scan_problem_count(scan), pmore = wg_scan_problems_more(scan);
+	if (np || pmore) {
+		tp(&t, "  %s%zu problem%s:%s\n", t.red, np + pmore, np + pmore == 1 ? "" : "s", t.off);
 		for (size_t i = 0; i < np; i++) {
 			wg_problem_info pi = WG_PROBLEM_INFO_INIT;
 			wg_scan_problem(&pi, scan, i);
 			tp(&t, "    [%s] %s\n", wg_error_name(pi.code), E(&t, pi.message));
 		}
+		if (pmore)
+			tp(&t, "    ... and %zu more (counted, not kept: max_problems; --limit max_problems=N)\n", pmore);
 	}
 	tp(&t, "\n");
 

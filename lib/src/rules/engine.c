@@ -191,11 +191,46 @@ int wg_emit(wg_check_ctx *cc, const wg_vars *vars, const char *member, const cha
 	return wg_emit_sev(cc, cc->severity, vars, member, symbol, file, line);
 }
 
+int wg_emit_count(wg_check_ctx *cc, wg_severity sev, size_t n)
+{
+	if (!n)
+		return WG_OK;
+	if (sev > cc->severity)
+		sev = cc->severity;
+	wg_vec *more = &cc->report->more;
+	if (cc->rule_more == SIZE_MAX) {
+		wg_more *m = wg_vec_push(more);
+		if (!m)
+			return WG_ENOMEM;
+		memset(m, 0, sizeof(*m));
+		m->rule = cc->rule->id;
+		cc->rule_more = more->len - 1;
+	}
+	wg_more *m = wg_vec_at(more, cc->rule_more);
+	m->count += n;
+	m->severity[(unsigned)sev < 3 ? sev : 2] += n;
+	return WG_OK;
+}
+
+bool wg_emit_counted(wg_check_ctx *cc, wg_severity sev, int *rc)
+{
+	*rc = WG_OK;
+	if ((!cc->max_rule || cc->rule_kept < cc->max_rule) &&
+	    (!cc->max_all || cc->report->findings.len < cc->max_all))
+		return false;
+	*rc = wg_emit_count(cc, sev, 1);
+	return true;
+}
+
 int wg_emit_sev(wg_check_ctx *cc, wg_severity sev, const wg_vars *vars, const char *member,
 		const char *symbol, const char *file, unsigned line)
 {
 	if (sev > cc->severity)
 		sev = cc->severity;
+	int rc;
+	if (wg_emit_counted(cc, sev, &rc))
+		return rc;
+	cc->rule_kept++;
 	wg_finding *f = wg_vec_push(&cc->report->findings);
 	if (!f)
 		return WG_ENOMEM;
@@ -370,6 +405,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	}
 	wg_vec_init(&r->findings, sizeof(wg_finding));
 	wg_vec_init(&r->not_applied, sizeof(wg_not_applied));
+	wg_vec_init(&r->more, sizeof(wg_more));
 	r->path = wg_arena_strdup(&r->arena, scan->path);
 	r->profile = wg_target_profile(target);
 	wg_check_ctx cc;
@@ -380,6 +416,8 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	cc.report = r;
 	cc.profile = r->profile;
 	cc.an = an;
+	cc.max_rule = sc->ctx->opts.max_rule_findings;
+	cc.max_all = sc->ctx->opts.max_findings;
 	wg_vec_init(&cc.ld_issues, sizeof(wg_ld_issue));
 	int rc = WG_OK;
 	for (size_t i = 0; i < rs->rules.len && rc == WG_OK; i++) {
@@ -397,6 +435,8 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 			continue;
 		cc.rule = rule;
 		cc.severity = (wg_severity)rule->sev[r->profile];
+		cc.rule_kept = 0;
+		cc.rule_more = SIZE_MAX;
 		rc = rule->kind->run(&cc);
 		if (rc == WG_OK && cc.limit_list) {
 			rc = WG_ELIMIT;
@@ -426,6 +466,7 @@ WG_API void wg_report_free(wg_report *r)
 		return;
 	wg_vec_free(&r->findings);
 	wg_vec_free(&r->not_applied);
+	wg_vec_free(&r->more);
 	wg_arena_free(&r->arena);
 	free(r);
 }
@@ -503,7 +544,65 @@ WG_API int wg_report_worst(const wg_report *r)
 		if ((int)f->severity > worst)
 			worst = (int)f->severity;
 	}
+	/* Those counted past a bound weigh the same as those kept. */
+	for (size_t i = 0; r && i < r->more.len; i++) {
+		const wg_more *m = wg_vec_at(&r->more, i);
+		for (int s = 2; s > worst; s--)
+			if (m->severity[s])
+				worst = s;
+	}
 	return worst;
+}
+
+const wg_more *wg_report_more_of(const wg_report *r, const char *rule)
+{
+	for (size_t i = 0; r && i < r->more.len; i++) {
+		const wg_more *m = wg_vec_at(&r->more, i);
+		if (!strcmp(m->rule, rule))
+			return m;
+	}
+	return NULL;
+}
+
+WG_API size_t wg_report_more_count(const wg_report *r)
+{
+	return r ? r->more.len : 0;
+}
+
+WG_API int wg_report_more(wg_more_info *out, const wg_report *r, size_t i)
+{
+	if (!out || !r)
+		return wg_null_arg("wg_report_more");
+	if (wg_struct_version("wg_more_info", out->version, WG_MORE_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	const wg_more *m = wg_vec_at(&r->more, i);
+	if (!m)
+		return WG_ENOTFOUND;
+	out->rule = m->rule;
+	out->count = m->count;
+	memcpy(out->severity, m->severity, sizeof(out->severity));
+	return WG_OK;
+}
+
+WG_API int wg_report_more_remove(wg_report *r, size_t i)
+{
+	if (!r)
+		return wg_null_arg("wg_report_more_remove");
+	if (i >= r->more.len)
+		return WG_ENOTFOUND;
+	char *base = r->more.items;
+	size_t sz = r->more.item_size;
+	memmove(base + i * sz, base + (i + 1) * sz, (r->more.len - i - 1) * sz);
+	r->more.len--;
+	return WG_OK;
+}
+
+WG_API size_t wg_report_total(const wg_report *r)
+{
+	size_t n = r ? r->findings.len : 0;
+	for (size_t i = 0; r && i < r->more.len; i++)
+		n += ((const wg_more *)wg_vec_at(&r->more, i))->count;
+	return n;
 }
 
 /* ---- helpers for the check kinds ---- */
@@ -637,7 +736,12 @@ int wg_check_need_from(wg_check_ctx *cc, size_t i, const char *soname, wg_need_f
 		return WG_OK;
 	char by[256];
 	*from = WG_NEED_REQUIRED;
-	if (wg_provided_by(soname, &cc->scan->lists[WG_LIST_REQUIRES_DIST], by, sizeof(by))) {
+	/* the requirements as a set built once per input: a lookup per library, however many
+	 * requirements (10,000 Requires-Dist lines x 10,000 DT_NEEDED entries stay linear) */
+	const wg_strmap *req = wg_analysis_requires(cc->an);
+	if (!req)
+		return WG_ENOMEM;
+	if (wg_provided_by(soname, req, by, sizeof(by))) {
 		*why = wg_check_printf(cc, "%s", by);
 		return *why ? WG_OK : WG_ENOMEM;
 	}
@@ -741,14 +845,10 @@ static bool imports_torch(wg_check_ctx *cc)
 	const char *name = s->fields[WG_WHEEL_NAME];
 	if (name && !strcmp(name, "torch"))
 		return true;
-	const wg_strlist *req = &s->lists[WG_LIST_REQUIRES_DIST];
-	for (size_t i = 0; i < req->n; i++) {
-		const char *r = req->v[i];
-		size_t n = strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
-		/* a requirement without an extra marker (`; extra == ...` ones are optional) */
-		if (n == 5 && !strncasecmp(r, "torch", 5) && !strstr(r, "extra"))
-			return true;
-	}
+	/* a requirement without an extra marker (`; extra == ...` ones are optional) */
+	const wg_strmap *req = wg_analysis_requires(cc->an);
+	if (req && wg_strmap_get(req, "torch") != SIZE_MAX)
+		return true;
 	/* An extension linked against torch's libraries is a torch extension: used after
 	 * `import torch` (without it, the loader cannot even find libc10.so). So is one that
 	 * imports torch's symbols without listing its libraries (linked -Wl,--as-needed

@@ -75,12 +75,22 @@ typedef struct {
 	const char *rule, *lacks, *message;
 } wg_not_applied;
 
+/* Findings of one rule past a bound (max_rule_findings, max_findings): counted, not kept. */
+typedef struct {
+	const char *rule;
+	size_t count, severity[3];
+} wg_more;
+
 struct wg_report {
 	wg_arena arena;
 	const char *path;
 	wg_profile profile;
 	wg_vec findings; /* wg_finding */
 	wg_vec not_applied; /* wg_not_applied */
+	wg_vec more; /* wg_more, in the order of the rules */
 };
+
+/** The findings of rule counted past a bound, or NULL (rules.h users: the formats). */
+const wg_more *wg_report_more_of(const wg_report *r, const char *rule);
 
 #endif

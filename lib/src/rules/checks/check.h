@@ -38,7 +38,22 @@ struct wg_check_ctx {
 	 * (pattern list, subject) makes the check fail, never a silent non-match (issue 12). */
 	const char *limit_list;
 	char limit_subject[64];
+	/* Findings kept of the current rule, and the bounds (wg_options.max_rule_findings,
+	 * max_findings; 0: none): past them findings are counted in report->more. */
+	size_t rule_kept, max_rule, max_all;
+	size_t rule_more; /* the current rule's index in report->more; SIZE_MAX: none yet */
 };
+
+/**
+ * Whether a finding of the current rule at severity sev would be counted rather than kept
+ * (the rule or the input is past its bound): then it is counted now and the caller skips the
+ * work of building it. wg_emit calls it itself; a check that formats much per finding calls
+ * it first. Returns true when counted (or out of memory: *rc then says so).
+ */
+bool wg_emit_counted(wg_check_ctx *cc, wg_severity sev, int *rc);
+/** Counts n findings of the current rule at severity sev as past the bound, kept nowhere (a
+ * check that knows of findings it did not build, such as problems a scan counted). */
+int wg_emit_count(wg_check_ctx *cc, wg_severity sev, size_t n);
 
 /** Fills cc->roles (needs the wheel's Python sources and DT_NEEDED entries). */
 int wg_check_roles(wg_check_ctx *cc);

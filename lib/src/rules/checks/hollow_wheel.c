@@ -252,30 +252,56 @@ typedef struct {
 	wg_severity sev;
 } finding;
 
-#define MAX_FINDINGS 64
+/* The findings, one per missing module: the first ones kept in full (as many as the engine
+ * keeps of one rule, wg_options.max_rule_findings), the others only by name and severity,
+ * counted as past the bound when the check ends. A wheel of a million failing imports of
+ * distinct modules copies its module names once, never a finding per statement. */
+typedef struct {
+	wg_vec kept;      /* finding */
+	wg_strmap seen;   /* module -> index: < kept.len a kept finding, else in extra_sev */
+	wg_vec extra_sev; /* wg_severity of each module past the bound */
+	size_t cap;       /* findings kept in full; SIZE_MAX: all */
+} findings;
 
-/* Keeps the finding for module (copied only when kept: a wheel of a million failing imports
- * allocates no more than MAX_FINDINGS of them). */
-static int note(ctx *c, finding *f, size_t *nf, const char *module, int error,
-		const char *why, const wg_pyedge *e)
+/* Keeps or counts the finding for module (copied only once per module). */
+static int note(ctx *c, findings *fs, const char *module, int error, const char *why,
+		const wg_pyedge *e)
 {
 	wg_check_ctx *cc = c->cc;
 	bool reached = e->ctx == WG_IMPORT_REQUIRED && wg_pyimports_reached(c->im, e->from);
 	wg_severity sev = reached ? cc->severity : WG_SEV_WARNING < cc->severity ? WG_SEV_WARNING
 										  : cc->severity;
-	for (size_t i = 0; i < *nf; i++)
-		if (!strcmp(f[i].module, module)) {
-			if (sev > f[i].sev)
-				f[i] = (finding){f[i].module, why, error, *e, sev};
-			return WG_OK;
-		}
-	if (*nf < MAX_FINDINGS) {
-		const char *k = wg_arena_strdup(c->a, module);
-		if (!k)
-			return WG_ENOMEM;
-		f[(*nf)++] = (finding){k, why, error, *e, sev};
+	size_t at = wg_strmap_get(&fs->seen, module);
+	if (at != SIZE_MAX && at < fs->kept.len) {
+		finding *f = wg_vec_at(&fs->kept, at);
+		if (sev > f->sev)
+			*f = (finding){f->module, why, error, *e, sev};
+		return WG_OK;
 	}
-	return WG_OK;
+	if (at != SIZE_MAX) {
+		wg_severity *x = wg_vec_at(&fs->extra_sev, at - fs->kept.len);
+		if (x && sev > *x)
+			*x = sev;
+		return WG_OK;
+	}
+	const char *k = wg_arena_strdup(c->a, module);
+	if (!k)
+		return WG_ENOMEM;
+	if (fs->kept.len < fs->cap) {
+		finding *f = wg_vec_push(&fs->kept);
+		if (!f)
+			return WG_ENOMEM;
+		*f = (finding){k, why, error, *e, sev};
+		return wg_strmap_put(&fs->seen, k, fs->kept.len - 1) == SIZE_MAX - 1 ? WG_ENOMEM
+										      : WG_OK;
+	}
+	/* past the bound: kept.len no longer grows, so kept.len + i indexes extra_sev[i] */
+	wg_severity *x = wg_vec_push(&fs->extra_sev);
+	if (!x)
+		return WG_ENOMEM;
+	*x = sev;
+	return wg_strmap_put(&fs->seen, k, fs->kept.len + fs->extra_sev.len - 1) == SIZE_MAX - 1
+		       ? WG_ENOMEM : WG_OK;
 }
 
 static int emit(ctx *c, const finding *f)
@@ -401,8 +427,11 @@ static int judge(ctx *c)
 	}
 	if ((rc = wg_pyimports_reach(im, roots, nroots)) < 0)
 		return rc;
-	finding f[MAX_FINDINGS];
-	size_t nf = 0;
+	findings fs = {.cap = cc->max_rule ? cc->max_rule : SIZE_MAX};
+	wg_vec_init(&fs.kept, sizeof(finding));
+	wg_vec_init(&fs.extra_sev, sizeof(wg_severity));
+	if (!wg_strmap_init(&fs.seen, 64))
+		return WG_ENOMEM;
 	wg_buf sub = {0}; /* M.X of `from M import X` */
 	for (size_t i = 0; i < wg_pyimports_count(im) && rc == WG_OK; i++) {
 		wg_pyedge ev;
@@ -423,7 +452,7 @@ static int judge(ctx *c)
 			bool reached = e->ctx == WG_IMPORT_REQUIRED && wg_pyimports_reached(im, e->from);
 			if (!reached && !strchr(missing, '.') && !own_name(c, missing))
 				continue;
-			rc = note(c, f, &nf, missing, ERR_NO_MODULE, why, e);
+			rc = note(c, &fs, missing, ERR_NO_MODULE, why, e);
 			continue;
 		}
 		if (st != PRESENT || e->kind != WG_PYEDGE_FROM || !e->name)
@@ -454,14 +483,23 @@ static int judge(ctx *c)
 					       !strncmp(e->from, e->target, tl) && e->from[tl] == '.');
 		if (wg_pyimports_binds(im, e->target, e->name, before) != 0)
 			continue;
-		rc = note(c, f, &nf, sub.s, initializing ? ERR_NO_NAME_PARTIAL : ERR_NO_NAME,
+		rc = note(c, &fs, sub.s, initializing ? ERR_NO_NAME_PARTIAL : ERR_NO_NAME,
 			  before ? "this wheel's package neither contains nor defines before that line"
 				 : "this wheel's package neither contains nor defines",
 			  e);
 	}
 	wg_buf_free(&sub);
-	for (size_t i = 0; i < nf && rc == WG_OK; i++)
-		rc = emit(c, &f[i]);
+	for (size_t i = 0; i < fs.kept.len && rc == WG_OK; i++)
+		rc = emit(c, wg_vec_at(&fs.kept, i));
+	/* the modules past the bound: counted by the engine, with their severities */
+	size_t by[3] = {0};
+	for (size_t i = 0; i < fs.extra_sev.len; i++)
+		by[*(wg_severity *)wg_vec_at(&fs.extra_sev, i)]++;
+	for (int sv = 0; sv < 3 && rc == WG_OK; sv++)
+		rc = wg_emit_count(cc, (wg_severity)sv, by[sv]);
+	wg_vec_free(&fs.kept);
+	wg_vec_free(&fs.extra_sev);
+	wg_strmap_free(&fs.seen);
 	return rc;
 }
 

@@ -20,6 +20,12 @@ static int run(wg_check_ctx *cc)
 		if ((m->record != WG_RECORD_BAD_HASH && m->record != WG_RECORD_BAD_SIZE) ||
 		    !wg_rule_in_scope(cc, false, m->name))
 			continue;
+		int rc;
+		if (wg_emit_counted(cc, cc->severity, &rc)) { /* past the bound: no path made */
+			if (rc < 0)
+				return rc;
+			continue;
+		}
 		const char *file = wg_check_member_file(cc, m->name);
 		if (!file)
 			return WG_ENOMEM;
@@ -28,8 +34,7 @@ static int run(wg_check_ctx *cc)
 		wg_vars_set(&v, "what", m->record == WG_RECORD_BAD_HASH ? "sha256" : "size");
 		wg_vars_set(&v, "file", file);
 		wg_vars_set(&v, "distribution", dist);
-		int rc = wg_emit(cc, &v, m->name, NULL, NULL, 0);
-		if (rc < 0)
+		if ((rc = wg_emit(cc, &v, m->name, NULL, NULL, 0)) < 0)
 			return rc;
 	}
 	return WG_OK;

@@ -26,7 +26,12 @@ static int run(wg_check_ctx *cc)
 		if (rc < 0)
 			return rc;
 	}
-	return WG_OK;
+	/* problems the scan counted past max_problems: findings counted, not kept */
+	size_t more = 0;
+	for (int code = 0; code > -WG_PROBLEM_CODES; code--)
+		if (code != WG_EUNSAFE && code != WG_EINTEGRITY)
+			more += wg_scan_problems_more_of(s, code);
+	return wg_emit_count(cc, cc->severity, more);
 }
 
 static const char *const vars[] = {"member", "problem", "code", NULL};

@@ -22,7 +22,8 @@ static int run(wg_check_ctx *cc)
 		if (rc < 0)
 			return rc;
 	}
-	return WG_OK;
+	/* those the scan counted past max_problems: findings counted, not kept */
+	return wg_emit_count(cc, cc->severity, wg_scan_problems_more_of(s, WG_EUNSAFE));
 }
 
 static const char *const vars[] = {"member", "problem", NULL};
