@@ -258,5 +258,27 @@ def record_rows_and_python_lines_are_bounded():
             and "WG-WHL-002" not in out, (rc, out[-1500:], err)
 
 
+
+@test
+def a_python_file_too_big_to_read_is_named():
+    """A hollow package whose __init__.py is over 4 MiB (the most of one file the import
+    checks read) passed with nothing said: the file was skipped silently. Its name and why are
+    said now (WG-WHL-003), and the same imports in a smaller file are an error."""
+    with tempfile.TemporaryDirectory() as tmp:
+        # 4.7 MiB that deflate cannot squeeze past the bomb ratio
+        body = b"from . import _C\n" + b"".join(b"x = %r\n" % os.urandom(20).hex()
+                                                for _ in range(100000))
+        big = os.path.join(tmp, "hollow_big-1.0-py3-none-any.whl")
+        gen.pure_wheel(big, "hollow_big", {"hollow_big/__init__.py": body})
+        rc, out, err, _, _ = run(["check", "--no-config", big])
+        assert "warning[WG-WHL-003]" in out and "hollow_big/__init__.py was not read" in out \
+            and "4 MiB" in out, (rc, out[-1500:], err)
+        small = os.path.join(tmp, "hollow_small-1.0-py3-none-any.whl")
+        gen.pure_wheel(small, "hollow_small", {"hollow_small/__init__.py": body[:MB]})
+        rc, out, err, _, _ = run(["check", "--no-config", small])
+        assert rc == 1 and "error[WG-HOL-001]" in out and "WG-WHL-003" not in out, \
+            (rc, out[-1500:], err)
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -52,7 +52,9 @@ typedef struct {
 } text_member;
 
 #define TEXT_MAX (16u << 20)
-#define PY_MAX (1u << 20)      /* a Python file kept for the checks */
+/* A Python file kept for the checks (a larger one is read by nothing, and the import checks
+ * say so: WG-WHL-003); its tokens are held while it is read, about 8 bytes of them per byte. */
+#define PY_MAX (4u << 20)
 
 static bool is_py(const char *name)
 {
@@ -760,7 +762,10 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 				text_refused = true;
 			}
 		}
-		if (!mo->elf && !keep && is_py(m->name) && m->size <= PY_MAX) {
+		bool py_big = false;
+		if (!mo->elf && !keep && is_py(m->name) && m->size > PY_MAX) {
+			py_refused = py_big = true; /* never hidden: the file is named */
+		} else if (!mo->elf && !keep && is_py(m->name)) {
 			if (m->size <= py_budget && py_lines) {
 				py_budget -= m->size;
 				keep = true;
@@ -812,10 +817,16 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 			 * 49 MB of Python): the import checks say they saw part of it (WG-WHL-003). */
 			py_said = true;
 			scan->python_partial = wg_arena_strdup(&scan->arena, m->name);
-			scan->python_partial_why = wg_arena_printf(
-				&scan->arena, "more than %llu bytes (max_python_bytes) or %u lines "
-				"(max_python_lines)", (unsigned long long)o->max_python_bytes,
-				o->max_python_lines);
+			scan->python_partial_why =
+				py_big ? wg_arena_printf(&scan->arena, "was not read: it is larger "
+							 "than %u MiB, the most of one file they "
+							 "read", PY_MAX >> 20)
+				       : wg_arena_printf(&scan->arena, "and the sources after it were "
+							 "not read: they add up to more than %llu "
+							 "bytes (max_python_bytes) or %u lines "
+							 "(max_python_lines)",
+							 (unsigned long long)o->max_python_bytes,
+							 o->max_python_lines);
 		}
 		memcpy(m->sha256, mo->sha, 32);
 		char b64[48];

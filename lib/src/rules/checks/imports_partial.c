@@ -14,7 +14,7 @@ static int run(wg_check_ctx *cc)
 		return WG_OK;
 	wg_vars v = {0};
 	wg_vars_set(&v, "member", s->python_partial);
-	wg_vars_set(&v, "limit", s->python_partial_why ? s->python_partial_why : "a limit");
+	wg_vars_set(&v, "limit", s->python_partial_why ? s->python_partial_why : "and what follows were not read (a limit)");
 	return wg_emit(cc, &v, s->python_partial, NULL, NULL, 0);
 }
 
