@@ -17,7 +17,8 @@
 
 #include "output/output.h"
 
-#define FACTS_VERSION 1
+/* 2: objects with a dynamic segment read as the loader reads them, and sections_lie */
+#define FACTS_VERSION 2
 /* A stored document larger than this once decompressed is refused (hostile frames). */
 #define FACTS_MAX_BYTES ((size_t)1 << 30)
 /* What a zstd frame may declare: FACTS_MAX_RATIO times its size, plus 1 MiB */
@@ -113,6 +114,7 @@ static json_t *object_facts(const wg_object *o)
 		"fatbin_containers", conts, "fatbin_entries", ents,
 		"verneeds", vn, "fatbin_wrappers", (int)o->fatbin_wrappers,
 		"verdefs", flist(&o->verdefs), "has_sections", json_boolean(o->sections != NULL)));
+	json_object_set_new(j, "sections_lie", fstr(o->sections_lie));
 	return j;
 fail:
 	json_decref(syms);
@@ -455,6 +457,7 @@ static void read_object(rd *r, json_t *j)
 		x->weak = gbool(r, G(t, 2));
 	}
 	glist(r, &o->verdefs, O(j, "verdefs"));
+	o->sections_lie = gstr(r, O(j, "sections_lie"));
 }
 
 static void read_facts(rd *r, json_t *f)
