@@ -748,6 +748,8 @@ static int read_loader_symbols(wg_object *obj, wg_arena *a, const elf_view *v, c
 				ver = NULL; /* local, global, or the base version */
 			} else if (ndx <= vt->ndefs) {
 				ver = vt->def[ndx] ? vt->def[ndx] : "<corrupt>";
+				if (!strcmp(ver, nm))
+					ver = NULL; /* the symbol naming a version it defines */
 			} else {
 				ver = vt->need[ndx] ? vt->need[ndx] : "<corrupt>";
 				hidden = true; /* as libbfd reads a needed version */

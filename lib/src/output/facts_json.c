@@ -17,8 +17,7 @@
 
 #include "output/output.h"
 
-/* 2: objects with a dynamic segment read as the loader reads them, and sections_lie */
-#define FACTS_VERSION 2
+#define FACTS_VERSION 1
 /* A stored document larger than this once decompressed is refused (hostile frames). */
 #define FACTS_MAX_BYTES ((size_t)1 << 30)
 /* What a zstd frame may declare: FACTS_MAX_RATIO times its size, plus 1 MiB */
@@ -457,7 +456,9 @@ static void read_object(rd *r, json_t *j)
 		x->weak = gbool(r, G(t, 2));
 	}
 	glist(r, &o->verdefs, O(j, "verdefs"));
-	o->sections_lie = gstr(r, O(j, "sections_lie"));
+	json_t *lie = O(j, "sections_lie"); /* absent in facts stored before it was read: none */
+	if (lie)
+		o->sections_lie = gstr(r, lie);
 }
 
 static void read_facts(rd *r, json_t *f)
