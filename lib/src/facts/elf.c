@@ -427,8 +427,15 @@ typedef struct {
  * DT_VERDEF (what it defines) point at, DT_VERNEEDNUM/DT_VERDEFNUM records long. Every record
  * and string is bounds-checked against the segment holding the table; the chains cannot loop
  * (each step moves forward) and stop at 4096 records whatever the counts say. vt, where
- * given, gets the names by version index.
+ * given, gets the names by version index. In the loader's view (di->from_segment) a link past
+ * the table is an error: ld.so would follow it out of the table.
  */
+static int chain_error(const elf_view *v, const char *table, uint64_t n, wg_err *err)
+{
+	return wg_seterr(err, WG_EFORMAT, "%s: %s record %llu links past the end of its table",
+			 v->path, table, (unsigned long long)n);
+}
+
 static int read_versions(wg_object *obj, wg_arena *a, const elf_view *v, const dyninfo *di,
 			 vertab *vt, wg_err *err)
 {
@@ -470,10 +477,14 @@ static int read_versions(wg_object *obj, wg_arena *a, const elf_view *v, const d
 				}
 				if (!vnext)
 					break;
+				if (di->from_segment && va + vnext + sizeof(Elf64_Vernaux) > size)
+					return chain_error(v, "DT_VERNEED", n, err);
 				va += vnext;
 			}
 			if (!next)
 				break;
+			if (di->from_segment && vn + next + sizeof(Elf64_Verneed) > size)
+				return chain_error(v, "DT_VERNEED", n, err);
 			vn += next;
 		}
 	}
@@ -507,6 +518,8 @@ static int read_versions(wg_object *obj, wg_arena *a, const elf_view *v, const d
 				return WG_ENOMEM;
 			if (!next)
 				break;
+			if (di->from_segment && vd + next + sizeof(Elf64_Verdef) > size)
+				return chain_error(v, "DT_VERDEF", n, err);
 			vd += next;
 		}
 	}
