@@ -258,6 +258,61 @@ def zeroed_section_headers_old_abi_extension_fails_as_the_original():
         shutil.rmtree(tmp)
 
 
+def rewrite_wheel(src, dst, change):
+    """src's members, change(name, bytes) -> bytes applied, RECORD rewritten to match."""
+    with zipfile.ZipFile(src) as z:
+        files = {n: change(n, z.read(n)) for n in z.namelist()}
+    record = [n for n in files if n.endswith(".dist-info/RECORD")][0]
+    rows = []
+    for n, b in files.items():
+        if n == record:
+            continue
+        h = base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+        rows.append("%s,sha256=%s,%d" % (n, h, len(b)))
+    rows.append(record + ",,")
+    files[record] = ("\n".join(rows) + "\n").encode()
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, b in files.items():
+            z.writestr(n, b)
+
+
+@test
+def corpus_old_abi_wheel_zeroed_fails_as_the_original():
+    """The corpus' wgdemo_oldabi_sm90 (ImportError on the GPU machine: undefined symbol
+    ..._ZN3c106detail14torchCheckFailEPKcS2_jRKSs) with its extension's section headers
+    zeroed: WG-ABI-001 word for word, the same exit code, and WG-ELF-001 besides."""
+    name = "wgdemo_oldabi_sm90-0.1.0-cp312-cp312-linux_x86_64.whl"
+    src = os.path.join(CORPUS, "wheels", name)
+    if not os.path.exists(src):
+        raise Missing("the corpus not found at " + CORPUS)
+    tmp = tempfile.mkdtemp()
+    try:
+        os.makedirs(os.path.join(tmp, "orig"))
+        os.makedirs(os.path.join(tmp, "zero"))
+        a, b = os.path.join(tmp, "orig", name), os.path.join(tmp, "zero", name)
+        rewrite_wheel(src, a, lambda n, d: d)
+        rewrite_wheel(src, b, lambda n, d: zero_sections(d) if d[:4] == b"\x7fELF" else d)
+        for profile in ("install", "publish"):
+            out = []
+            for w in (a, b):
+                rc, o, err = run("check", "--format", "json", "--no-config", "--profile",
+                                 profile, "--target", "python=3.12,torch=2.11.0+cu130,"
+                                 "cxx11abi=1,cuda=13.0,glibc=2.39,glibcxx=3.4.33", "--gpu",
+                                 "sm_90", w)
+                assert rc in (0, 1), (rc, err[-500:])
+                out.append((rc, json.loads(o)["inputs"][0]["findings"]))
+            (rc1, f1), (rc2, f2) = out
+            abi = [f for f in f1 if f["rule"] == "WG-ABI-001"]
+            assert abi and OLD_SYMBOL in abi[0]["message"], f1
+            assert abi == [f for f in f2 if f["rule"] == "WG-ABI-001"], (profile, f1, f2)
+            assert without(f1, "WG-ELF-001") == without(f2, "WG-ELF-001"), (profile, f1, f2)
+            assert rc1 == rc2 == 1, (profile, rc1, rc2)
+            assert [f["rule"] for f in f2 if f["rule"] == "WG-ELF-001"] == ["WG-ELF-001"], f2
+            assert not [f for f in f1 if f["rule"] == "WG-ELF-001"], f1
+    finally:
+        shutil.rmtree(tmp)
+
+
 @test
 def section_table_cut_short_dynsym_intact():
     need("readelf")
