@@ -369,6 +369,46 @@ START_TEST(test_unsound_sections_read_as_loader)
 }
 END_TEST
 
+/* The same object with e_shoff, e_shnum and e_shstrndx zeroed (ld.so never reads them), and with
+ * its .dynsym section header's size zeroed: the symbols are the loader's, entry by entry. */
+START_TEST(test_zeroed_sections_read_as_loader)
+{
+	const char *path = FIX_ABI "/flash_attn/abi1/flash_attn_2_cuda" EXT_SFX;
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	static uint8_t buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ck_assert(n > 64 && n < sizeof(buf));
+	wg_scan *a = t_scan(path), *b = NULL;
+	memset(buf + 0x28, 0, 8);
+	memset(buf + 0x3c, 0, 4);
+	ck_assert_int_eq(wg_scan_buffer(&b, t_sc, buf, n, "zeroed" EXT_SFX), WG_OK);
+	const wg_object *oa = wg_scan_object(a, 0), *ob = wg_scan_object(b, 0);
+	ck_assert_ptr_null(ob->error);
+	ck_assert_ptr_null(oa->sections_lie);
+	ck_assert_str_eq(ob->sections_lie, "it has no section headers");
+	ck_assert_uint_gt(oa->nsyms, 10);
+	ck_assert_uint_eq(oa->nsyms, ob->nsyms);
+	ck_assert_uint_eq(oa->nundefined, ob->nundefined);
+	ck_assert_uint_eq(oa->needed.n, ob->needed.n);
+	ck_assert_uint_eq(oa->verneeds.len, ob->verneeds.len);
+	for (size_t i = 0; i < oa->nsyms; i++) {
+		const wg_sym *x = &oa->syms[i], *y = &ob->syms[i];
+		ck_assert_str_eq(x->name, y->name);
+		ck_assert_str_eq(x->symver ? x->symver : "", y->symver ? y->symver : "");
+		ck_assert_int_eq(x->defined, y->defined);
+		ck_assert_int_eq(x->binding, y->binding);
+		ck_assert_int_eq(x->type, y->type);
+		ck_assert_int_eq(x->hidden, y->hidden);
+		ck_assert_int_eq(x->string_abi, y->string_abi);
+	}
+	ck_assert_int_eq(oa->torch_abi, ob->torch_abi);
+	wg_scan_free(a);
+	wg_scan_free(b);
+}
+END_TEST
+
 START_TEST(test_limits_are_options)
 {
 	/* A smaller member limit refuses what the default accepts, naming the limit. */
@@ -446,6 +486,7 @@ Suite *suite_wheel(void)
 	tcase_add_test(tc, test_unsafe_members_not_read);
 	tcase_add_test(tc, test_broken_objects_listed_with_error);
 	tcase_add_test(tc, test_unsound_sections_read_as_loader);
+	tcase_add_test(tc, test_zeroed_sections_read_as_loader);
 	tcase_add_test(tc, test_limits_are_options);
 	tcase_add_test(tc, test_directory);
 	suite_add_tcase(s, tc);
