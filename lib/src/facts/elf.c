@@ -7,11 +7,13 @@
  * An object that has a dynamic segment is read as ld.so reads it: from PT_DYNAMIC and the
  * PT_LOAD segments, never from the section headers, which the loader ignores and anyone can
  * zero or rewrite. libbfd 2.40 cannot do this itself: its dynamic symbol table is the .dynsym
- * section (`objdump -T` on a .so whose e_shoff/e_shnum/e_shstrndx are zeroed says "invalid
- * operation"; binutils reconstructs the table from PT_DYNAMIC only from 2.41 on, in an
- * internal function, _bfd_elf_get_dynamic_symbols, that 2.40's libbfd neither has nor
- * exports). So the dynamic segment is read here, with <elf.h>'s layouts, every offset and
- * count checked against the segment and the file. libbfd's section view is kept as the
+ * section. On a .so whose e_shoff/e_shnum/e_shstrndx are zeroed, binutils 2.40's `objdump -T`
+ * says "invalid operation" and bfd_get_dynamic_symtab_upper_bound() fails the same way (0
+ * symbols); binutils' reconstruction from PT_DYNAMIC (_bfd_elf_get_dynamic_symbols, newer
+ * releases) is internal, reached by no call of 2.40's bfd.h (elf-bfd.h is not installed).
+ * So the dynamic segment is read here, with <elf.h>'s layouts, every offset and count checked
+ * against the segment and the file, every loop bounded by the file (readelf, which does not
+ * use libbfd, reads it the same way: `readelf --use-dynamic -s`). libbfd's section view is kept as the
  * cross-check: where it disagrees with the loader's, the loader's wins and the object says
  * how the section headers lie (rule WG-ELF-001).
  * SPDX-License-Identifier: GPL-3.0-or-later
