@@ -345,7 +345,7 @@ def section_table_cut_short_dynsym_intact():
 
 
 @test
-def dynsym_header_pointing_at_an_empty_or_other_table():
+def dynsym_or_dynamic_header_pointing_at_less_or_another_table():
     need("readelf")
     tmp = tempfile.mkdtemp()
     try:
@@ -365,6 +365,9 @@ def dynsym_header_pointing_at_an_empty_or_other_table():
         d += bytes(orig[off:off + size])  # the table appended, whose symbol 1 is renamed
         struct.pack_into("<I", d, len(orig) + 24, struct.unpack_from("<I", orig, off + 48)[0])
         cases["other"] = (bytes(d), "dynamic symbol 1 is ")
+        d = bytearray(orig)  # a .dynamic header that leaves out all but the first entry
+        struct.pack_into("<Q", d, secs[".dynamic"][0] + 0x20, 16)
+        cases["dynamic"] = (bytes(d), "the .dynamic section header holds 1 of the ")
         for name, (data, want) in cases.items():
             so = os.path.join(tmp, name + SUF)
             with open(so, "wb") as f:
@@ -512,6 +515,38 @@ def hostile_dynamic_segments_are_errors_at_once():
             assert c["error"] and want in c["error"], (name, c["error"])
             rc, f = check(so)
             assert rc == 1 and "WG-WHL-002" in {x["rule"] for x in f}, (name, f)
+    finally:
+        shutil.rmtree(tmp)
+
+
+@test
+def no_hash_table_the_relocations_still_count_the_imports():
+    """DT_GNU_HASH's tag overwritten (DT_DEBUG) on an object without DT_HASH and without
+    section headers: ld.so still binds every import through its relocations, so wheelgate
+    still reads every undefined symbol the relocations name, and WG-ABI-001 still fires."""
+    need("readelf")
+    tmp = tempfile.mkdtemp()
+    try:
+        orig = build_ext(tmp, "nohash", ["-Wl,--hash-style=gnu"])
+        d = bytearray(zero_sections(orig))
+        ents = dyn_entries(d)
+        at = [o for o, t, _ in ents if t == 0x6ffffef5]  # DT_GNU_HASH
+        assert at and not [o for o, t, _ in ents if t == 4], "DT_GNU_HASH alone expected"
+        struct.pack_into("<q", d, at[0], 21)  # DT_DEBUG: ignored by wheelgate and ld.so
+        so = os.path.join(tmp, "nohash-z" + SUF)
+        with open(so, "wb") as f:
+            f.write(d)
+        assert loads(so) == "ok", loads(so)
+        rela = subprocess.run(["readelf", "-W", "-r", os.path.join(tmp, "nohash" + SUF)],
+                              capture_output=True, text=True).stdout
+        a, b = inspect(os.path.join(tmp, "nohash" + SUF), so)
+        undef_a = [s for s in symlist(a) if not s[1]]
+        assert undef_a and all(s[0] in rela for s in undef_a), "every import has a relocation"
+        assert [s for s in symlist(b) if not s[1]] == undef_a
+        assert OLD_SYMBOL in [s[0] for s in undef_a]
+        assert b["string_abi"]["torch_old"] == a["string_abi"]["torch_old"] >= 1
+        rc, f = check(so)
+        assert rc == 1 and "WG-ABI-001" in {x["rule"] for x in f}, f
     finally:
         shutil.rmtree(tmp)
 

@@ -280,8 +280,9 @@ typedef struct {
 	/* The relocation tables (DT_RELA, DT_REL, DT_JMPREL): every symbol one names exists. */
 	uint64_t rel[3], relsz[3], relent[3];
 	bool have_rel[3], rel_is_rela[3];
-	/* Where the dynamic array is in the file, and whether PT_DYNAMIC said so. */
-	uint64_t where, size;
+	/* Where the dynamic array is in the file, and whether PT_DYNAMIC said so; its entry size
+	 * and how many entries ld.so reads (up to DT_NULL, included). */
+	uint64_t where, size, entsize, used;
 	bool from_segment;
 } dyninfo;
 
@@ -325,11 +326,13 @@ static int read_dynamic(wg_object *obj, wg_arena *a, const elf_view *v, dyninfo 
 	p = v->data + where;
 	size_t entsize = v->is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn);
 	int w = v->is64 ? 8 : 4;
+	di->entsize = entsize;
 	uint64_t strtab = 0, strsz = 0;
 	bool have_strtab = false, have_strsz = false, uses_strings = false;
 	/* Pass 1: the tables' addresses; pass 2: the entries that name strings. */
 	for (uint64_t off = 0; off + entsize <= size; off += entsize) {
 		uint64_t tag = get_n(p + off, w, v->little), val = get_n(p + off + w, w, v->little);
+		di->used++;
 		if (tag == DT_NULL)
 			break;
 		switch (tag) {
@@ -925,6 +928,12 @@ static int cross_check(wg_object *obj, wg_arena *a, bfd *abfd, const dyninfo *di
 			snprintf(msg, sizeof(msg), "the .dynamic section header says offset %lld, "
 				 "the dynamic segment is at %llu", (long long)dyn->filepos,
 				 (unsigned long long)di->where);
+		else if (bfd_section_size(dyn) / di->entsize < di->used)
+			/* shorter: entries ld.so reads (NEEDED, the tables' addresses) left out */
+			snprintf(msg, sizeof(msg), "the .dynamic section header holds %llu of the "
+				 "%llu entries ld.so reads from the dynamic segment",
+				 (unsigned long long)(bfd_section_size(dyn) / di->entsize),
+				 (unsigned long long)di->used);
 	}
 	if (!msg[0]) {
 		wg_err e = {0};

@@ -29,11 +29,10 @@
 
 #include "loader/loader.h"
 
-/* 4: symbols read from the dynamic segment (issue 25: a library without section headers
- * was cached with none); 3: binary entries, mapped (issue 14); 2 and before were JSON
- * (<hash>.json: removed when the entry is rewritten). */
+/* 3: binary entries, mapped (issue 14); 2 and before were JSON (<hash>.json: removed when
+ * the entry is rewritten). */
 #define CACHE_MAGIC "WGLIBIDX"
-#define CACHE_VERSION 4u
+#define CACHE_VERSION 3u
 #define CACHE_HEADER 24u
 #define CACHE_FIXED 60u /* the payload's fixed part: 2 u64, 11 u32 */
 #define NO_STR 0xffffffffu
