@@ -1,6 +1,7 @@
 /*
  * An ELF object (a loose .so): headers, sections, the dynamic array through PT_LOAD, symbol
- * versions, dynamic symbols through libbfd, CUDA fatbins; then the checks and reports.
+ * versions, dynamic symbols as the loader reads them (hash tables, relocations, DT_VERSYM)
+ * and libbfd's section view as the cross-check, CUDA fatbins; then the checks and reports.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "fuzz_common.h"

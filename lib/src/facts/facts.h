@@ -98,6 +98,9 @@ struct wg_object {
 	unsigned fatbin_wrappers;
 	wg_vec verneeds;          /* wg_verneed: versions needed, per library file */
 	wg_strlist verdefs;       /* versions defined (not the base) */
+	/* How the section headers disagree with what the loader reads (the dynamic segment,
+	 * which the facts above come from), or NULL: rule WG-ELF-001. */
+	const char *sections_lie;
 };
 
 typedef struct {

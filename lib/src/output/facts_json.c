@@ -115,6 +115,8 @@ static json_t *object_facts(const wg_object *o)
 		"verdefs", flist(&o->verdefs), "has_sections", json_boolean(o->sections != NULL)));
 	if (j && o->fatbin_entries_more) /* counted past max_fatbin_entries: kept as a count */
 		json_object_set_new(j, "fatbin_entries_more", json_integer(I(o->fatbin_entries_more)));
+	if (j)
+		json_object_set_new(j, "sections_lie", fstr(o->sections_lie));
 	return j;
 fail:
 	json_decref(syms);
@@ -472,6 +474,9 @@ static void read_object(rd *r, json_t *j)
 		x->weak = gbool(r, G(t, 2));
 	}
 	glist(r, &o->verdefs, O(j, "verdefs"));
+	json_t *lie = O(j, "sections_lie"); /* absent in facts stored before it was read: none */
+	if (lie)
+		o->sections_lie = gstr(r, lie);
 }
 
 static void read_facts(rd *r, json_t *f)

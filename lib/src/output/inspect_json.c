@@ -273,6 +273,7 @@ static json_t *object_json(const wg_scan *scan, const wg_object *o, unsigned fla
 						     "highest", highest ? highest : json_array(),
 						     "defined", strlist(&o->verdefs)));
 	json_object_set_new(j, "cuda", cuda_json(scan, o, flags, gpus, ngpus));
+	json_object_set_new(j, "sections_lie", str_or_null(o->sections_lie));
 	return j;
 }
 

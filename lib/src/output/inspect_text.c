@@ -249,6 +249,9 @@ static void object_block(tx *t, const wg_object *o, unsigned flags, const wg_gpu
 	if (oi.rpath || oi.runpath)
 		tp(t, "    %-11s rpath %s, runpath %s\n", "paths", or_dash(t, oi.rpath),
 		   or_dash(t, oi.runpath));
+	if (o->sections_lie)
+		tp(t, "    %-11s %sthe section headers lie: %s%s (read as the loader reads it)\n",
+		   "sections", t->red, E(t, o->sections_lie), t->off);
 	char highest[512];
 	if (wg_object_highest_versions(o, highest, sizeof(highest))) {
 		tp(t, "    %-11s %s (the highest of each family)\n", "versions", E(t, highest));
