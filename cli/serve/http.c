@@ -250,16 +250,6 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_CONTENT_LENGTH);
 	uint64_t cap = r->ep == EP_CHECK_URL ? URL_BODY_MAX : s->cfg.max_body;
-	if (cl && r->ep == EP_CHECK && s->cfg.check_memory &&
-	    strtoull(cl, NULL, 10) > s->cfg.check_memory) {
-		/* The wheel alone is past what one check may hold: refused, never run. */
-		char msg[256];
-		snprintf(msg, sizeof(msg), "wheelgate serve: a check of %llu bytes is over the "
-			 "memory budget of one check (%llu bytes, --check-memory)\n",
-			 strtoull(cl, NULL, 10), (unsigned long long)s->cfg.check_memory);
-		r->body.too_large = true;
-		return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
-	}
 	if (cl) {
 		errno = 0;
 		char *end;
@@ -273,6 +263,16 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 			r->body.too_large = true;
 			return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
 		}
+	}
+	if (cl && r->ep == EP_CHECK && s->cfg.check_memory &&
+	    strtoull(cl, NULL, 10) > s->cfg.check_memory) {
+		/* The wheel alone is past what one check may hold: refused, never run. */
+		char msg[256];
+		snprintf(msg, sizeof(msg), "wheelgate serve: a check of %llu bytes is over the "
+			 "memory budget of one check (%llu bytes, --check-memory)\n",
+			 strtoull(cl, NULL, 10), (unsigned long long)s->cfg.check_memory);
+		r->body.too_large = true;
+		return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
 	}
 	return MHD_YES;
 }
@@ -329,7 +329,10 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 	}
 	if (*data_size) {
 		reaper_progress(s, c, *data_size);
-		if (r->ep == EP_CHECK_URL && r->body.seen + *data_size > URL_BODY_MAX) {
+		bool over_budget = r->ep == EP_CHECK && s->cfg.check_memory &&
+				   r->body.seen + *data_size > s->cfg.check_memory;
+		if (over_budget ||
+		    (r->ep == EP_CHECK_URL && r->body.seen + *data_size > URL_BODY_MAX)) {
 			r->body.seen += *data_size;
 			r->body.too_large = true;
 			body_free(&r->body);

@@ -79,7 +79,7 @@ static void help(FILE *f)
 		"  --checks-per-client N  checks one client address may run at once (default\n"
 		"                     --workers minus one, at least 1): one client's slow\n"
 		"                     inputs leave a worker for the others\n"
-		"  --check-memory SIZE  the memory budget of one check (default 1G): a wheel\n"
+		"  --check-memory SIZE  the memory budget of one check (default 4G): a wheel\n"
 		"                     larger is refused with 413 and never checked; a member,\n"
 		"                     the metadata and the Python source held are bounded by it\n"
 		"  --connections N    open connections at most (default 256): past it, room is\n"
@@ -91,7 +91,7 @@ static void help(FILE *f)
 		"                     made the same way among that address's connections\n"
 		"  --timeout SECONDS  an idle connection is closed after this (default 60)\n"
 		"  --header-timeout SECONDS  a new connection has this long to send its\n"
-		"                     request's headers (default 10): a client that trickles\n"
+		"                     request's headers (default 15): a client that trickles\n"
 		"                     bytes (slowloris) is closed, not held\n"
 		"  --min-rate BYTES   a body must come at BYTES a second or faster over each\n"
 		"                     --rate-window (default 1024; 0: no floor): a client that\n"
@@ -236,7 +236,7 @@ int cmd_serve(int argc, char **argv)
 	cfg->timeout = 60;
 	cfg->drain = 30;
 	cfg->deadline = 600;
-	cfg->header_timeout = 10;
+	cfg->header_timeout = 15;
 	cfg->per_client = SERVE_DEFAULT_PER_CLIENT;
 	cfg->min_rate = SERVE_DEFAULT_MIN_RATE;
 	cfg->rate_window = SERVE_DEFAULT_RATE_WINDOW;

@@ -33,7 +33,7 @@
 #define SERVE_DEFAULT_PER_CLIENT 64
 #define SERVE_DEFAULT_MIN_RATE 1024
 #define SERVE_DEFAULT_RATE_WINDOW 5
-#define SERVE_DEFAULT_CHECK_MEMORY (1ULL << 30)
+#define SERVE_DEFAULT_CHECK_MEMORY (4ULL << 30) /* the library's own largest member */
 /* Connections libmicrohttpd takes past --connections, so that a new one can be seen and room
  * made for it (reaper.c) instead of it waiting in the listen queue. */
 #define SERVE_CONNECTION_RESERVE 16
