@@ -183,7 +183,8 @@ def slowloris_200_connections_healthz_within_1s():
     p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "slowloris.py"),
                         "--wheelgate", WG, "--mode", "mixed", "--conns", "200",
                         "--seconds", "15", "--period", "0.5", "--max-latency", str(MAX_LATENCY),
-                        "--json", out, "--", "--workers", "2"],
+                        "--json", out, "--", "--workers", "2", "--upstream",
+                        "http://127.0.0.1:9"],
                        capture_output=True, timeout=120)
     print("   ", p.stdout.decode().splitlines()[0] if p.stdout else p.stderr[-500:])
     rep = json.load(open(out))
