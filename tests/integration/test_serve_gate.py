@@ -606,5 +606,45 @@ def libmicrohttpds_own_answers_logged_and_counted():
     assert mine[0]["path"] == "/v1/check", mine
 
 
+@test
+def config_keys_and_usage_errors():
+    """The new settings as config keys (the file's values used: queue 0 with one worker
+    answers 503 at once while a check runs), and out-of-range values refused with exit 2."""
+    d = tempfile.mkdtemp(prefix="wg-gatecfg-")
+    path = os.path.join(d, "gate.yaml")
+    with open(path, "w") as f:
+        f.write("workers: 1\nqueue: 0\nqueue_wait: 5\nchecks_per_client: 1\n"
+                "check_memory: 64M\nconnections: 32\nconnections_per_client: 8\n"
+                "min_rate: 512\nrate_window: 3\n")
+    slow = slow_wheel()
+    with Server("--config", path) as srv:
+        out = {}
+        t = threading.Thread(target=timed_check, args=(srv.port, slow, "slowpkg-1.0-py3-none-"
+                                                       "any.whl", "127.0.0.2", out, "a"))
+        t.start()
+        time.sleep(0.5)
+        st, h, body, _ = exchange(srv.port, check_req(wheel(GOOD), GOOD), "127.0.0.3")
+        t.join(120)
+        assert out["a"][0] == 200 and st == 503, (out, st, body)
+        assert srv.stop() == 0
+    for args, word in [(["--min-rate", "-1"], b"--min-rate"),
+                       (["--connections-per-client", "x"], b"--connections-per-client"),
+                       (["--check-memory", "100"], b"--check-memory"),
+                       (["--queue-wait", "99999"], b"--queue-wait"),
+                       (["--rate-window", "0"], b"--rate-window")]:
+        p = subprocess.run([WG, "serve", "--listen", "127.0.0.1:0"] + args,
+                           capture_output=True, timeout=30)
+        assert p.returncode == 2 and word in p.stderr, (args, p.returncode, p.stderr)
+    with open(path, "w") as f:
+        f.write("min_rate: -5\n")
+    p = subprocess.run([WG, "serve", "--listen", "127.0.0.1:0", "--config", path],
+                       capture_output=True, timeout=30)
+    assert p.returncode == 2 and b":1:" in p.stderr and b"min_rate" in p.stderr, p.stderr
+    p = subprocess.run([WG, "serve", "--help"], capture_output=True, timeout=30)
+    for opt in (b"--min-rate", b"--rate-window", b"--connections-per-client", b"--queue",
+                b"--queue-wait", b"--checks-per-client", b"--check-memory"):
+        assert opt in p.stdout, opt
+
+
 if __name__ == "__main__":
     main()
