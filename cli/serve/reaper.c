@@ -74,8 +74,8 @@ static bool too_slow(const serve_config *cfg, conn_rec *c, const struct timespec
 	uint64_t got = atomic_load(&c->bytes) - c->mark_bytes;
 	if (span < (double)cfg->rate_window) {
 		/* Within the first window: judged only when room is needed (admission), by
-		 * the rate so far. */
-		return !rolling && span > 0 && (double)got < (double)cfg->min_rate * span;
+		 * the rate so far, after a second (a client may wait for 100 Continue). */
+		return !rolling && span >= 1.0 && (double)got < (double)cfg->min_rate * span;
 	}
 	bool slow = (double)got < (double)cfg->min_rate * span;
 	if (rolling && !slow) {
