@@ -423,6 +423,24 @@ static int load_root(loader *L, serve_config *cfg, const yaml_node_t *root)
 			rc = get_long(L, v, key, 1, 3600, &cfg->header_timeout);
 		} else if (!strcmp(key, "deadline")) {
 			rc = get_long(L, v, key, 0, 86400, &cfg->deadline);
+		} else if (!strcmp(key, "connections_per_client")) {
+			rc = get_long(L, v, key, 0, 100000, &cfg->per_client);
+		} else if (!strcmp(key, "min_rate")) {
+			rc = get_long(L, v, key, 0, 1L << 30, &cfg->min_rate);
+		} else if (!strcmp(key, "rate_window")) {
+			rc = get_long(L, v, key, 1, 3600, &cfg->rate_window);
+		} else if (!strcmp(key, "queue")) {
+			rc = get_long(L, v, key, 0, 100000, &cfg->queue);
+		} else if (!strcmp(key, "queue_wait")) {
+			rc = get_long(L, v, key, 0, 3600, &cfg->queue_wait);
+		} else if (!strcmp(key, "checks_per_client")) {
+			rc = get_long(L, v, key, 0, SERVE_MAX_WORKERS, &cfg->checks_per_client);
+		} else if (!strcmp(key, "check_memory")) {
+			rc = want_scalar(L, v, key, "a size (bytes, or with K, M or G)");
+			if (rc == 0 && (!parse_size(scalar(v), &cfg->check_memory) ||
+					cfg->check_memory < (1ULL << 20)))
+				rc = fail(L, v, "check_memory takes a size of at least 1M (bytes, or "
+					  "with K, M or G), not '%s'", esc(scalar(v)));
 		} else if (!strcmp(key, "drain")) {
 			rc = get_long(L, v, key, 0, 86400, &cfg->drain);
 		} else if (!strcmp(key, "token")) {
@@ -455,7 +473,9 @@ static int load_root(loader *L, serve_config *cfg, const yaml_node_t *root)
 		} else {
 			rc = fail(L, k, "unknown key '%s' (listen, upstream, upstream_timeout, "
 				  "connect_timeout, check_other, max_body, spool_dir, workers, "
-				  "connections, timeout, deadline, drain, token_file, token, "
+				  "connections, connections_per_client, timeout, header_timeout, "
+				  "min_rate, rate_window, deadline, queue, queue_wait, "
+				  "checks_per_client, check_memory, drain, token_file, token, "
 				  "fetch_token_file, fetch_token, fetch_allow, targets, policy)",
 				  esc(key));
 		}

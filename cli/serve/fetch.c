@@ -371,12 +371,6 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 		goto done;
 	}
 
-	wg_scanner *sc = serve_scanner(s);
-	if (!sc) {
-		ret = serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-					"wheelgate serve: cannot make a scanner (out of memory?)\n");
-		goto done;
-	}
 	const unsigned char *bytes = body_bytes(&art, &len);
 	if (!bytes) {
 		snprintf(what, sizeof(what), "wheelgate serve: cannot hold the artifact: %s\n",
@@ -384,9 +378,22 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 		ret = serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, what);
 		goto done;
 	}
+	if (gate_enter(s, c, err, sizeof(err)) < 0) {
+		snprintf(what, sizeof(what), "wheelgate serve: busy: %s; try again later\n", err);
+		ret = serve_answer_text(c, r, MHD_HTTP_SERVICE_UNAVAILABLE, what);
+		goto done;
+	}
+	wg_scanner *sc = serve_scanner(s);
+	if (!sc) {
+		gate_leave(s);
+		ret = serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					"wheelgate serve: cannot make a scanner (out of memory?)\n");
+		goto done;
+	}
 	serve_verdict v;
 	int rc = serve_judge(s, sc, bytes, len, name, spec, prof, false, &v, err, sizeof(err));
 	body_free(&art);
+	gate_leave(s);
 	if (rc < 0) {
 		snprintf(what, sizeof(what), "wheelgate serve: %s\n", err);
 		ret = serve_answer_text(c, r, rc == -1 ? MHD_HTTP_BAD_REQUEST

@@ -36,6 +36,8 @@ enum MHD_Result serve_answer(struct MHD_Connection *c, request *r, unsigned int 
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(resp, "Retry-After", "5");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
 					r->ep == EP_HEALTHZ || r->ep == EP_METRICS ? "GET, HEAD"
@@ -88,10 +90,6 @@ static enum MHD_Result do_check(server *s, struct MHD_Connection *c, request *r)
 					 "wheelgate serve: /v1/check needs ?filename=NAME.whl (the "
 					 "file's name, no '/', at most 255 bytes): a wheel's name, "
 					 "version and tags come from it\n");
-	wg_scanner *sc = serve_scanner(s);
-	if (!sc)
-		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-					 "wheelgate serve: cannot make a scanner (out of memory?)\n");
 	size_t len;
 	const unsigned char *buf = body_bytes(&r->body, &len);
 	char err[512], msg[640];
@@ -100,10 +98,21 @@ static enum MHD_Result do_check(server *s, struct MHD_Connection *c, request *r)
 			 strerror(r->body.err));
 		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
 	}
+	if (gate_enter(s, c, err, sizeof(err)) < 0) {
+		snprintf(msg, sizeof(msg), "wheelgate serve: busy: %s; try again later\n", err);
+		return serve_answer_text(c, r, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
+	}
+	wg_scanner *sc = serve_scanner(s);
+	if (!sc) {
+		gate_leave(s);
+		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					 "wheelgate serve: cannot make a scanner (out of memory?)\n");
+	}
 	serve_verdict v;
 	int rc = serve_judge_named(s, sc, buf, len, name, spec, prof, fleet, false, &v, err,
 				   sizeof(err));
 	body_free(&r->body);
+	gate_leave(s);
 	if (rc < 0) {
 		snprintf(msg, sizeof(msg), "wheelgate serve: %s\n", err);
 		return serve_answer_text(c, r, rc == -1 ? MHD_HTTP_BAD_REQUEST
@@ -124,10 +133,62 @@ static const char *const NOT_FOUND =
 	"/v1/check?filename=NAME.whl, POST /v1/check/url, and uploads (the upload protocol's "
 	"multipart POST, as twine sends it) at any other path, forwarded to the upstream\n";
 
+typedef struct {
+	int lengths;            /* Content-Length headers */
+	bool differ, bad;       /* two that differ; one that is not all digits */
+	bool chunked;           /* a Transfer-Encoding header */
+	char first[32];
+} length_headers;
+
+static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	(void)kind;
+	length_headers *h = cls;
+	if (!key)
+		return MHD_YES;
+	if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		h->chunked = true;
+		return MHD_YES;
+	}
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH))
+		return MHD_YES;
+	const char *v = value ? value : "";
+	if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) >= sizeof(h->first))
+		h->bad = true;
+	if (h->lengths++ == 0)
+		snprintf(h->first, sizeof(h->first), "%s", v);
+	else if (strcmp(h->first, v))
+		h->differ = true;
+	return MHD_YES;
+}
+
+/* The body's length must be said once, one way: two Content-Length headers (the same or
+ * not), one that is not a number, or one beside Transfer-Encoding let a proxy in front and
+ * this service read different bodies (request smuggling, RFC 9112 6.3). NULL: fine. */
+static const char *length_problem(struct MHD_Connection *c)
+{
+	length_headers h = {0};
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_length, &h);
+	if (h.differ)
+		return "wheelgate serve: the request has Content-Length headers that differ\n";
+	if (h.lengths > 1)
+		return "wheelgate serve: the request has more than one Content-Length header\n";
+	if (h.bad)
+		return "wheelgate serve: the request's Content-Length is not a decimal number\n";
+	if (h.lengths && h.chunked)
+		return "wheelgate serve: the request has both Content-Length and "
+		       "Transfer-Encoding\n";
+	return NULL;
+}
+
 /* The headers are in: the endpoint, and the answers that need no body. */
 static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *r,
 				  const char *url, const char *method)
 {
+	const char *lp = length_problem(c);
+	if (lp)
+		return serve_answer_text(c, r, MHD_HTTP_BAD_REQUEST, lp);
 	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
 	bool post = !strcmp(method, MHD_HTTP_METHOD_POST);
 	if (!strcmp(url, "/healthz") || !strcmp(url, "/metrics")) {
@@ -203,7 +264,38 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 			return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
 		}
 	}
+	if (cl && r->ep == EP_CHECK && s->cfg.check_memory &&
+	    strtoull(cl, NULL, 10) > s->cfg.check_memory) {
+		/* The wheel alone is past what one check may hold: refused, never run. */
+		char msg[256];
+		snprintf(msg, sizeof(msg), "wheelgate serve: a check of %llu bytes is over the "
+			 "memory budget of one check (%llu bytes, --check-memory)\n",
+			 strtoull(cl, NULL, 10), (unsigned long long)s->cfg.check_memory);
+		r->body.too_large = true;
+		return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
+	}
 	return MHD_YES;
+}
+
+static request *request_new(server *s, const char *url)
+{
+	request *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	body_init(&r->body);
+	clock_gettime(CLOCK_MONOTONIC, &r->start);
+	/* The path alone: a query string is never logged. */
+	size_t n = url ? strcspn(url, "?") : 0;
+	snprintf(r->path, sizeof(r->path), "%.*s", (int)(n < sizeof(r->path) ? n :
+							 sizeof(r->path) - 1), url ? url : "");
+	atomic_fetch_add(&s->in_flight, 1);
+	return r;
+}
+
+void *serve_on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)c;
+	return request_new(cls, uri);
 }
 
 enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -213,15 +305,13 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 	(void)version;
 	server *s = cls;
 	request *r = *con_cls;
-	if (!r) {
-		if (!(r = calloc(1, sizeof(*r))))
-			return MHD_NO;
-		body_init(&r->body);
-		clock_gettime(CLOCK_MONOTONIC, &r->start);
+	if (!r && !(r = *con_cls = request_new(s, url)))
+		return MHD_NO;
+	if (!r->headers) {
+		r->headers = true;
 		snprintf(r->method, sizeof(r->method), "%s", method);
 		snprintf(r->path, sizeof(r->path), "%s", url);
-		*con_cls = r;
-		atomic_fetch_add(&s->in_flight, 1);
+		clock_gettime(CLOCK_MONOTONIC, &r->start);
 		reaper_mark(s, c, CONN_BODY);
 		return on_headers(s, c, r, url, method);
 	}
@@ -238,7 +328,11 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 		return MHD_NO;
 	}
 	if (*data_size) {
-		if (r->ep == EP_CHECK_URL && r->body.seen + *data_size > URL_BODY_MAX) {
+		reaper_progress(s, c, *data_size);
+		bool over_budget = r->ep == EP_CHECK && s->cfg.check_memory &&
+				   r->body.seen + *data_size > s->cfg.check_memory;
+		if (over_budget ||
+		    (r->ep == EP_CHECK_URL && r->body.seen + *data_size > URL_BODY_MAX)) {
 			r->body.seen += *data_size;
 			r->body.too_large = true;
 			body_free(&r->body);
@@ -247,6 +341,15 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 		}
 		*data_size = 0;
 		return MHD_YES;
+	}
+	if (r->body.too_large && r->ep == EP_CHECK && s->cfg.check_memory &&
+	    r->body.seen > s->cfg.check_memory) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "wheelgate serve: a check of %llu bytes is over the "
+			 "memory budget of one check (%llu bytes, --check-memory)\n",
+			 (unsigned long long)r->body.seen, (unsigned long long)s->cfg.check_memory);
+		body_free(&r->body);
+		return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
 	}
 	if (r->body.too_large) {
 		char msg[256];
@@ -277,6 +380,12 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
  * a path (or "*", or a URL). Bytes a client sent past its body can be read as a request
  * line: a header such as "Authorization: Bearer ..." then stands where the method and path
  * are, and the log says "(malformed)" instead of repeating it. */
+static bool path_ok(const char *p)
+{
+	return p[0] == '/' || !strcmp(p, "*") || !strncasecmp(p, "http://", 7) ||
+	       !strncasecmp(p, "https://", 8);
+}
+
 static bool request_line_ok(const request *r)
 {
 	if (!r->method[0])
@@ -284,36 +393,27 @@ static bool request_line_ok(const request *r)
 	for (const char *m = r->method; *m; m++)
 		if (*m < 'A' || *m > 'Z')
 			return false;
-	return r->path[0] == '/' || !strcmp(r->path, "*") || !strncasecmp(r->path, "http://", 7) ||
-	       !strncasecmp(r->path, "https://", 8);
+	return path_ok(r->path);
 }
 
-/* The request is over (answered, or the client went away): one log line, the metrics. */
-void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-			enum MHD_RequestTerminationCode toe)
+/* One access-log line (stdout, JSON). */
+static void log_line(const char *method, const char *path, int status, uint64_t bytes,
+		     double secs, const char *verdict, const char *rules, bool done,
+		     int upstream_status, const char *by)
 {
-	server *s = cls;
-	request *r = *con_cls;
-	if (!r)
-		return;
-	reaper_mark(s, c, CONN_HEADERS);
-	double secs = seconds_since(&r->start);
-	bool done = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
-	metrics_observe(s->metrics, r->ep, done ? r->status : 0, r->verdict, r->rules,
-			r->body.seen, secs);
 	time_t wall = time(NULL);
 	struct tm tm;
 	char ts[32];
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&wall, &tm));
-	bool ok = request_line_ok(r);
-	char *method = serve_esc(ok ? r->method : "(malformed)");
-	char *path = serve_esc(ok ? r->path : "(malformed)");
+	char *m = serve_esc(method), *p = serve_esc(path);
 	json_t *line = json_pack("{s:s, s:s?, s:s?, s:i, s:I, s:f, s:s?, s:s?, s:b}", "time", ts,
-				 "method", method, "path", path, "status", r->status, "bytes",
-				 (json_int_t)r->body.seen, "ms", secs * 1e3, "verdict", r->verdict,
-				 "rules", r->rules, "completed", done);
-	if (line && r->upstream_status)
-		json_object_set_new(line, "upstream_status", json_integer(r->upstream_status));
+				 "method", m, "path", p, "status", status, "bytes",
+				 (json_int_t)bytes, "ms", secs * 1e3, "verdict", verdict,
+				 "rules", rules, "completed", done);
+	if (line && upstream_status)
+		json_object_set_new(line, "upstream_status", json_integer(upstream_status));
+	if (line && by)
+		json_object_set_new(line, "answered_by", json_string(by));
 	char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
 	if (text) {
 		flockfile(stdout);
@@ -324,8 +424,47 @@ void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 	free(text);
 	json_decref(line);
-	free(method);
-	free(path);
+	free(m);
+	free(p);
+}
+
+void serve_log_refused(server *s, int status)
+{
+	metrics_observe(s->metrics, EP_NONE, status, NULL, NULL, 0, 0);
+	log_line("(not read)", "(not read)", status, 0, 0, NULL, NULL, true, 0, "admission");
+}
+
+/* The request is over (answered, or the client went away): one log line, the metrics. An
+ * answer libmicrohttpd gave itself (a malformed request, a header or chunk extension too
+ * large for its buffer) is found by its status on the connection and logged as such. */
+void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			enum MHD_RequestTerminationCode toe)
+{
+	server *s = cls;
+	request *r = *con_cls;
+	if (!r)
+		return;
+	reaper_mark(s, c, CONN_HEADERS);
+	double secs = seconds_since(&r->start);
+	int status = r->status;
+	const char *by = NULL;
+	if (!status) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+		if (ci && ci->http_status >= 100 && ci->http_status <= 999) {
+			status = (int)ci->http_status;
+			by = "libmicrohttpd";
+		}
+	}
+	bool done = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+	/* Answered, though the connection then ended otherwise, is still answered. */
+	metrics_observe(s->metrics, r->ep, done || by ? status : 0, r->verdict, r->rules,
+			r->body.seen, secs);
+	/* Before the headers (libmicrohttpd answered): the method is not known. */
+	bool ok = r->headers ? request_line_ok(r) : path_ok(r->path);
+	log_line(!ok ? "(malformed)" : r->headers ? r->method : "(not read)",
+		 ok ? r->path : "(malformed)", status,
+		 r->body.seen, secs, r->verdict, r->rules, done, r->upstream_status, by);
 	upload_free(r);
 	body_free(&r->body);
 	free(r->rules);

@@ -19,7 +19,12 @@ static void scanner_free(void *p)
 
 wg_scanner *serve_scanner(server *s)
 {
-	wg_scanner *sc = pthread_getspecific(s->scanner_key);
+	/* A check slot's scanner when the gate gave one (threads come and go with
+	 * connections; slots stay), else this thread's own. */
+	wg_scanner *sc = gate_scanner(s);
+	if (sc || s->gate)
+		return sc;
+	sc = pthread_getspecific(s->scanner_key);
 	if (sc)
 		return sc;
 	if (wg_scanner_new(&sc, s->ctx) < 0)

@@ -69,13 +69,34 @@ static void help(FILE *f)
 		"                     chunked body past it is counted, never held, and refused\n"
 		"  --spool-dir DIR    where bodies over 1 MiB are kept while checked (an unlinked\n"
 		"                     file; default $TMPDIR or /tmp)\n"
-		"  --workers N        threads doing checks (default: the number of CPUs); at most\n"
-		"                     N checks run at once, each thread with its own scanner\n"
-		"  --connections N    open connections at most (default 64)\n"
+		"  --workers N        checks at once (default: the number of CPUs), each with its\n"
+		"                     own scanner; every connection has its own thread, so\n"
+		"                     /healthz and /metrics are answered while checks run\n"
+		"  --queue N          requests waiting for a check at most (default 64): past it,\n"
+		"                     503 with Retry-After\n"
+		"  --queue-wait SECONDS  how long one may wait for a check (default 30): past\n"
+		"                     it, 503 with Retry-After\n"
+		"  --checks-per-client N  checks one client address may run at once (default\n"
+		"                     --workers minus one, at least 1): one client's slow\n"
+		"                     inputs leave a worker for the others\n"
+		"  --check-memory SIZE  the memory budget of one check (default 4G): a wheel\n"
+		"                     larger is refused with 413 and never checked; a member,\n"
+		"                     the metadata and the Python source held are bounded by it\n"
+		"  --connections N    open connections at most (default 256): past it, room is\n"
+		"                     made by closing the oldest connection still sending its\n"
+		"                     headers or sending its body under --min-rate; when none\n"
+		"                     is, the new one gets 503 with Retry-After\n"
+		"  --connections-per-client N  open connections from one address (IPv4, or\n"
+		"                     an IPv6 /64) at most (default 64; 0: no limit), room\n"
+		"                     made the same way among that address's connections\n"
 		"  --timeout SECONDS  an idle connection is closed after this (default 60)\n"
 		"  --header-timeout SECONDS  a new connection has this long to send its\n"
 		"                     request's headers (default 15): a client that trickles\n"
 		"                     bytes (slowloris) is closed, not held\n"
+		"  --min-rate BYTES   a body must come at BYTES a second or faster over each\n"
+		"                     --rate-window (default 1024; 0: no floor): a client that\n"
+		"                     trickles its body is closed, not waited on\n"
+		"  --rate-window SECONDS  the window --min-rate is measured over (default 5)\n"
 		"  --deadline SECONDS a request may take this long, its body included (default\n"
 		"                     600; 0: no limit): past it the connection is closed (408\n"
 		"                     in the log); a check or forward under way finishes\n"
@@ -176,7 +197,8 @@ int cmd_serve(int argc, char **argv)
 	enum {
 		O_LISTEN = 256, O_MAXBODY, O_WORKERS, O_TOKEN, O_CONNS, O_TIMEOUT, O_DRAIN,
 		O_DEADLINE, O_UPSTREAM, O_UPTIMEOUT, O_CONNTIMEOUT, O_CHECKOTHER, O_SPOOL, O_CONFIG,
-		O_FETCHTOKEN, O_FETCHALLOW, O_HEADERTIMEOUT
+		O_FETCHTOKEN, O_FETCHALLOW, O_HEADERTIMEOUT, O_PERCLIENT, O_MINRATE, O_RATEWINDOW,
+		O_QUEUE, O_QUEUEWAIT, O_CHECKSPERCLIENT, O_CHECKMEMORY
 	};
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, O_LISTEN},
@@ -187,6 +209,13 @@ int cmd_serve(int argc, char **argv)
 		{"drain", required_argument, NULL, O_DRAIN},
 		{"deadline", required_argument, NULL, O_DEADLINE},
 		{"header-timeout", required_argument, NULL, O_HEADERTIMEOUT},
+		{"connections-per-client", required_argument, NULL, O_PERCLIENT},
+		{"min-rate", required_argument, NULL, O_MINRATE},
+		{"rate-window", required_argument, NULL, O_RATEWINDOW},
+		{"queue", required_argument, NULL, O_QUEUE},
+		{"queue-wait", required_argument, NULL, O_QUEUEWAIT},
+		{"checks-per-client", required_argument, NULL, O_CHECKSPERCLIENT},
+		{"check-memory", required_argument, NULL, O_CHECKMEMORY},
 		{"token", required_argument, NULL, O_TOKEN},
 		{"upstream", required_argument, NULL, O_UPSTREAM},
 		{"upstream-timeout", required_argument, NULL, O_UPTIMEOUT},
@@ -208,6 +237,13 @@ int cmd_serve(int argc, char **argv)
 	cfg->drain = 30;
 	cfg->deadline = 600;
 	cfg->header_timeout = 15;
+	cfg->per_client = SERVE_DEFAULT_PER_CLIENT;
+	cfg->min_rate = SERVE_DEFAULT_MIN_RATE;
+	cfg->rate_window = SERVE_DEFAULT_RATE_WINDOW;
+	cfg->queue = 64;
+	cfg->queue_wait = 30;
+	cfg->checks_per_client = -1; /* --workers minus one, once --workers is known */
+	cfg->check_memory = SERVE_DEFAULT_CHECK_MEMORY;
 	cfg->upstream_timeout = 300;
 	cfg->connect_timeout = 10;
 	cfg->forward_other = true;
@@ -281,6 +317,32 @@ int cmd_serve(int argc, char **argv)
 		case O_DEADLINE:
 			ok = parse_count("--deadline", optarg, 0, 86400, &cfg->deadline);
 			break;
+		case O_PERCLIENT:
+			ok = parse_count("--connections-per-client", optarg, 0, 100000,
+					 &cfg->per_client);
+			break;
+		case O_MINRATE:
+			ok = parse_count("--min-rate", optarg, 0, 1L << 30, &cfg->min_rate);
+			break;
+		case O_RATEWINDOW:
+			ok = parse_count("--rate-window", optarg, 1, 3600, &cfg->rate_window);
+			break;
+		case O_QUEUE: ok = parse_count("--queue", optarg, 0, 100000, &cfg->queue); break;
+		case O_QUEUEWAIT:
+			ok = parse_count("--queue-wait", optarg, 0, 3600, &cfg->queue_wait);
+			break;
+		case O_CHECKSPERCLIENT:
+			ok = parse_count("--checks-per-client", optarg, 1, SERVE_MAX_WORKERS,
+					 &cfg->checks_per_client);
+			break;
+		case O_CHECKMEMORY:
+			if (!parse_size(optarg, &cfg->check_memory) ||
+			    cfg->check_memory < (1ULL << 20)) {
+				fprintf(stderr, "wheelgate serve: --check-memory takes a size of at "
+					"least 1M (bytes, or with K, M or G), not '%s'\n", esc(optarg));
+				ok = false;
+			}
+			break;
 		case O_UPTIMEOUT:
 			ok = parse_count("--upstream-timeout", optarg, 1, 86400, &cfg->upstream_timeout);
 			break;
@@ -299,6 +361,8 @@ int cmd_serve(int argc, char **argv)
 			"--help'.\n", esc(argv[optind]));
 		goto out_cfg;
 	}
+	if (cfg->checks_per_client <= 0)
+		cfg->checks_per_client = cfg->workers > 1 ? cfg->workers - 1 : 1;
 	if (cfg->token && !*cfg->token) {
 		free(cfg->token);
 		cfg->token = NULL;
@@ -317,6 +381,14 @@ int cmd_serve(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
 	wg_options opts = WG_OPTIONS_INIT;
+	/* What one check holds at once is bounded by its budget: a member, the metadata, the
+	 * Python source kept for the import checks. */
+	if (opts.max_member_size > cfg->check_memory)
+		opts.max_member_size = cfg->check_memory;
+	if (opts.max_text_total > cfg->check_memory / 4)
+		opts.max_text_total = cfg->check_memory / 4;
+	if (opts.max_python_bytes > cfg->check_memory / 4)
+		opts.max_python_bytes = cfg->check_memory / 4;
 	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
 	wg_scanner *sc0 = NULL;
 	char err[1024];
@@ -329,7 +401,8 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "wheelgate serve: %s\n", err);
 		goto out_lib;
 	}
-	if (metrics_new(&s.metrics) < 0 || serve_scanner_key(&s) != 0) {
+	if (metrics_new(&s.metrics) < 0 || serve_scanner_key(&s) != 0 ||
+	    gate_new(&s.gate, cfg) < 0) {
 		fprintf(stderr, "wheelgate serve: out of memory\n");
 		goto out_lib;
 	}
@@ -345,19 +418,26 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	metrics_set_gate(s.metrics, s.gate);
 	if (reaper_start(&s.reaper, &s) < 0) {
 		fprintf(stderr, "wheelgate serve: cannot start a thread\n");
 		goto out_curl;
 	}
 
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_AUTO |
-			     MHD_USE_ERROR_LOG;
+	/* A thread per connection: a check (or a forward) blocks its own connection alone, never
+	 * the probes; how many checks run at once is the gate's (gate.c), how many connections
+	 * are open the reaper's (past --connections it makes room; libmicrohttpd takes a few
+	 * more so that the new one is seen). */
+	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			     MHD_USE_ITC | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
 	if (addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	struct MHD_Daemon *d = MHD_start_daemon(
 		flags, 0, NULL, NULL, serve_on_request, &s, MHD_OPTION_SOCK_ADDR,
-		(struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->workers,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->connections,
+		(struct sockaddr *)&addr,
+		MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)(cfg->connections + SERVE_CONNECTION_RESERVE),
+		MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri, &s,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout,
 		MHD_OPTION_NOTIFY_COMPLETED, serve_on_completed, &s,
 		MHD_OPTION_NOTIFY_CONNECTION, serve_on_connection, &s, MHD_OPTION_END);
@@ -396,7 +476,8 @@ int cmd_serve(int argc, char **argv)
 	MHD_stop_daemon(d);
 	if (reaper_closed(s.reaper))
 		fprintf(stderr, "wheelgate serve: %lu connection(s) closed for taking too long "
-			"(--header-timeout, --deadline) or gone mid-body\n", reaper_closed(s.reaper));
+			"(--header-timeout, --min-rate, --deadline), gone mid-body, or past "
+			"--connections\n", reaper_closed(s.reaper));
 	fprintf(stderr, "wheelgate serve: stopped\n");
 	status = EXIT_CLEAN;
 out_curl:
@@ -405,6 +486,7 @@ out_curl:
 out_key:
 	pthread_key_delete(s.scanner_key);
 out_lib:
+	gate_free(s.gate);
 	metrics_free(s.metrics);
 	wg_scanner_free(sc0);
 	config_free(cfg); /* the fleet's targets before the context */

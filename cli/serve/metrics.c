@@ -56,7 +56,27 @@ struct serve_metrics {
 	rule_count *rules;
 	size_t nrules;
 	uint64_t rules_other;
+	atomic_ullong closed[CLOSE_N];
+	serve_gate *gate;
 };
+
+static const char *const CLOSE_NAMES[CLOSE_N] = {
+	[CLOSE_HEADER_TIMEOUT] = "header_timeout", [CLOSE_IDLE] = "idle",
+	[CLOSE_SLOW_BODY] = "slow_body", [CLOSE_DEADLINE] = "deadline", [CLOSE_GONE] = "gone",
+	[CLOSE_EVICTED] = "evicted", [CLOSE_REFUSED] = "refused",
+};
+
+void metrics_closed(serve_metrics *m, serve_close_reason why)
+{
+	if (m && (unsigned)why < CLOSE_N)
+		atomic_fetch_add(&m->closed[why], 1);
+}
+
+void metrics_set_gate(serve_metrics *m, serve_gate *g)
+{
+	if (m)
+		m->gate = g;
+}
 
 int metrics_new(serve_metrics **out)
 {
@@ -66,6 +86,8 @@ int metrics_new(serve_metrics **out)
 		*out = NULL;
 		return -1;
 	}
+	for (size_t i = 0; i < CLOSE_N; i++)
+		atomic_init(&m->closed[i], 0);
 	pthread_mutex_init(&m->lock, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &m->start);
 	*out = m;
@@ -165,20 +187,6 @@ static void label(FILE *f, const char *s)
 	}
 }
 
-/* The resident set of this process in bytes (0 when /proc cannot say). */
-static unsigned long long rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "re");
-	unsigned long long size = 0, res = 0;
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &size, &res) != 2)
-		res = 0;
-	fclose(f);
-	long page = sysconf(_SC_PAGESIZE);
-	return res * (unsigned long long)(page > 0 ? page : 4096);
-}
-
 char *metrics_render(serve_metrics *m, int in_flight)
 {
 	char *out = NULL;
@@ -266,7 +274,30 @@ char *metrics_render(serve_metrics *m, int in_flight)
 		"# TYPE wheelgate_uptime_seconds gauge\nwheelgate_uptime_seconds %.3f\n", up);
 	fprintf(f, "# HELP wheelgate_resident_memory_bytes Resident memory of the service.\n"
 		"# TYPE wheelgate_resident_memory_bytes gauge\nwheelgate_resident_memory_bytes %llu\n",
-		rss_bytes());
+		serve_rss_bytes());
+	fputs("# HELP wheelgate_connections_closed_total Connections the service closed itself, "
+	      "by reason (header_timeout, idle, slow_body: under --min-rate, deadline, gone: the "
+	      "client left mid-body, evicted: room made for a new one, refused: 503 at once).\n"
+	      "# TYPE wheelgate_connections_closed_total counter\n", f);
+	for (size_t i = 0; i < CLOSE_N; i++)
+		fprintf(f, "wheelgate_connections_closed_total{reason=\"%s\"} %llu\n", CLOSE_NAMES[i],
+			(unsigned long long)atomic_load(&m->closed[i]));
+	long running, waiting;
+	unsigned long long refused, trims, waited_ms;
+	gate_stats(m->gate, &running, &waiting, &refused, &trims, &waited_ms);
+	fprintf(f, "# HELP wheelgate_checks_running Checks under way (at most --workers).\n"
+		"# TYPE wheelgate_checks_running gauge\nwheelgate_checks_running %ld\n"
+		"# HELP wheelgate_checks_waiting Requests waiting for a check slot (at most --queue).\n"
+		"# TYPE wheelgate_checks_waiting gauge\nwheelgate_checks_waiting %ld\n"
+		"# HELP wheelgate_checks_refused_total Checks answered 503: the queue full or the "
+		"wait too long.\n# TYPE wheelgate_checks_refused_total counter\n"
+		"wheelgate_checks_refused_total %llu\n"
+		"# HELP wheelgate_check_wait_seconds_total Time requests waited for a check slot.\n"
+		"# TYPE wheelgate_check_wait_seconds_total counter\n"
+		"wheelgate_check_wait_seconds_total %.3f\n"
+		"# HELP wheelgate_memory_trims_total Times memory was handed back after a check.\n"
+		"# TYPE wheelgate_memory_trims_total counter\nwheelgate_memory_trims_total %llu\n",
+		running, waiting, refused, (double)waited_ms / 1e3, trims);
 	fputs("# HELP wheelgate_build_info The version of wheelgate serving.\n"
 	      "# TYPE wheelgate_build_info gauge\nwheelgate_build_info{version=\"", f);
 	label(f, wg_version_string());

@@ -9,6 +9,8 @@
  *   upstream.c the upstream repository (libcurl): the original request forwarded unchanged
  *   fetch.c    POST /v1/check/url: an artifact fetched from the repository, then checked
  *   metrics.c  GET /metrics (Prometheus text)
+ *   reaper.c   connections: slow ones closed, room made or refused past the limits
+ *   gate.c     checks at once, the queue waiting for them, memory handed back after
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_SERVE_H
@@ -27,12 +29,20 @@
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:8000"
 #define SERVE_DEFAULT_MAX_BODY (512ULL << 20)
 #define SERVE_MAX_WORKERS 256
-#define SERVE_DEFAULT_CONNECTIONS 64
+#define SERVE_DEFAULT_CONNECTIONS 256
+#define SERVE_DEFAULT_PER_CLIENT 64
+#define SERVE_DEFAULT_MIN_RATE 1024
+#define SERVE_DEFAULT_RATE_WINDOW 5
+#define SERVE_DEFAULT_CHECK_MEMORY (4ULL << 30) /* the library's own largest member */
+/* Connections libmicrohttpd takes past --connections, so that a new one can be seen and room
+ * made for it (reaper.c) instead of it waiting in the listen queue. */
+#define SERVE_CONNECTION_RESERVE 16
 /* A body up to this size stays in memory; a larger one is spooled to an unlinked file. */
 #define SERVE_SPOOL_THRESHOLD (1U << 20)
 
 typedef struct serve_metrics serve_metrics;
 typedef struct serve_reaper serve_reaper;
+typedef struct serve_gate serve_gate;
 
 /* Whether a wheel must work on every target of the fleet or on at least one. */
 typedef enum { SERVE_POLICY_EVERY = 0, SERVE_POLICY_ANY = 1 } serve_policy;
@@ -56,6 +66,13 @@ typedef struct {
 	long workers, connections, timeout, drain;
 	long deadline;            /* seconds a request may take, body included (0: none) */
 	long header_timeout;      /* seconds a new connection has to send its request's headers */
+	long min_rate;            /* body bytes a second at least, over each rate_window (0: off) */
+	long rate_window;         /* seconds */
+	long per_client;          /* connections from one address at most (0: no limit) */
+	long checks_per_client;   /* check slots one address may hold (0: --workers) */
+	long queue;               /* requests waiting for a check slot at most */
+	long queue_wait;          /* seconds one may wait */
+	uint64_t check_memory;    /* the memory budget of one check (bytes) */
 	char *token;              /* the bearer token the /v1 endpoints need, or NULL */
 	char *upstream;           /* base URL of the repository uploads go to, or NULL */
 	long upstream_timeout;    /* seconds for the whole forward */
@@ -77,6 +94,7 @@ typedef struct {
 	wg_ruleset *rs;
 	serve_metrics *metrics;
 	serve_reaper *reaper;     /* NULL: connections are not watched (the fuzz harness) */
+	serve_gate *gate;         /* NULL: checks are not queued (the fuzz harness) */
 	atomic_int in_flight;
 	pthread_key_t scanner_key;
 } server;
@@ -119,6 +137,7 @@ typedef struct {
 	struct timespec start;
 	char method[16], path[256];
 	struct upload_state *upload;
+	bool headers;           /* the access handler has seen its headers */
 } request;
 
 /* A wheel judged for the request's target or the fleet. */
@@ -157,6 +176,9 @@ enum MHD_Result serve_answer_text(struct MHD_Connection *c, request *r, unsigned
 enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char *url,
 				 const char *method, const char *version, const char *data,
 				 size_t *data_size, void **con_cls);
+/* MHD_OPTION_URI_LOG_CALLBACK: the request is made when its request line is read, so that an
+ * answer libmicrohttpd gives before the headers are in is logged and counted too. */
+void *serve_on_uri(void *cls, const char *uri, struct MHD_Connection *c);
 void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			enum MHD_RequestTerminationCode toe);
 /* A thread-safe copy of esc(): text from a request made safe for a log or a message. */
@@ -185,6 +207,33 @@ void metrics_observe(serve_metrics *m, serve_endpoint ep, int status, const char
 /* The Prometheus text exposition (malloc'd), in_flight the requests under way. */
 char *metrics_render(serve_metrics *m, int in_flight);
 
+/* Why the service closed a connection itself (metrics: wheelgate_connections_closed_total). */
+typedef enum {
+	CLOSE_HEADER_TIMEOUT = 0, CLOSE_IDLE, CLOSE_SLOW_BODY, CLOSE_DEADLINE, CLOSE_GONE,
+	CLOSE_EVICTED, CLOSE_REFUSED, CLOSE_N
+} serve_close_reason;
+void metrics_closed(serve_metrics *m, serve_close_reason why);
+/* The gate's numbers for /metrics (m->gate is read by metrics_render). */
+void metrics_set_gate(serve_metrics *m, serve_gate *g);
+
+/* http.c: a connection answered without a request read (503 at admission): logged, counted. */
+void serve_log_refused(server *s, int status);
+/* The client's address as the limits count it: IPv4 mapped into IPv6, or an IPv6 /64. */
+void serve_client_key(struct MHD_Connection *c, unsigned char key[16]);
+
+/* gate.c */
+int gate_new(serve_gate **out, const serve_config *cfg);
+void gate_free(serve_gate *g);
+/* Waits for a check slot: 0 (the slot is this thread's until gate_leave), or -1 with the
+ * reason in why (answer 503 with Retry-After). A server without a gate: 0 at once. */
+int gate_enter(server *s, struct MHD_Connection *c, char *why, size_t whylen);
+void gate_leave(server *s);
+/* The scanner of this thread's slot (NULL: no slot, or out of memory). */
+wg_scanner *gate_scanner(server *s);
+void gate_stats(serve_gate *g, long *running, long *waiting, unsigned long long *refused,
+		unsigned long long *trims, unsigned long long *waited_ms);
+unsigned long long serve_rss_bytes(void);
+
 /* reaper.c: where a connection is, for the thread that closes slow ones. */
 typedef enum { CONN_HEADERS = 0, CONN_BODY = 1, CONN_BUSY = 2 } serve_conn_state;
 int reaper_start(serve_reaper **out, server *s);
@@ -194,6 +243,8 @@ unsigned long reaper_closed(serve_reaper *rp);
 void serve_on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			 enum MHD_ConnectionNotificationCode toe);
 void reaper_mark(server *s, struct MHD_Connection *c, serve_conn_state state);
+/* n more body bytes came on c (for --min-rate). */
+void reaper_progress(server *s, struct MHD_Connection *c, size_t n);
 
 /* config.c. Reads the YAML config into cfg (values already in cfg are defaults the file
  * overrides). 0, or -1 with "FILE:LINE:COL: problem" in err. */

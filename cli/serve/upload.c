@@ -29,7 +29,17 @@ typedef struct upload_state {
 	int content_parts;            /* parts named "content" */
 	serve_body content;
 	bool content_failed;
+	int parts;                    /* parts the post processor gave, of any name */
+	bool unnamed;                 /* a part with no name it could read */
+	char other_file[FIELD_MAX];   /* the name of a file part not "content", or "" */
+	int other_files;
+	bool sig_bad;                 /* a gpg_signature part that is not one */
+	uint64_t sig_len;
 } upload_state;
+
+/* The largest detached signature taken beside a wheel (an ASCII-armoured OpenPGP one). */
+#define SIG_MAX (64U * 1024)
+static const char SIG_HEAD[] = "-----BEGIN PGP SIGNATURE-----";
 
 /* Appends a small field's value; longer values are cut (and so never match). */
 static void keep(char *dst, const char *data, uint64_t off, size_t size)
@@ -50,8 +60,36 @@ static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *
 {
 	(void)kind, (void)content_type, (void)transfer_encoding;
 	upload_state *u = cls;
-	if (!key)
+	if (off == 0)
+		u->parts++;
+	if (!key) {
+		/* A part whose Content-Disposition the post processor could not read (no
+		 * name=, or name= unquoted): a repository may still read it. */
+		u->unnamed = true;
 		return MHD_YES;
+	}
+	if (!strcmp(key, "gpg_signature") && filename) {
+		/* twine --sign: a detached signature, text; judged by its content. */
+		if (off == 0 && size < sizeof(SIG_HEAD) - 1)
+			u->sig_bad = true;
+		if (off == 0 && size >= sizeof(SIG_HEAD) - 1 &&
+		    memcmp(data, SIG_HEAD, sizeof(SIG_HEAD) - 1))
+			u->sig_bad = true;
+		for (size_t i = 0; i < size; i++)
+			if ((unsigned char)data[i] >= 0x80 || (data[i] < 0x20 && data[i] != '\n' &&
+							       data[i] != '\r' && data[i] != '\t'))
+				u->sig_bad = true;
+		u->sig_len += size;
+		if (u->sig_len > SIG_MAX)
+			u->sig_bad = true;
+		return MHD_YES;
+	}
+	if (filename && strcmp(key, "content")) {
+		/* A file the gate does not judge: refused, never forwarded. */
+		if (off == 0 && !u->other_files++)
+			snprintf(u->other_file, sizeof(u->other_file), "%s", key);
+		return MHD_YES;
+	}
 	if (!strcmp(key, "content")) {
 		/* A part starts at offset 0; a second part with bytes is a second file. */
 		if (off == 0 && (u->content_parts == 0 || u->content.seen > 0))
@@ -148,6 +186,60 @@ static const char *bad_filename(const char *f)
 	return NULL;
 }
 
+/* The name as a repository may store it differs from the name sent: trailing dots and spaces
+ * (dropped by Windows and SMB storage, and by some repositories), leading spaces, a name
+ * that is not a plain printable one. NULL: the name is stored as sent. */
+static const char *unstable_filename(const char *f)
+{
+	size_t n = strlen(f);
+	if (n && (f[n - 1] == '.' || f[n - 1] == ' '))
+		return "ends in a dot or a space (a repository may store it without them, as "
+		       "another name than the one judged)";
+	if (f[0] == ' ')
+		return "starts with a space";
+	for (const unsigned char *p = (const unsigned char *)f; *p; p++)
+		if (*p >= 0x80)
+			return "has bytes outside ASCII (a repository may store it under another "
+			       "normal form than the one judged)";
+	return NULL;
+}
+
+/* Part headers the post processor does not read, by a line scan of the body (no second
+ * multipart parser: the post processor decides what the parts are; this only refuses).
+ * A Content-Disposition line with filename*= (RFC 5987/2231) names the file in a way a
+ * repository may read and the post processor does not; and a count of Content-Disposition
+ * lines that differs from the parts it gave means a part it did not see. NULL: none. */
+static const char *hidden_part_headers(const unsigned char *raw, size_t len, int parts)
+{
+	static const char CD[] = "content-disposition:";
+	int lines = 0;
+	for (size_t i = 0; i + sizeof(CD) - 1 <= len; i++) {
+		if (i && raw[i - 1] != '\n')
+			continue;
+		if (strncasecmp((const char *)raw + i, CD, sizeof(CD) - 1))
+			continue;
+		lines++;
+		const unsigned char *eol = memchr(raw + i, '\n', len - i);
+		size_t n = eol ? (size_t)(eol - (raw + i)) : len - i;
+		for (size_t j = 0; j + 9 <= n; j++)
+			if (!strncasecmp((const char *)raw + i + j, "filename*", 9))
+				return "a part names its file with filename*= (RFC 5987/2231), which "
+				       "this gate does not read; send filename=\"NAME\"";
+	}
+	if (lines != parts)
+		return "the body has a part this gate cannot read (its count of "
+		       "Content-Disposition lines and of parts read differ)";
+	return NULL;
+}
+
+/* A zip whose central directory names a .dist-info/WHEEL: a wheel, whatever its name says.
+ * (The central directory's names are stored, never compressed.) */
+static bool looks_like_wheel(const unsigned char *buf, size_t len)
+{
+	static const char W[] = ".dist-info/WHEEL";
+	return len > 4 && !memcmp(buf, "PK\x03\x04", 4) && memmem(buf, len, W, sizeof(W) - 1);
+}
+
 /* The report's gist for the client: the verdict, the rule ids, the first message, and how to
  * get the whole report. */
 static enum MHD_Result blocked(struct MHD_Connection *c, request *r, const char *file,
@@ -225,7 +317,32 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
 	if (u->content_parts > 1)
 		return refuse_msg(c, r, "wheelgate: the upload has several parts named 'content': "
 				  "one file an upload; nothing was uploaded\n");
+	if (u->unnamed)
+		return refuse_msg(c, r, "wheelgate: the upload has a part whose name this gate "
+				  "cannot read (Content-Disposition: form-data; name=\"...\" "
+				  "expected); nothing was uploaded\n");
+	if (u->other_files) {
+		char *k = serve_esc(u->other_file), text[512];
+		snprintf(text, sizeof(text), "wheelgate: the upload has a file in the part '%s' "
+			 "(%d part(s) with a file besides 'content'): only the part 'content' is "
+			 "judged, and no file goes on unjudged; nothing was uploaded\n",
+			 k ? k : "?", u->other_files);
+		free(k);
+		return refuse(c, r, "refused", NULL, text);
+	}
+	if (u->sig_bad)
+		return refuse_msg(c, r, "wheelgate: the part 'gpg_signature' is not an ASCII-"
+				  "armoured OpenPGP signature of at most 64 KiB; nothing was "
+				  "uploaded\n");
+	const char *hidden = hidden_part_headers(raw, len, u->parts);
+	if (hidden) {
+		char text[512];
+		snprintf(text, sizeof(text), "wheelgate: %s; nothing was uploaded\n", hidden);
+		return refuse_msg(c, r, text);
+	}
 	const char *why = u->filename_long ? "is longer than 256 bytes" : bad_filename(u->filename);
+	if (!why)
+		why = unstable_filename(u->filename);
 	if (why) {
 		char *f = serve_esc(u->filename), text[1024];
 		snprintf(text, sizeof(text), "wheelgate: the uploaded file's name '%s' %s; nothing "
@@ -260,6 +377,16 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
 	}
 	size_t fl = strlen(u->filename);
 	bool wheel = fl > 4 && !strcasecmp(u->filename + fl - 4, ".whl");
+	if (!wheel && (!strcmp(u->filetype, "bdist_wheel") || looks_like_wheel(content, clen))) {
+		/* Judged by its content: a wheel under another name is not let by unchecked. */
+		char *f = serve_esc(u->filename), text[512];
+		snprintf(text, sizeof(text), "wheelgate: %s is a wheel (%s) but is not named "
+			 "NAME.whl; nothing was uploaded\n", f ? f : "?",
+			 !strcmp(u->filetype, "bdist_wheel") ? "filetype bdist_wheel"
+							      : "a zip with a .dist-info/WHEEL");
+		free(f);
+		return refuse(c, r, "refused", NULL, text);
+	}
 	if (!wheel) {
 		if (!s->cfg.forward_other) {
 			char *f = serve_esc(u->filename), text[512];
@@ -271,14 +398,24 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
 		r->verdict = "unchecked";
 		return upstream_forward(s, c, r, raw, len);
 	}
-	wg_scanner *sc = serve_scanner(s);
-	if (!sc)
-		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-					 "wheelgate serve: cannot make a scanner (out of memory?)\n");
 	serve_verdict v;
 	char err[512];
+	if (gate_enter(s, c, err, sizeof(err)) < 0) {
+		char msg[640];
+		snprintf(msg, sizeof(msg), "wheelgate serve: busy: %s; nothing was uploaded, try "
+			 "again later\n", err);
+		return serve_answer_text(c, r, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
+	}
+	wg_scanner *sc = serve_scanner(s);
+	if (!sc) {
+		gate_leave(s);
+		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					 "wheelgate serve: cannot make a scanner (out of memory?)\n");
+	}
 	int rc = serve_judge(s, sc, content, clen, u->filename, NULL, NULL, true, &v, err,
 			     sizeof(err));
+	body_free(&u->content);
+	gate_leave(s);
 	if (rc < 0) {
 		char msg[640];
 		snprintf(msg, sizeof(msg), "wheelgate serve: %s\n", err);

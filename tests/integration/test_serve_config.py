@@ -398,6 +398,12 @@ def metrics_count_the_requests():
                          name: "histogram", "wheelgate_in_flight": "gauge",
                          "wheelgate_uptime_seconds": "gauge",
                          "wheelgate_resident_memory_bytes": "gauge",
+                         "wheelgate_connections_closed_total": "counter",
+                         "wheelgate_checks_running": "gauge",
+                         "wheelgate_checks_waiting": "gauge",
+                         "wheelgate_checks_refused_total": "counter",
+                         "wheelgate_check_wait_seconds_total": "counter",
+                         "wheelgate_memory_trims_total": "counter",
                          "wheelgate_build_info": "gauge"}, types
         # The earlier /metrics requests are counted as they complete: the server's
         # completion for the one before may run a moment after its client has the answer.
