@@ -537,8 +537,6 @@ def zipstruct(outdir):
     wheel("dot", [_member("zs_dot/./a.py", py)])
     wheel("dotlead", [_member("./zs_dotlead/a.py", py)])
     wheel("empty", [_member("zs_empty//a.py", py)])
-    for p in made:
-        print(p)
     return made
 
 
@@ -546,7 +544,8 @@ def zip_struct_main(what, args):
     if what == "overlap":
         overlap(args[0], *[int(a) for a in args[1:3]])
     else:
-        zipstruct(args[0])
+        for p in zipstruct(args[0]):
+            print(p)
 
 
 if __name__ == "__main__":
