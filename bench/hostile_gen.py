@@ -446,7 +446,8 @@ def _raw_wheel(out, name, members):
     meta = ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode()
     wheel = b"Wheel-Version: 1.0\nGenerator: hostile\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     ms = list(members) + [_member(di + "/METADATA", meta), _member(di + "/WHEEL", wheel)]
-    rows = [record_row(m["name"].decode("utf-8", "replace"), m["data"]) for m in ms]
+    rows = [record_row(m["name"].decode("utf-8", "replace"), m["data"]) for m in ms
+            if not m["name"].endswith(b"/")]
     rows.append(di + "/RECORD,,")
     ms.append(_member(di + "/RECORD", ("\n".join(rows) + "\n").encode()))
     _raw_zip(out, ms)
@@ -523,6 +524,10 @@ def zipstruct(outdir):
                        dd=struct.pack("<IIII", 0x08074B50, ok["crc"], len(ok["comp"]),
                                       len(ok["data"])))
     wheel("dd", [ok])
+    # not a hostile case: stored empty members (a directory entry, an empty __init__.py),
+    # which libzip opens without reading their local headers
+    wheel("emptymembers", [_member("zs_emptymembers/", b"", method=0, attr=0o40755 << 16),
+                           _member("zs_emptymembers/__init__.py", b"", method=0)])
     bad = _member("zs_lh_dd/a.py", py * 50)
     bad["local"].update(flags=8, crc=0, csize=0, usize=0, cflags=8,
                         dd=struct.pack("<IIII", 0x08074B50, bad["crc"], len(bad["comp"]),

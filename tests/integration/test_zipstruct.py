@@ -159,6 +159,14 @@ def local_header_disagreements_are_errors():
 
 
 @test
+def empty_stored_members_are_fine():
+    z = zipfile.ZipFile(case("emptymembers"))
+    assert [i.compress_size for i in z.infolist()[:2]] == [0, 0]
+    rc, inp, _ = check(case("emptymembers"))
+    assert rc == 0 and inp["error"] is None and not inp["findings"], (rc, inp)
+
+
+@test
 def data_descriptor_that_agrees_is_fine():
     z = zipfile.ZipFile(case("dd"))
     assert z.getinfo("zs_dd/a.py").flag_bits & 8

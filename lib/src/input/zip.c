@@ -556,6 +556,12 @@ static int check_member(wg_zip *z, uint64_t i, uint64_t cd_off, span *sp, wg_err
 	z->src.armed = false;
 	if (f)
 		zip_fclose(f);
+	if (f && hp == NO_OFF && st.comp_size == 0) {
+		/* An empty member is opened without a read: no data to share or inflate, and its
+		 * local header was compared with the directory by libzip's check at open. */
+		sp->from = sp->to = NO_OFF;
+		return WG_OK;
+	}
 	if (!f || hp == NO_OFF || hp > len || len - hp < 30 || le(base + hp, 4) != 0x04034b50)
 		return wg_seterr(err, WG_EFORMAT, "%s: %s: no local file header where the central "
 				 "directory says it is", z->name, name);
@@ -651,14 +657,16 @@ static int check_layout(wg_zip *z, uint64_t cd_off, wg_err *err)
 	if (!sp)
 		return wg_seterr(err, WG_ENOMEM, "out of memory");
 	int rc = WG_OK;
+	uint64_t n = 0;
 	for (uint64_t i = 0; i < z->ninfo && rc == WG_OK; i++)
-		rc = check_member(z, i, cd_off, &sp[i], err);
-	if (rc == WG_OK) {
-		qsort(sp, (size_t)z->ninfo, sizeof(*sp), by_from);
+		if ((rc = check_member(z, i, cd_off, &sp[n], err)) == WG_OK && sp[n].from != NO_OFF)
+			n++;
+	if (rc == WG_OK && n > 1) {
+		qsort(sp, (size_t)n, sizeof(*sp), by_from);
 		/* Sorted by start: a stretch overlaps an earlier one exactly when it starts before
 		 * the farthest end so far. */
 		uint64_t far = 0;
-		for (uint64_t k = 1; k < z->ninfo; k++) {
+		for (uint64_t k = 1; k < n; k++) {
 			if (sp[k].from < sp[far].to) {
 				const span *a = &sp[far], *b = &sp[k];
 				uint64_t to = a->to < b->to ? a->to : b->to;
