@@ -226,6 +226,17 @@ def names_are_escaped():
     rc, out, err, _, _ = run(["check", path])
     assert rc == 1 and "WG-WHL-004" in out, out
     assert rlo not in out + err and "\\u202e" in out, out
+    # and in the errors that refuse an archive
+    path = os.path.join(TMP, "zs_esco-1.0-py3-none-any.whl")
+    py = b"x = 1\n"
+    inner = hostile_gen._member("zs_esco/%sb.py" % rlo, py, method=0)
+    inner["inside"] = (0, 0)
+    hostile_gen._raw_wheel(path, "zs_esco", [hostile_gen._member(
+        "zs_esco/%sa.bin" % rlo, hostile_gen._local(inner["name"], 0, inner["crc"], len(py),
+                                                   len(py)) + py, method=0), inner])
+    rc, out, err, _, _ = run(["check", path])
+    assert rc == 2 and "zs_esco/\\u202ea.bin and zs_esco/\\u202eb.py overlap" in out + err, err
+    assert rlo not in out + err, out + err
 
 
 @test
