@@ -524,6 +524,8 @@ def zipstruct(outdir):
                        dd=struct.pack("<IIII", 0x08074B50, ok["crc"], len(ok["comp"]),
                                       len(ok["data"])))
     wheel("dd", [ok])
+    # encrypted in both headers: no disagreement (wheelgate reads no encrypted member)
+    wheel("encrypted", [_member("zs_encrypted/a.py", py, lo=dict(flags=1, cflags=1))])
     # not a hostile case: stored empty members (a directory entry, an empty __init__.py),
     # which libzip opens without reading their local headers
     wheel("emptymembers", [_member("zs_emptymembers/", b"", method=0, attr=0o40755 << 16),

@@ -167,6 +167,15 @@ def empty_stored_members_are_fine():
 
 
 @test
+def encrypted_in_both_headers_is_not_a_disagreement():
+    # libzip opens it only with a password: the layout check still finds its local header
+    rc, inp, _ = check(case("encrypted"))
+    f = findings(inp, "WG-WHL-002")
+    assert rc == 1 and inp["error"] is None, (rc, inp)
+    assert len(f) == 1 and "zs_encrypted/a.py is encrypted" in f[0]["message"], inp
+
+
+@test
 def data_descriptor_that_agrees_is_fine():
     z = zipfile.ZipFile(case("dd"))
     assert z.getinfo("zs_dd/a.py").flag_bits & 8

@@ -516,6 +516,21 @@ static bool non_ascii(const char *s)
 	return false;
 }
 
+/* Where the local header is that libzip went to open a member: it seeks there and reads the
+ * header whole or from its name length on (1.7: 26 bytes in); whichever it was, the
+ * signature must be there. NO_OFF when neither. */
+static uint64_t noted_header(const memsrc *m)
+{
+	const uint64_t at[] = {m->first_seek, m->first_read,
+			       m->first_read != NO_OFF && m->first_read >= 26 ? m->first_read - 26
+									  : NO_OFF};
+	for (size_t k = 0; k < 3; k++)
+		if (at[k] != NO_OFF && at[k] <= m->len && m->len - at[k] >= 30 &&
+		    le(m->base + at[k], 4) == 0x04034b50)
+			return at[k];
+	return NO_OFF;
+}
+
 /* Member i's local header against its directory entry; *sp its stretch of the archive. */
 static int check_member(wg_zip *z, uint64_t i, uint64_t cd_off, span *sp, wg_err *err)
 {
@@ -534,25 +549,27 @@ static int check_member(wg_zip *z, uint64_t i, uint64_t cd_off, span *sp, wg_err
 	if (!raw)
 		return wg_seterr(err, WG_EFORMAT, "%s: member #%llu has no name", z->name,
 				 (unsigned long long)i);
-	/* Where libzip reads the local header, then the data. Opening a member, libzip seeks to
-	 * its local header and reads it whole or from its name length on (1.7: 26 bytes in);
-	 * whichever it was, the signature must be there. */
+	/* Where libzip reads the local header, then the data. */
 	uint8_t head[16];
 	size_t want = st.comp_size < sizeof(head) ? (size_t)st.comp_size : sizeof(head);
 	z->src.armed = true;
 	z->src.first_read = z->src.first_seek = NO_OFF;
 	zip_file_t *f = zip_fopen_index(z->za, i, ZIP_FL_COMPRESSED);
-	uint64_t hp = NO_OFF;
-	const uint64_t at[] = {z->src.first_seek, z->src.first_read,
-			       z->src.first_read != NO_OFF && z->src.first_read >= 26
-				       ? z->src.first_read - 26 : NO_OFF};
-	for (size_t k = 0; k < 3 && hp == NO_OFF; k++)
-		if (at[k] != NO_OFF && at[k] <= len && len - at[k] >= 30 &&
-		    le(base + at[k], 4) == 0x04034b50)
-			hp = at[k];
+	uint64_t hp = noted_header(&z->src);
 	z->src.first_read = NO_OFF;
 	zip_int64_t got = f && want ? zip_fread(f, head, want) : 0;
 	uint64_t dp = z->src.first_read;
+	bool cenc = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
+	if (!f && cenc) {
+		/* Encrypted: libzip opens it only with a password, and seeks to the local header
+		 * before it finds the password wrong. The data is not read (never viewed). */
+		z->src.first_read = z->src.first_seek = NO_OFF;
+		zip_file_t *g = zip_fopen_index_encrypted(z->za, i, ZIP_FL_COMPRESSED, "wheelgate");
+		if (g)
+			zip_fclose(g);
+		hp = noted_header(&z->src);
+		want = 0;
+	}
 	z->src.armed = false;
 	if (f)
 		zip_fclose(f);
@@ -562,7 +579,7 @@ static int check_member(wg_zip *z, uint64_t i, uint64_t cd_off, span *sp, wg_err
 		sp->from = sp->to = NO_OFF;
 		return WG_OK;
 	}
-	if (!f || hp == NO_OFF || hp > len || len - hp < 30 || le(base + hp, 4) != 0x04034b50)
+	if (hp == NO_OFF || hp > len || len - hp < 30 || le(base + hp, 4) != 0x04034b50)
 		return wg_seterr(err, WG_EFORMAT, "%s: %s: no local file header where the central "
 				 "directory says it is", z->name, name);
 	const uint8_t *h = base + hp;
@@ -595,7 +612,6 @@ static int check_member(wg_zip *z, uint64_t i, uint64_t cd_off, span *sp, wg_err
 				 "method %u, the central directory %u", z->name, name,
 				 (unsigned)le(h + 8, 2), (unsigned)st.comp_method);
 	/* The flags that change what the bytes are: encryption, and the name's encoding. */
-	bool cenc = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
 	if (cenc != ((flags & 1) != 0))
 		return wg_seterr(err, WG_EFORMAT, "%s: %s: the local file header says the member "
 				 "is %sencrypted, the central directory that it is %s", z->name, name,
