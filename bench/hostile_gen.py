@@ -20,6 +20,15 @@ Usage:
                                         dynamic symbols of one name (gcc, then st_name patched)
   hostile_gen.py cache ENVDIR CACHEDIR [N]  a cache entry for ENVDIR's libc10.so with N
                                         (1,500,000) definitions of one name
+  hostile_gen.py overlap OUT.whl [N] [MiB]  N (256) members whose data overlap (Fifield's
+                                        quoted overlap): each quotes the next local header in
+                                        a stored block and all end in one deflate stream of
+                                        MiB (64) inflated; N x MiB inflated (16 GiB)
+  hostile_gen.py zipstruct DIR          small wheels, one per case of issue 25 point 2
+                                        (overlap-small, local headers that disagree with the
+                                        central directory, data descriptors, symlink members,
+                                        NUL in a name, case-only collisions, '.' and empty
+                                        path components); prints their names
 """
 import base64
 import hashlib
@@ -330,6 +339,8 @@ def main():
         symbols(args[0], int(args[1]) if len(args) > 1 else 200000)
     elif what == "cache":
         print(cache(args[0], args[1], int(args[2]) if len(args) > 2 else 1500000))
+    elif what in ("overlap", "zipstruct"):  # issue 25, point 2 (the functions at the end)
+        zip_struct_main(what, args)
     elif not budget_main(what, args):
         sys.exit(__doc__ + budget_main.__doc__)
 
@@ -447,6 +458,216 @@ def budget_main(what, args):
     else:
         return False
     return True
+
+
+# ---- issue 25, point 2: zip structure (overlapping members, local headers that disagree with
+# the central directory, unsafe names). Written byte by byte: zipfile would refuse or repair
+# most of these.
+
+def _crc32_combine(crc1, crc2, len2):
+    """crc32(A + B) from crc32(A), crc32(B) and len(B): the GF(2) operator that appends len2
+    zero bytes, squared up (zlib's method), so a 64 MiB stream is not hashed once per member."""
+    def times(mat, vec):
+        s, i = 0, 0
+        while vec:
+            if vec & 1:
+                s ^= mat[i]
+            vec >>= 1
+            i += 1
+        return s
+
+    def square(mat):
+        return [times(mat, mat[n]) for n in range(32)]
+
+    if len2 == 0:
+        return crc1
+    odd = [0xEDB88320] + [1 << n for n in range(31)]  # one zero bit
+    even = square(odd)  # two zero bits
+    odd = square(even)  # four
+    while True:
+        even = square(odd)
+        if len2 & 1:
+            crc1 = times(even, crc1)
+        len2 >>= 1
+        if not len2:
+            break
+        odd = square(even)
+        if len2 & 1:
+            crc1 = times(odd, crc1)
+        len2 >>= 1
+        if not len2:
+            break
+    return crc1 ^ crc2
+
+
+def _local(name, method, crc, csize, usize, flags=0, extra=b""):
+    return struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, flags, method, 0, 0x21, crc, csize,
+                       usize, len(name), len(extra)) + name + extra
+
+
+def _central(name, method, crc, csize, usize, off, flags=0, attr=0o100644 << 16):
+    # made by 3 (Unix) 3.0: the upper 16 bits of the external attributes are st_mode
+    return struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0x031E, 20, flags, method, 0, 0x21,
+                       crc, csize, usize, len(name), 0, 0, 0, 0, attr, off) + name
+
+
+def _end(n, cd_size, cd_off):
+    return struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, n, n, cd_size, cd_off, 0)
+
+
+def _member(name, data, method=8, attr=0o100644 << 16, lo=None):
+    """A member of _raw_zip: name (str or bytes) and data; lo overrides fields of the local
+    header only (name, method, crc, csize, usize, flags), or adds a data descriptor (dd: bytes
+    after the data) and central flags (cflags)."""
+    if isinstance(name, str):
+        name = name.encode()
+    if method == 8:
+        c = zlib.compressobj(9, zlib.DEFLATED, -15)
+        comp = c.compress(data) + c.flush()
+    else:
+        comp = data
+    return dict(name=name, data=data, comp=comp, method=method, attr=attr,
+                crc=zlib.crc32(data), local=dict(lo or {}))
+
+
+def _raw_zip(out, members):
+    """members in order; one with inside=(j, delta) writes nothing of its own: its central
+    entry points delta bytes into member j's data (where j's data quotes its header)."""
+    body, cd, data_at = bytearray(), bytearray(), {}
+    for k, m in enumerate(members):
+        lo = m["local"]
+        off = len(body)
+        if "inside" in m:
+            j, delta = m["inside"]
+            off = data_at[j] + delta
+            cd += _central(m["name"], m["method"], m["crc"], len(m["comp"]), len(m["data"]),
+                           off, 0, m["attr"])
+            continue
+        body += _local(lo.get("name", m["name"]), lo.get("method", m["method"]),
+                       lo.get("crc", m["crc"]), lo.get("csize", len(m["comp"])),
+                       lo.get("usize", len(m["data"])), lo.get("flags", 0))
+        data_at[k] = len(body)
+        body += m["comp"] + lo.get("dd", b"")
+        cd += _central(m["name"], m["method"], m["crc"], len(m["comp"]), len(m["data"]), off,
+                       lo.get("cflags", 0), m["attr"])
+    with open(out, "wb") as f:
+        f.write(bytes(body) + bytes(cd) + _end(len(members), len(cd), len(body)))
+
+
+def _raw_wheel(out, name, members):
+    """A py3-none-any wheel of the given _member()s, with METADATA, WHEEL and a RECORD that
+    lists every member by its central directory name."""
+    di = "%s-1.0.dist-info" % name
+    meta = ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode()
+    wheel = b"Wheel-Version: 1.0\nGenerator: hostile\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    ms = list(members) + [_member(di + "/METADATA", meta), _member(di + "/WHEEL", wheel)]
+    rows = [record_row(m["name"].decode("utf-8", "replace"), m["data"]) for m in ms
+            if not m["name"].endswith(b"/")]
+    rows.append(di + "/RECORD,,")
+    ms.append(_member(di + "/RECORD", ("\n".join(rows) + "\n").encode()))
+    _raw_zip(out, ms)
+
+
+def overlap(out, n=256, mib=64):
+    """Fifield's quoted overlap (https://www.bamsoftware.com/hacks/zipbomb/): member i's
+    data is a stored block quoting member i+1's local header, then member i+1's data; the
+    last member's data is the kernel, one deflate stream. Every member's CRC and sizes are
+    right, so a reader that follows the central directory inflates the kernel n times."""
+    import random
+    r = random.Random(25)
+    blk = bytearray(1 << 20)
+    for i in range(0, len(blk), 512):  # ~200:1, under max_ratio's 250:1
+        blk[i] = r.randrange(1, 256)
+    blk = bytes(blk)
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    kernel = b"".join(c.compress(blk) for _ in range(mib)) + c.flush()
+    ksize = len(blk) * mib
+    kcrc = 0
+    for _ in range(mib):
+        kcrc = zlib.crc32(blk, kcrc)
+    names = [("bomb/%05d.bin" % i).encode() for i in range(n)]
+    # back to front: member i inflates to headers[i+1:] + the kernel's output
+    headers = [b""] * n
+    crc, usize, csize = kcrc, ksize, len(kernel)
+    meta = [None] * n
+    for i in range(n - 1, -1, -1):
+        meta[i] = (crc, csize, usize)
+        headers[i] = _local(names[i], 8, crc, csize, usize)
+        crc = _crc32_combine(zlib.crc32(headers[i]), crc, usize)
+        usize += len(headers[i])
+        csize += 5 + len(headers[i])
+    body, cd = bytearray(), bytearray()
+    for i in range(n):
+        off = len(body)
+        body += headers[i]
+        if i + 1 < n:
+            q = len(headers[i + 1])
+            body += b"\x00" + struct.pack("<HH", q, q ^ 0xFFFF)  # stored, not final
+        cd += _central(names[i], 8, meta[i][0], meta[i][1], meta[i][2], off)
+    body += kernel
+    with open(out, "wb") as f:
+        f.write(bytes(body) + bytes(cd) + _end(n, len(cd), len(body)))
+
+
+def zipstruct(outdir):
+    """One small wheel per case; the name says the case and what wheelgate must say."""
+    os.makedirs(outdir, exist_ok=True)
+    made = []
+
+    def wheel(case, members):
+        path = os.path.join(outdir, "zs_%s-1.0-py3-none-any.whl" % case)
+        _raw_wheel(path, "zs_" + case, members)
+        made.append(path)
+
+    py = b"x = 1\n"
+    # overlap-small: a.bin (stored) quotes b.py's local header and data: two members, one
+    # stretch of bytes.
+    inner = _member("zs_overlap/b.py", py, method=0)
+    inner_bytes = _local(inner["name"], 0, inner["crc"], len(py), len(py)) + py
+    inner["inside"] = (0, 0)
+    wheel("overlap", [_member("zs_overlap/a.bin", inner_bytes, method=0), inner])
+    # local headers that disagree with the central directory
+    wheel("lh_name", [_member("zs_lh_name/a.py", py, lo=dict(name=b"zs_lh_name/b.py"))])
+    wheel("lh_size", [_member("zs_lh_size/a.py", py * 10, lo=dict(usize=7))])
+    wheel("lh_method", [_member("zs_lh_method/a.py", py, method=0, lo=dict(method=8))])
+    wheel("lh_encrypted", [_member("zs_lh_encrypted/a.py", py, lo=dict(flags=1))])
+    wheel("lh_utf8", [_member("zs_lh_utf8/\u00e9.py", py, lo=dict(cflags=0x800))])
+    # data descriptors: sizes 0 in the local header, the real ones after the data; right,
+    # and one whose descriptor disagrees with the central directory
+    ok = _member("zs_dd/a.py", py * 50)
+    ok["local"].update(flags=8, crc=0, csize=0, usize=0, cflags=8,
+                       dd=struct.pack("<IIII", 0x08074B50, ok["crc"], len(ok["comp"]),
+                                      len(ok["data"])))
+    wheel("dd", [ok])
+    # encrypted in both headers: no disagreement (wheelgate reads no encrypted member)
+    wheel("encrypted", [_member("zs_encrypted/a.py", py, lo=dict(flags=1, cflags=1))])
+    # not a hostile case: stored empty members (a directory entry, an empty __init__.py),
+    # which libzip opens without reading their local headers
+    wheel("emptymembers", [_member("zs_emptymembers/", b"", method=0, attr=0o40755 << 16),
+                           _member("zs_emptymembers/__init__.py", b"", method=0)])
+    bad = _member("zs_lh_dd/a.py", py * 50)
+    bad["local"].update(flags=8, crc=0, csize=0, usize=0, cflags=8,
+                        dd=struct.pack("<IIII", 0x08074B50, bad["crc"], len(bad["comp"]),
+                                       len(bad["data"]) + 1))
+    wheel("lh_dd", [bad])
+    # unsafe names
+    link = 0o120777 << 16
+    wheel("symlink_abs", [_member("zs_symlink_abs/passwd", b"/etc/passwd", method=0, attr=link)])
+    wheel("symlink_up", [_member("zs_symlink_up/up", b"../../..", method=0, attr=link)])
+    wheel("nul", [_member(b"zs_nul/a.py\x00.txt", py)])
+    wheel("case", [_member("zs_case/Foo.py", py), _member("zs_case/foo.py", b"y = 2\n")])
+    wheel("dot", [_member("zs_dot/./a.py", py)])
+    wheel("dotlead", [_member("./zs_dotlead/a.py", py)])
+    wheel("empty", [_member("zs_empty//a.py", py)])
+    return made
+
+
+def zip_struct_main(what, args):
+    if what == "overlap":
+        overlap(args[0], *[int(a) for a in args[1:3]])
+    else:
+        for p in zipstruct(args[0]):
+            print(p)
 
 
 if __name__ == "__main__":

@@ -213,6 +213,17 @@ def nocode_object(tmp):
     return out
 
 
+def zipstruct_case(tmp, name):
+    """One of bench/hostile_gen.py's zip-structure wheels, made in tmp."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "bench"))
+    import hostile_gen
+    for p in hostile_gen.zipstruct(os.path.join(tmp, "zipstruct")):
+        if os.path.basename(p).startswith("zs_%s-" % name):
+            return p
+    raise AssertionError("no zip-structure case " + name)
+
+
 @test
 def every_rule_triggers_and_stays_quiet():
     need_corpus()
@@ -276,6 +287,9 @@ def every_rule_triggers_and_stays_quiet():
         # badelf/_sect: its .dynsym section header points past the end of the file; ld.so
         # never reads it, so the object is read from its dynamic segment and the lie said.
         ("WG-ELF-001", os.path.join(W, "badelf-1.0-cp312-cp312-linux_x86_64.whl"), fa_t, []),
+        # a symbolic-link member (an error in both profiles; tests/integration/test_zipstruct.py)
+        ("WG-WHL-004", zipstruct_case(tmp, "symlink_abs"),
+         os.path.join(W, "base-1.0-py3-none-any.whl"), []),
         # More Python than the import checks examine (2,000,000 lines): said, as a warning.
         ("WG-WHL-003", make_wheel(os.path.join(tmp, "bigpy-1.0-py3-none-any.whl"),
                                   {"bigpy/m%d.py" % i: b"\n" * (1 << 20) for i in range(2)}),

@@ -128,4 +128,4 @@ def damage_is_an_install_failure():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())  # main() returns 1 on a failure: without the exit, ctest saw a pass

@@ -18,7 +18,7 @@ START_TEST(test_shipped_rules_self_test)
 	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
 	ck_assert_uint_eq(wg_ruleset_count(rs), 31 + 2 /* kernels.yaml: WG-KRN-001, -002 */ + 1 /* WG-ABI3-001 */ +
 			  7 /* claims.yaml */ + 1 /* WG-SYS-004 */ +
-			  2 /* installed files: WG-REC-004, -005 */ + 1 /* WG-ELF-001 */);
+			  2 /* installed files: WG-REC-004, -005 */ + 1 /* WG-ELF-001 */ + 1 /* WG-WHL-004 */);
 	int rc = wg_ruleset_self_test(rs, &report);
 	ck_assert_msg(rc == WG_OK, "rule examples failing:\n%s", report ? report : "");
 	wg_free(report);
@@ -93,7 +93,7 @@ START_TEST(test_enable_disable)
 	}
 	ck_assert_uint_eq(enabled, 29 + 2 /* kernels.yaml */ + 1 /* WG-ABI3-001 */ +
 			  7 /* claims.yaml */ + 1 /* WG-SYS-004 */ +
-			  2 /* installed files: WG-REC-004, -005 */ + 1 /* WG-ELF-001 */);
+			  2 /* installed files: WG-REC-004, -005 */ + 1 /* WG-ELF-001 */ + 1 /* WG-WHL-004 */);
 	wg_ruleset_free(rs);
 	o.disable = bogus;
 	o.ndisable = 1;

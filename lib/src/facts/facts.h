@@ -108,6 +108,7 @@ typedef struct {
 	uint64_t size, csize;
 	const char *method;
 	bool is_dir, is_elf, safe, hashed, read_ok;
+	bool symlink; /* a symbolic link by its Unix external attributes (S_IFLNK) */
 	uint8_t sha256[32];
 	const char *sha256_b64;
 	wg_record_status record;

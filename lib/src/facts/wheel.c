@@ -605,8 +605,18 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 		/* An installed file RECORD lists and that is gone: nothing to read; the record
 		 * rules report it (WG-REC-005), no read problem. */
 		m->record = e.absent ? WG_RECORD_ABSENT : WG_RECORD_NOT_READ;
+		m->symlink = e.symlink;
 		const char *why = unsafe_reason(m->name);
-		if (why) {
+		if (e.nul_in_name) {
+			/* libzip reads a NUL in a name as a space (so m->name has one there);
+			 * Python's zipfile ends the name at it, uv keeps it. */
+			m->safe = false;
+			wg_scan_add_problem(scan, WG_EUNSAFE, m->name,
+					    "%s: unsafe member name '%s' (a NUL byte, shown as a space): "
+					    "pip installs the file under the part of the name before it, "
+					    "other installers under another name or not at all", scan->path,
+					    m->name);
+		} else if (why) {
 			m->safe = false;
 			wg_scan_add_problem(scan, WG_EUNSAFE, m->name,
 					    "%s: unsafe member name '%s' (%s): it would be written outside "

@@ -20,10 +20,15 @@ typedef struct {
 	/* an installed distribution's file that RECORD lists and that is not there: nothing
 	 * to read (a zip member is never absent) */
 	bool absent;
+	bool symlink;     /* Unix external attributes say S_IFLNK */
+	bool nul_in_name; /* the name holds a NUL byte: `name` is what precedes it */
 } wg_zip_entry;
 
 /* Both refuse an archive whose end-of-central-directory record declares more than
- * max_members members before libzip parses its directory, and name a duplicate member. */
+ * max_members members before libzip parses its directory, and name a duplicate member.
+ * Opened from bytes in memory (a mapped file, a buffer), an archive is also refused when two
+ * members share bytes (an overlapping zip bomb) or a local file header disagrees with the
+ * central directory (name, encryption or name-encoding flag, sizes, CRC, data descriptor). */
 int wg_zip_open_fd(wg_zip **out, int fd, const char *name, uint32_t max_members, wg_err *err);
 int wg_zip_open_buffer(wg_zip **out, const void *data, size_t len, const char *name,
 		       uint32_t max_members, wg_err *err);

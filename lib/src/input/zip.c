@@ -33,6 +33,7 @@
 typedef struct {
 	const char *name; /* libzip's, valid while the archive is open */
 	uint64_t off;  /* where its data starts in the archive's bytes; NO_OFF when unknown */
+	bool nul;      /* its name holds a NUL byte: libzip's (a C string) ends there */
 	uint64_t csize;
 	uint32_t crc;
 	int32_t method;
@@ -49,7 +50,7 @@ typedef struct {
 	const uint8_t *base;
 	uint64_t len, pos;
 	bool armed;
-	uint64_t first_read;
+	uint64_t first_read, first_seek;
 	zip_error_t err;
 } memsrc;
 
@@ -124,9 +125,13 @@ static uint64_t le(const uint8_t *p, int n)
 
 /* The member count the end-of-central-directory record (or its ZIP64 record) declares, read
  * from the file's last 64 KiB: a bound check before libzip parses the whole directory, not a
- * zip reader (libzip still reads everything). -1 when there is no such record. */
-static int64_t declared_members(tail_read rd, const void *src, uint64_t size)
+ * zip reader (libzip still reads everything). -1 when there is no such record. *cd_off (when
+ * not NULL): where the record says the central directory starts (NO_CD when not told). */
+#define NO_CD UINT64_MAX
+static int64_t declared_members_at(tail_read rd, const void *src, uint64_t size, uint64_t *cd_off)
 {
+	if (cd_off)
+		*cd_off = NO_CD;
 	size_t n = size < 65557 ? (size_t)size : 65557;
 	uint8_t *t = n >= 22 ? malloc(n) : NULL;
 	int64_t count = -1;
@@ -136,18 +141,28 @@ static int64_t declared_members(tail_read rd, const void *src, uint64_t size)
 		if (le(t + i, 4) != 0x06054b50 || i + 22 + le(t + i + 20, 2) > n)
 			continue;
 		count = (int64_t)le(t + i + 10, 2);
+		if (cd_off)
+			*cd_off = le(t + i + 16, 4);
 		uint8_t z[56];
 		uint64_t eocd = size - n + i;
 		/* ZIP64: the locator right before the record points at the ZIP64 record. */
 		if (i >= 20 && le(t + i - 20, 4) == 0x07064b50 &&
 		    rd(src, le(t + i - 20 + 8, 8), z, sizeof(z)) == 0 && le(z, 4) == 0x06064b50 &&
-		    le(t + i - 20 + 8, 8) < eocd)
+		    le(t + i - 20 + 8, 8) < eocd) {
 			count = le(z + 32, 8) > INT64_MAX ? INT64_MAX : (int64_t)le(z + 32, 8);
+			if (cd_off)
+				*cd_off = le(z + 48, 8);
+		}
 		break;
 	}
 out:
 	free(t);
 	return count;
+}
+
+static int64_t declared_members(tail_read rd, const void *src, uint64_t size)
+{
+	return declared_members_at(rd, src, size, NULL);
 }
 
 static int too_many(tail_read rd, const void *src, uint64_t size, uint32_t max, const char *name,
@@ -237,6 +252,8 @@ static zip_int64_t mem_source(void *ud, void *data, zip_uint64_t n, zip_source_c
 		zip_int64_t at = zip_source_seek_compute_offset(m->pos, m->len, data, n, &m->err);
 		if (at < 0)
 			return -1;
+		if (m->armed && m->first_seek == NO_OFF)
+			m->first_seek = (uint64_t)at;
 		m->pos = (uint64_t)at;
 		return 0;
 	}
@@ -273,6 +290,8 @@ static int set_archive(wg_zip *z, zip_t *za, wg_err *err)
 	z->ninfo = n > 0 ? (uint64_t)n : 0;
 	if (z->ninfo && !(z->info = calloc((size_t)z->ninfo, sizeof(*z->info))))
 		return wg_seterr(err, WG_ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < z->ninfo; i++)
+		z->info[i].off = NO_OFF;
 	return WG_OK;
 }
 
@@ -305,8 +324,11 @@ static int finish_open(wg_zip **out, wg_zip *z, zip_t *za, wg_err *err)
 	return WG_OK;
 }
 
+static int check_layout(wg_zip *z, uint64_t cd_off, wg_err *err);
+
 /* Opens the bytes at base (the caller's, or our mapping of the file): the count bound, libzip
- * with its consistency checks, the duplicate's name when that is what it refused. */
+ * with its consistency checks, the duplicate's name when that is what it refused, then the
+ * layout libzip does not check (check_layout). */
 static int open_bytes(wg_zip **out, wg_zip *z, const void *base, size_t len, const char *name,
 		      uint32_t max_members, wg_err *err)
 {
@@ -326,11 +348,36 @@ static int open_bytes(wg_zip **out, wg_zip *z, const void *base, size_t len, con
 		wg_zip_close(z);
 		return rc;
 	}
+	if (!za && ze == ZIP_ER_INCONS) {
+		/* libzip does not say which member or field: opened without its checks, the
+		 * layout check names them (else libzip's word stands). */
+		zip_t *lax = NULL;
+		uint64_t cd_off;
+		declared_members_at(mem_read, &m, len, &cd_off);
+		if (open_memory(z, base, len, 0, &lax) == 0 && set_archive(z, lax, err) == WG_OK &&
+		    check_layout(z, cd_off, err) < 0) {
+			wg_zip_close(z);
+			return err->code;
+		}
+		/* z owns lax now (closed with it) */
+		wg_zip_close(z);
+		return open_error(ze, name, err);
+	}
 	if (!za) {
 		wg_zip_close(z);
 		return open_error(ze, name, err);
 	}
-	return finish_open(out, z, za, err);
+	uint64_t cd_off;
+	declared_members_at(mem_read, &m, len, &cd_off);
+	int rc = set_archive(z, za, err);
+	if (rc == WG_OK)
+		rc = check_layout(z, cd_off, err);
+	if (rc < 0) {
+		wg_zip_close(z);
+		return rc;
+	}
+	*out = z;
+	return WG_OK;
 }
 
 int wg_zip_open_fd(wg_zip **out, int fd, const char *name, uint32_t max_members, wg_err *err)
@@ -432,31 +479,227 @@ static const char *method_name(int32_t m)
 	}
 }
 
-/* Where member i's data starts in the archive's bytes, as libzip finds it: opened raw, the
- * first bytes it reads are noted and compared with the bytes at that place. NO_OFF when that
- * cannot be told (the member then streams through libzip). */
-static uint64_t locate(wg_zip *z, uint64_t i, uint64_t csize)
+/* ---- the layout: what libzip's consistency check leaves out ---- */
+
+/* ZIP_CHECKCONS compares each local header with its directory entry (name, method, time, CRC
+ * and sizes, zeros allowed where a data descriptor follows) and bounds each member by the
+ * central directory's start. It does not see members that share bytes (Fifield's overlapping
+ * zip bomb: a 548 KB file whose 256 members each inflate the same 64 MiB deflate stream, a
+ * directory every check of libzip's accepts), the flags of the two headers, or the data
+ * descriptor itself; a reader that streams the local headers (uv's) and one that follows the
+ * directory (pip's) may then install different files. So, once per archive and before any
+ * member is inflated: libzip is asked where each local header is (opening a member raw, it
+ * reads the header first: the read is noted), the fixed 30 bytes there are compared with the
+ * directory, and the members' stretches [local header, end of data and descriptor) sorted by
+ * offset must not overlap and must end before the central directory. */
+
+typedef struct {
+	uint64_t from, to, i;
+} span;
+
+static int by_from(const void *a, const void *b)
 {
-	if (!z->src.base)
-		return NO_OFF;
-	zip_file_t *f = zip_fopen_index(z->za, i, ZIP_FL_COMPRESSED);
-	if (!f)
-		return NO_OFF;
+	const span *x = a, *y = b;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+static const char *member_name(const wg_zip *z, uint64_t i)
+{
+	return i < z->ninfo && z->info[i].name ? z->info[i].name : "?";
+}
+
+static bool non_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return true;
+	return false;
+}
+
+/* Where the local header is that libzip went to open a member: it seeks there and reads the
+ * header whole or from its name length on (1.7: 26 bytes in); whichever it was, the
+ * signature must be there. NO_OFF when neither. */
+static uint64_t noted_header(const memsrc *m)
+{
+	const uint64_t at[] = {m->first_seek, m->first_read,
+			       m->first_read != NO_OFF && m->first_read >= 26 ? m->first_read - 26
+									  : NO_OFF};
+	for (size_t k = 0; k < 3; k++)
+		if (at[k] != NO_OFF && at[k] <= m->len && m->len - at[k] >= 30 &&
+		    le(m->base + at[k], 4) == 0x04034b50)
+			return at[k];
+	return NO_OFF;
+}
+
+/* Member i's local header against its directory entry; *sp its stretch of the archive. */
+static int check_member(wg_zip *z, uint64_t i, uint64_t cd_off, span *sp, wg_err *err)
+{
+	zmember *zm = &z->info[i];
+	const uint8_t *base = z->src.base;
+	uint64_t len = z->src.len;
+	zip_stat_t st;
+	zip_stat_init(&st);
+	if (zip_stat_index(z->za, i, 0, &st) != 0 || !(st.valid & ZIP_STAT_COMP_SIZE) ||
+	    !(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_CRC))
+		return wg_seterr(err, WG_EFORMAT, "%s: member #%llu: incomplete directory entry",
+				 z->name, (unsigned long long)i);
+	zm->name = st.name;
+	const char *name = member_name(z, i);
+	const char *raw = zip_get_name(z->za, i, ZIP_FL_ENC_RAW);
+	if (!raw)
+		return wg_seterr(err, WG_EFORMAT, "%s: member #%llu has no name", z->name,
+				 (unsigned long long)i);
+	/* Where libzip reads the local header, then the data. */
 	uint8_t head[16];
-	size_t want = csize < sizeof(head) ? (size_t)csize : sizeof(head);
-	uint64_t off = NO_OFF;
+	size_t want = st.comp_size < sizeof(head) ? (size_t)st.comp_size : sizeof(head);
 	z->src.armed = true;
+	z->src.first_read = z->src.first_seek = NO_OFF;
+	zip_file_t *f = zip_fopen_index(z->za, i, ZIP_FL_COMPRESSED);
+	uint64_t hp = noted_header(&z->src);
 	z->src.first_read = NO_OFF;
-	zip_int64_t got = want ? zip_fread(f, head, want) : 0;
-	uint64_t at = z->src.first_read;
+	zip_int64_t got = f && want ? zip_fread(f, head, want) : 0;
+	uint64_t dp = z->src.first_read;
+	bool cenc = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
+	if (!f && cenc) {
+		/* Encrypted: libzip opens it only with a password, and seeks to the local header
+		 * before it finds the password wrong. The data is not read (never viewed). */
+		z->src.first_read = z->src.first_seek = NO_OFF;
+		zip_file_t *g = zip_fopen_index_encrypted(z->za, i, ZIP_FL_COMPRESSED, "wheelgate");
+		if (g)
+			zip_fclose(g);
+		hp = noted_header(&z->src);
+		want = 0;
+	}
 	z->src.armed = false;
-	zip_fclose(f);
-	if (want == 0)
-		return NO_OFF; /* nothing to read: an empty member is not located (none needed) */
-	if (got == (zip_int64_t)want && at != NO_OFF && at <= z->src.len &&
-	    csize <= z->src.len - at && !memcmp(z->src.base + at, head, want))
-		off = at;
-	return off;
+	if (f)
+		zip_fclose(f);
+	if (f && hp == NO_OFF && st.comp_size == 0) {
+		/* An empty member is opened without a read: no data to share or inflate, and its
+		 * local header was compared with the directory by libzip's check at open. */
+		sp->from = sp->to = NO_OFF;
+		return WG_OK;
+	}
+	if (hp == NO_OFF || hp > len || len - hp < 30 || le(base + hp, 4) != 0x04034b50)
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: no local file header where the central "
+				 "directory says it is", z->name, name);
+	const uint8_t *h = base + hp;
+	uint32_t flags = (uint32_t)le(h + 6, 2), lcrc = (uint32_t)le(h + 14, 4);
+	uint64_t lcs = le(h + 18, 4), lus = le(h + 22, 4), nl = le(h + 26, 2), xl = le(h + 28, 2);
+	uint64_t data = hp + 30 + nl + xl;
+	if (data > len || st.comp_size > len - data)
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: member data runs past the end of the "
+				 "archive", z->name, name);
+	if (want && (got != (zip_int64_t)want || dp != data || memcmp(base + data, head, want)))
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: the member's data is not where its local "
+				 "header says", z->name, name);
+	/* The name, byte for byte. libzip reads a NUL in a name as a space; Python's zipfile
+	 * ends the name there (pip installs "a.py" for "a.py\0.txt"); uv keeps it. */
+	size_t rl = strlen(raw);
+	bool same = nl == rl;
+	for (size_t k = 0; same && k < rl; k++) {
+		if (h[30 + k] == 0 && raw[k] == ' ')
+			zm->nul = true;
+		else if (h[30 + k] != (uint8_t)raw[k])
+			same = false;
+	}
+	if (!same)
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: the local file header names the member "
+				 "differently (installers that read the local headers and those that "
+				 "read the central directory would install different files)",
+				 z->name, name);
+	if ((uint32_t)le(h + 8, 2) != (uint32_t)st.comp_method)
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: the local file header says compression "
+				 "method %u, the central directory %u", z->name, name,
+				 (unsigned)le(h + 8, 2), (unsigned)st.comp_method);
+	/* The flags that change what the bytes are: encryption, and the name's encoding. */
+	if (cenc != ((flags & 1) != 0))
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: the local file header says the member "
+				 "is %sencrypted, the central directory that it is %s", z->name, name,
+				 cenc ? "not " : "", cenc ? "encrypted" : "not");
+	if (non_ascii(raw)) {
+		const char *strict = zip_get_name(z->za, i, ZIP_FL_ENC_STRICT);
+		bool cutf8 = strict && !strcmp(strict, raw);
+		if (cutf8 != ((flags & 0x800) != 0))
+			return wg_seterr(err, WG_EFORMAT, "%s: %s: the name is %s in the local file "
+					 "header and %s in the central directory (installers would "
+					 "name the file differently)", z->name, name,
+					 cutf8 ? "CP437" : "UTF-8", cutf8 ? "UTF-8" : "CP437");
+	}
+	/* Sizes and CRC: libzip compared them; a data descriptor (flag 3) is compared here. */
+	uint64_t dd = 0;
+	if (flags & 8) {
+		uint64_t e = data + st.comp_size;
+		bool z64 = st.comp_size >= 0xffffffffu || st.size >= 0xffffffffu ||
+			   lcs == 0xffffffffu || lus == 0xffffffffu;
+		uint64_t w = z64 ? 8 : 4, sig = len - e >= 4 && le(base + e, 4) == 0x08074b50 ? 4 : 0;
+		dd = sig + 4 + 2 * w;
+		if (len - e < dd)
+			return wg_seterr(err, WG_EFORMAT, "%s: %s: the data descriptor its local header "
+					 "announces is missing", z->name, name);
+		const uint8_t *d = base + e + sig;
+		if (le(d, 4) != st.crc || le(d + 4, (int)w) != st.comp_size ||
+		    le(d + 4 + w, (int)w) != st.size)
+			return wg_seterr(err, WG_EFORMAT, "%s: %s: the data descriptor says CRC %08llx, "
+					 "%llu bytes compressed, %llu uncompressed; the central "
+					 "directory %08x, %llu, %llu", z->name, name,
+					 (unsigned long long)le(d, 4),
+					 (unsigned long long)le(d + 4, (int)w),
+					 (unsigned long long)le(d + 4 + w, (int)w), st.crc,
+					 (unsigned long long)st.comp_size, (unsigned long long)st.size);
+	} else if (lcrc != st.crc || (lcs != 0xffffffffu && lcs != st.comp_size) ||
+		   (lus != 0xffffffffu && lus != st.size)) {
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: the local file header says CRC %08x, "
+				 "%llu bytes compressed, %llu uncompressed; the central directory "
+				 "%08x, %llu, %llu", z->name, name, lcrc, (unsigned long long)lcs,
+				 (unsigned long long)lus, st.crc, (unsigned long long)st.comp_size,
+				 (unsigned long long)st.size);
+	}
+	sp->from = hp;
+	sp->to = data + st.comp_size + dd;
+	sp->i = i;
+	if (cd_off != NO_CD && sp->to > cd_off)
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: member data runs into the central "
+				 "directory", z->name, name);
+	if (st.comp_size)
+		zm->off = data;
+	return WG_OK;
+}
+
+static int check_layout(wg_zip *z, uint64_t cd_off, wg_err *err)
+{
+	if (!z->src.base || !z->ninfo)
+		return WG_OK; /* read from a descriptor: every member streams through libzip */
+	span *sp = malloc((size_t)z->ninfo * sizeof(*sp));
+	if (!sp)
+		return wg_seterr(err, WG_ENOMEM, "out of memory");
+	int rc = WG_OK;
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < z->ninfo && rc == WG_OK; i++)
+		if ((rc = check_member(z, i, cd_off, &sp[n], err)) == WG_OK && sp[n].from != NO_OFF)
+			n++;
+	if (rc == WG_OK && n > 1) {
+		qsort(sp, (size_t)n, sizeof(*sp), by_from);
+		/* Sorted by start: a stretch overlaps an earlier one exactly when it starts before
+		 * the farthest end so far. */
+		uint64_t far = 0;
+		for (uint64_t k = 1; k < n; k++) {
+			if (sp[k].from < sp[far].to) {
+				const span *a = &sp[far], *b = &sp[k];
+				uint64_t to = a->to < b->to ? a->to : b->to;
+				rc = wg_seterr(err, WG_EFORMAT, "%s: members %s and %s overlap (bytes "
+					       "%llu to %llu of the archive are both's): members that "
+					       "share compressed data are a zip bomb (one stream "
+					       "inflated once per member); the archive is refused",
+					       z->name, member_name(z, a->i), member_name(z, b->i),
+					       (unsigned long long)b->from, (unsigned long long)to);
+				break;
+			}
+			if (sp[k].to > sp[far].to)
+				far = k;
+		}
+	}
+	free(sp);
+	return rc;
 }
 
 int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err)
@@ -478,20 +721,23 @@ int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err)
 	out->encrypted = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) &&
 			 st.encryption_method != ZIP_EM_NONE;
 	out->absent = false;
+	zip_uint8_t opsys = 0;
+	zip_uint32_t attr = 0;
+	out->symlink = zip_file_get_external_attributes(z->za, i, 0, &opsys, &attr) == 0 &&
+		       opsys == ZIP_OPSYS_UNIX && ((attr >> 16) & 0170000) == 0120000;
+	out->nul_in_name = false;
 	if (i < z->ninfo) {
+		/* Where the data is (off) was found, and checked, when the archive was opened. */
 		zmember *zm = &z->info[i];
 		zm->name = st.name;
 		zm->elf = -1;
-		zm->off = NO_OFF;
 		zm->csize = st.comp_size;
 		zm->method = st.comp_method;
 		zm->crc = st.crc;
+		out->nul_in_name = zm->nul;
 		bool plain = !out->encrypted && (st.valid & ZIP_STAT_CRC) &&
 			     (st.comp_method == ZIP_CM_STORE || st.comp_method == ZIP_CM_DEFLATE);
-		if (plain && st.comp_size == 0)
-			zm->viewable = true; /* no data: nothing to locate */
-		else if (plain && (zm->off = locate(z, i, st.comp_size)) != NO_OFF)
-			zm->viewable = true;
+		zm->viewable = plain && (st.comp_size == 0 || zm->off != NO_OFF);
 	}
 	return WG_OK;
 }

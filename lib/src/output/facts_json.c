@@ -144,6 +144,14 @@ json_t *wg_facts_json(const wg_scan *s)
 			fstr(m->name), I(m->size), I(m->csize), fstr(m->method), m->is_dir, m->is_elf,
 			m->safe, m->hashed, m->read_ok, hex, fstr(m->sha256_b64), (int)m->record));
 	}
+	/* Symbolic-link members, by index: a key of its own, absent when there are none, so
+	 * facts stored before it was added still read. */
+	json_t *symlinks = NULL;
+	for (size_t i = 0; i < s->members.len; i++) {
+		const wg_member *m = wg_vec_at(&s->members, i);
+		if (m->symlink && (symlinks || (symlinks = json_array())))
+			json_array_append_new(symlinks, json_integer((json_int_t)i));
+	}
 	for (size_t i = 0; sources && i < s->sources.len; i++) {
 		const wg_source *src = wg_vec_at(&s->sources, i);
 		json_array_append_new(sources, json_pack("[o, o]", fstr(src->name),
@@ -187,6 +195,10 @@ json_t *wg_facts_json(const wg_scan *s)
 		json_object_set_new(doc, "problems_more", pmore);
 	else
 		json_decref(pmore);
+	if (doc && symlinks)
+		json_object_set_new(doc, "symlinks", symlinks);
+	else
+		json_decref(symlinks);
 	return doc;
 }
 
@@ -551,6 +563,18 @@ static void read_facts(rd *r, json_t *f)
 		}
 		m->sha256_b64 = gstr(r, G(t, 10));
 		m->record = (wg_record_status)gint(r, G(t, 11), WG_RECORD_REPACKAGED);
+	}
+	json_t *links = O(f, "symlinks"); /* optional: absent when no member is one */
+	if (links && !json_is_array(links))
+		bad(r, "\"symlinks\" is not a list");
+	for (size_t i = 0; links && i < json_array_size(links) && !r->bad; i++) {
+		json_t *v = G(links, i);
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    (uint64_t)json_integer_value(v) >= s->members.len) {
+			bad(r, "a symlink is not a member's index");
+			break;
+		}
+		((wg_member *)wg_vec_at(&s->members, (size_t)json_integer_value(v)))->symlink = true;
 	}
 	glist(r, &s->wheels, O(f, "wheels"));
 	json_t *k = O(f, "kernel");
