@@ -7,8 +7,10 @@ A Skip is for what CI may lack too (a GPU, nvcc, a CUDA toolkit). A Missing is f
 always has (../shared, python3-jsonschema, the tools scripts/setup.sh --test installs): outside
 CI the test is skipped and says so; in CI (CI=true in the environment) it fails. A script that skipped for lack of such a prerequisite,
 and failed nothing, exits with SKIPPED (77), which CTest reports as Skipped, not Passed."""
+import atexit
 import os
 import subprocess
+import sys
 import traceback
 
 TESTS = []
@@ -68,6 +70,22 @@ def validate(doc, schema, python, draft="Draft7Validator", required=True):
 
 
 def main():
+    """Runs every test; returns 1 when any failed, SKIPPED when what CI has was missing here,
+    else 0. The process exits with that outcome even when the script drops it (four scripts
+    ended in a bare main(), and ctest saw their failures as passes)."""
+    rc = _run()
+    if rc:
+        atexit.register(_exit_with, rc)
+    return rc
+
+
+def _exit_with(rc):
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)
+
+
+def _run():
     passed = failed = skipped = missing = 0
     for t in TESTS:
         try:

@@ -231,6 +231,6 @@ def missing_store_entry_named():
 
 
 try:
-    main()
+    sys.exit(main())
 finally:
     shutil.rmtree(TMP, ignore_errors=True)

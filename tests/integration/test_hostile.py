@@ -453,4 +453,4 @@ except BaseException as e:  # pip's InstallationError, or SystemExit without pip
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -228,4 +228,4 @@ def bad_jobs_values_are_refused():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -655,4 +655,4 @@ def config_keys_and_usage_errors():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

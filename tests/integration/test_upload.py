@@ -562,4 +562,4 @@ def fifty_at_once_memory_flat():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
