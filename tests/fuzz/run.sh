@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer harness for a fixed time and fails on any finding (a crash, a leak, an
-# input slower than 20 s, more than 2 GiB of memory, a sanitizer report).
+# Runs every libFuzzer harness for a fixed time and fails on any finding: a crash, a leak, a
+# sanitizer report, an input slower than WG_FUZZ_SLOW seconds (a slow unit), one still running
+# after WG_FUZZ_TIMEOUT seconds (a timeout) or one over WG_FUZZ_RSS_MB of memory (out of memory).
 #   tests/fuzz/run.sh FUZZ_DIR SEEDS OUT SECONDS [PARALLEL] [JOBS]
 # FUZZ_DIR: the fuzz_<h> binaries (build-fuzz/tests/fuzz); SEEDS: make-seeds.sh's output;
-# OUT: corpora, logs and findings (OUT/findings/<h>-crash-...); SECONDS: per harness;
+# OUT: corpora, logs and findings (OUT/findings/<h>-<kind>-<sha1>); SECONDS: per harness;
 # PARALLEL: harnesses run at once (default: the number of CPUs); JOBS: libFuzzer -fork jobs per
 # harness (default 1). WG_FUZZ_HARNESSES="wheel elf" picks harnesses.
+# Each harness runs in libFuzzer's fork mode: a finding is saved and the harness goes on fuzzing
+# for the rest of its time, so one slow input neither ends the run early nor goes unseen.
+# Limits (per input, in this ASan + UBSan build): WG_FUZZ_SLOW (10 s: -report_slow_units),
+# WG_FUZZ_TIMEOUT (20 s: -timeout), WG_FUZZ_RSS_MB (2048: -rss_limit_mb and -malloc_limit_mb).
 # Prints a line per harness: seconds, CPU seconds, inputs run, corpus size, findings; and the
-# total. Exit status 1 when anything was found (each finding belongs in tests/fuzz/regress/).
+# total; then one line per finding: its kind, harness, file, size, what it means and how to
+# replay it. Exit status 1 when anything was found (each finding belongs in
+# tests/fuzz/regress/<h>/, see its README).
 set -uo pipefail
-[ $# -ge 4 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
 bin=$1 seeds=$2 out=$3 secs=$4 par=${5:-$(nproc)} jobs=${6:-1}
+slow=${WG_FUZZ_SLOW:-10} tmo=${WG_FUZZ_TIMEOUT:-20} rss=${WG_FUZZ_RSS_MB:-2048}
 src=$(cd "$(dirname "$0")" && pwd)
 harnesses=${WG_FUZZ_HARNESSES:-wheel elf fatbin rules cache filename target facts python serve}
 mkdir -p "$out/findings"
@@ -24,12 +32,15 @@ one() {
 	local corpus="$out/corpus-$h" log="$out/log-$h"
 	mkdir -p "$corpus"
 	[ -d "$seeds/$h" ] || { echo "$h: no seeds in $seeds/$h" > "$out/stat-$h"; return; }
-	local fork=()
-	[ "$jobs" -gt 1 ] && fork=(-fork="$jobs" -ignore_crashes=0 -ignore_ooms=0 -ignore_timeouts=0)
+	# Fork mode even with one job: the parent keeps fuzzing after a child's crash, timeout or
+	# out-of-memory (each saved under OUT/findings by the child), where a plain run would stop
+	# at the first one for the rest of its time.
+	local fork=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 	local t0=$SECONDS
 	(
-		"$bin/fuzz_$h" "${fork[@]}" -max_total_time="$secs" -max_len=262144 -rss_limit_mb=2048 \
-			-malloc_limit_mb=2048 -timeout=20 -print_final_stats=1 -dict="$src/dict/$h.dict" \
+		"$bin/fuzz_$h" "${fork[@]}" -max_total_time="$secs" -max_len=262144 -rss_limit_mb="$rss" \
+			-malloc_limit_mb="$rss" -timeout="$tmo" -report_slow_units="$slow" \
+			-print_final_stats=1 -dict="$src/dict/$h.dict" \
 			-artifact_prefix="$out/findings/$h-" "$corpus" "$seeds/$h" > "$log" 2>&1
 		echo "rc $?" >> "$log"
 		times > "$out/times-$h.both" # the second line: the fuzzer's (and its jobs') time
@@ -48,13 +59,41 @@ one() {
 		> "$out/stat-$h"
 }
 export -f one
-export bin seeds out secs jobs src
+export bin seeds out secs jobs src slow tmo rss
 printf '%s\n' $harnesses | xargs -P "$par" -I{} bash -c 'one {}'
 cat "$out"/stat-*
 awk '{ w += $2; c += $4; n += $6; f += $11 } END { printf "all       %d CPU-seconds (%.1f CPU-minutes), %d inputs, %d findings\n", c, c / 60, n, f }' "$out"/stat-*
-if [ -n "$(ls -A "$out/findings")" ]; then
-	echo "FINDINGS (reproduce with the harness and the file; keep each in tests/fuzz/regress/<h>/):"
-	ls -l "$out/findings"
-	for l in "$out"/log-*; do grep -l -E 'ERROR: |SUMMARY: ' "$l" >/dev/null && { echo "== $l"; grep -A30 -m1 -E '==ERROR|ERROR: libFuzzer|SUMMARY' "$l" | head -60; }; done
-	exit 1
-fi
+[ -z "$(ls -A "$out/findings")" ] && exit 0
+
+# Every finding, named: <harness>-<kind>-<sha1>, kind as libFuzzer writes it.
+echo "FINDINGS: each fails this run; reproduce with the harness and the file, then keep it in"
+echo "tests/fuzz/regress/<h>/ (named after what it broke) once fixed:"
+n=0
+for f in "$out"/findings/*; do
+	[ -f "$f" ] || continue
+	b=$(basename "$f") h=${b%%-*}
+	kind=${b#"$h"-} kind=${kind%-*}
+	size=$(stat -c %s "$f")
+	case "$kind" in
+	slow-unit)
+		# Measured again (at most the timeout), so that the line says how slow.
+		ms=$(timeout $((tmo + 10)) "$bin/fuzz_$h" -runs=1 -rss_limit_mb="$rss" "$f" 2>&1 |
+			grep -oE 'Executed .* in [0-9]+ ms' | grep -oE '[0-9]+ ms$')
+		what="SLOW INPUT: took ${slow} s or more (-report_slow_units=$slow; run again: ${ms:-over $((tmo + 10)) s})" ;;
+	timeout) what="TIMEOUT: still running after $tmo s (-timeout=$tmo)" ;;
+	oom) what="OUT OF MEMORY: over $rss MB, or one allocation over it (-rss_limit_mb)" ;;
+	leak) what="LEAK (LeakSanitizer)" ;;
+	crash) what="CRASH or sanitizer report" ;;
+	*) what="$kind" ;;
+	esac
+	n=$((n + 1))
+	printf 'FINDING %d: fuzz_%s %s\n  file: %s (%s bytes)\n  replay: %s %s   (or build/tests/fuzz/replay_%s FILE)\n' \
+		"$n" "$h" "$what" "$f" "$size" "$bin/fuzz_$h" "$f" "$h"
+done
+for l in "$out"/log-*; do
+	grep -q -E '==ERROR|ERROR: libFuzzer|SUMMARY: ' "$l" || continue
+	echo "== $l"
+	grep -A30 -m1 -E '==ERROR|ERROR: libFuzzer|SUMMARY' "$l" | head -60
+done
+echo "FUZZING FAILED: $n finding(s) above (slow units, timeouts and out-of-memory count as findings)"
+exit 1
