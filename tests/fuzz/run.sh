@@ -7,8 +7,10 @@
 # OUT: corpora, logs and findings (OUT/findings/<h>-<kind>-<sha1>); SECONDS: per harness;
 # PARALLEL: harnesses run at once (default: the number of CPUs); JOBS: libFuzzer -fork jobs per
 # harness (default 1). WG_FUZZ_HARNESSES="wheel elf" picks harnesses.
-# Each harness runs in libFuzzer's fork mode: a finding is saved and the harness goes on fuzzing
-# for the rest of its time, so one slow input neither ends the run early nor goes unseen.
+# Each harness first runs its seeds one by one, timed (a slow, hanging or crashing seed is a
+# finding, named), then fuzzes for the rest of SECONDS in libFuzzer's fork mode: a finding is
+# saved and the harness goes on fuzzing, so one slow input neither ends the run early nor goes
+# unseen.
 # Limits (per input, in this ASan + UBSan build): WG_FUZZ_SLOW (10 s: -report_slow_units),
 # WG_FUZZ_TIMEOUT (20 s: -timeout), WG_FUZZ_RSS_MB (2048: -rss_limit_mb and -malloc_limit_mb).
 # Prints a line per harness: seconds, CPU seconds, inputs run, corpus size, findings; and the
@@ -27,21 +29,80 @@ mkdir -p "$out/findings"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+limits() { echo -timeout="$tmo" -rss_limit_mb="$rss" -malloc_limit_mb="$rss"; }
+
+# The seeds (and a corpus kept from an earlier run), each run once by itself with the limits
+# and timed: libFuzzer reports no slow unit among the seeds, and fork mode's first merge drops
+# a seed that hangs or crashes without a word. A seed over SLOW seconds is saved as a slow unit;
+# one that crashes, times out or runs out of memory is saved by libFuzzer and the pass goes on
+# with the seeds after it (at most 5 such stops).
+seed_pass() {
+	local h=$1 corpus=$2 log=$3 list="$out/seedlist-$h" stops=0
+	find "$corpus" "$seeds/$h" -type f | sort > "$list"
+	# The first input run pays for the harness's set-up (the rule set, under ASan): a warm-up
+	# input, not timed, goes first.
+	printf '\n' > "$out/warmup-$h"
+	sed -i "1i $out/warmup-$h" "$list"
+	while [ -s "$list" ] && [ "$stops" -lt 5 ]; do
+		local files=()
+		mapfile -t files < "$list"
+		# shellcheck disable=SC2046
+		"$bin/fuzz_$h" $(limits) "${files[@]}" > "$log.now" 2>&1
+		local rc=$?
+		cat "$log.now" >> "$log"
+		[ "$rc" = 0 ] && break
+		# Stopped: the seed that was running is the finding (libFuzzer saves no artifact when it
+		# runs files): saved here under the kind its report names; the pass goes on after it.
+		local last kind
+		last=$(grep -E '^Running: ' "$log.now" | tail -n 1 | sed 's/^Running: //')
+		[ -n "$last" ] && [ -f "$last" ] || break
+		case "$(grep -E '^SUMMARY: |ERROR: libFuzzer' "$log.now" | tail -n 1)" in
+		*libFuzzer:\ timeout*) kind=timeout ;;
+		*out-of-memory*) kind=oom ;;
+		*LeakSanitizer*) kind=leak ;;
+		*) kind=crash ;;
+		esac
+		cp "$last" "$out/findings/$h-$kind-$(sha1sum < "$last" | cut -c1-40)"
+		stops=$((stops + 1))
+		case "$last" in "$corpus"/*) rm -f "$last" ;; esac
+		{ echo "$out/warmup-$h"; awk -v l="$last" 'found { print } $0 == l { found = 1 }' "$list"; } > "$list.next"
+		mv "$list.next" "$list"
+	done
+	rm -f "$log.now"
+	# Slow seeds, from libFuzzer's "Executed FILE in N ms"; the others (those run within the
+	# limits) are what fork mode starts from, so that it does not run a bad one again.
+	local f ms
+	rm -rf "$out/seeds-$h"
+	mkdir -p "$out/seeds-$h"
+	while read -r f ms; do
+		[ "$f" != "$out/warmup-$h" ] && [ -f "$f" ] || continue
+		if [ "$ms" -ge $((slow * 1000)) ]; then
+			cp "$f" "$out/findings/$h-slow-unit-$(sha1sum < "$f" | cut -c1-40)"
+			case "$f" in "$corpus"/*) rm -f "$f" ;; esac
+		else
+			case "$f" in "$corpus"/*) ;; *) cp "$f" "$out/seeds-$h/" ;; esac
+		fi
+	done < <(sed -nE 's/^Executed (.*) in ([0-9]+) ms$/\1 \2/p' "$log")
+}
+
 one() {
 	local h=$1
 	local corpus="$out/corpus-$h" log="$out/log-$h"
 	mkdir -p "$corpus"
 	[ -d "$seeds/$h" ] || { echo "$h: no seeds in $seeds/$h" > "$out/stat-$h"; return; }
-	# Fork mode even with one job: the parent keeps fuzzing after a child's crash, timeout or
-	# out-of-memory (each saved under OUT/findings by the child), where a plain run would stop
-	# at the first one for the rest of its time.
-	local fork=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 	local t0=$SECONDS
+	seed_pass "$h" "$corpus" "$out/log-seeds-$h"
+	# Fuzzing, for what is left of SECONDS (10 at least), in fork mode even with one job: the
+	# parent keeps fuzzing after a job's crash, timeout or out-of-memory (each saved under
+	# OUT/findings by the job), where a plain run would stop at the first one.
+	local left=$((secs - (SECONDS - t0)))
+	[ "$left" -ge 10 ] || left=10
+	local fork=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 	(
-		"$bin/fuzz_$h" "${fork[@]}" -max_total_time="$secs" -max_len=262144 -rss_limit_mb="$rss" \
-			-malloc_limit_mb="$rss" -timeout="$tmo" -report_slow_units="$slow" \
-			-print_final_stats=1 -dict="$src/dict/$h.dict" \
-			-artifact_prefix="$out/findings/$h-" "$corpus" "$seeds/$h" > "$log" 2>&1
+		# shellcheck disable=SC2046
+		"$bin/fuzz_$h" "${fork[@]}" -max_total_time="$left" -max_len=262144 $(limits) \
+			-report_slow_units="$slow" -print_final_stats=1 -dict="$src/dict/$h.dict" \
+			-artifact_prefix="$out/findings/$h-" "$corpus" "$out/seeds-$h" > "$log" 2>&1
 		echo "rc $?" >> "$log"
 		times > "$out/times-$h.both" # the second line: the fuzzer's (and its jobs') time
 	)
@@ -58,7 +119,7 @@ one() {
 		"$cpu" "${execs:-0}" "$(find "$corpus" -type f | wc -l)" "$found" "$(tail -1 "$log")" \
 		> "$out/stat-$h"
 }
-export -f one
+export -f one seed_pass limits
 export bin seeds out secs jobs src slow tmo rss
 printf '%s\n' $harnesses | xargs -P "$par" -I{} bash -c 'one {}'
 cat "$out"/stat-*
@@ -77,8 +138,9 @@ for f in "$out"/findings/*; do
 	case "$kind" in
 	slow-unit)
 		# Measured again (at most the timeout), so that the line says how slow.
-		ms=$(timeout $((tmo + 10)) "$bin/fuzz_$h" -runs=1 -rss_limit_mb="$rss" "$f" 2>&1 |
-			grep -oE 'Executed .* in [0-9]+ ms' | grep -oE '[0-9]+ ms$')
+		# shellcheck disable=SC2046
+		ms=$(timeout $((tmo + 10)) "$bin/fuzz_$h" $(limits) "$out/warmup-$h" "$f" 2>&1 |
+			grep -F "Executed $f in " | grep -oE '[0-9]+ ms$')
 		what="SLOW INPUT: took ${slow} s or more (-report_slow_units=$slow; run again: ${ms:-over $((tmo + 10)) s})" ;;
 	timeout) what="TIMEOUT: still running after $tmo s (-timeout=$tmo)" ;;
 	oom) what="OUT OF MEMORY: over $rss MB, or one allocation over it (-rss_limit_mb)" ;;
@@ -91,6 +153,7 @@ for f in "$out"/findings/*; do
 		"$n" "$h" "$what" "$f" "$size" "$bin/fuzz_$h" "$f" "$h"
 done
 for l in "$out"/log-*; do
+	[ -f "$l" ] || continue
 	grep -q -E '==ERROR|ERROR: libFuzzer|SUMMARY: ' "$l" || continue
 	echo "== $l"
 	grep -A30 -m1 -E '==ERROR|ERROR: libFuzzer|SUMMARY' "$l" | head -60
