@@ -10,8 +10,8 @@
  *   with its time; one still running at twice the limit is stopped by an alarm that names it;
  * - memory: the input during which the process's peak resident size (getrusage) first passes
  *   the limit (WG_REPLAY_MB, 700 MiB; 3 times that under AddressSanitizer) fails, with the
- *   peak; without AddressSanitizer an address-space limit (RLIMIT_AS) of 4 times that keeps a
- *   runaway input from taking the machine.
+ *   peak; without AddressSanitizer an address-space limit (RLIMIT_AS) of 4 times that and
+ *   512 MiB keeps a runaway input from taking the machine.
  * All inputs run; the status is 1 when any failed.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -95,7 +95,8 @@ static int replay_file(const char *path, unsigned *count)
 	fclose(f);
 	if (!buf || more) {
 		fprintf(stderr, "replay: %s: %s\n", path,
-			buf ? "larger than 16 MiB: not a fuzzer input" : "out of memory");
+			buf ? "larger than 16 MiB: not a fuzzer input"
+			    : "out of memory (the address-space guard: 4 x WG_REPLAY_MB + 512 MiB)");
 		free(buf);
 		return -1;
 	}
@@ -111,7 +112,7 @@ static int replay_file(const char *path, unsigned *count)
 	current_len = strlen(path) < sizeof(current) ? strlen(path) : sizeof(current) - 1;
 	memcpy(current, path, current_len);
 	long kb0 = peak_kb();
-	unsigned alarm_s = (unsigned)(2 * limit_s) + 1;
+	unsigned alarm_s = (unsigned)(2 * limit_s) + 2; /* at least twice the limit */
 	alarm(alarm_s);
 	double t0 = now_s();
 	LLVMFuzzerTestOneInput(in, n);
@@ -121,7 +122,7 @@ static int replay_file(const char *path, unsigned *count)
 	free(in);
 	(*count)++;
 	if (dt > limit_s) {
-		fprintf(stderr, "replay: %s: SLOW INPUT: %.2f s, over the %.0f s limit per input\n",
+		fprintf(stderr, "replay: %s: SLOW INPUT: %.2f s, over the %g s limit per input\n",
 			path, dt, limit_s);
 		failed++;
 	}
@@ -192,7 +193,7 @@ static void set_limits(void)
 #if !REPLAY_ASAN
 	/* A guard for the machine, far above the limit checked above. */
 	struct rlimit rl;
-	rlim_t as = (rlim_t)limit_kb * 1024 * 4;
+	rlim_t as = ((rlim_t)limit_kb * 4 + (512u << 10)) * 1024;
 	if (getrlimit(RLIMIT_AS, &rl) == 0 && (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > as)) {
 		rl.rlim_cur = as;
 		setrlimit(RLIMIT_AS, &rl);
@@ -213,7 +214,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (replay(argv[i], &count) != 0)
 			return 1;
-	printf("%s: %u inputs replayed (limits per input: %.0f s, %ld MiB peak)\n", argv[0], count,
+	printf("%s: %u inputs replayed (limits per input: %g s, %ld MiB peak)\n", argv[0], count,
 	       limit_s, limit_kb >> 10);
 	if (count == 0) {
 		fprintf(stderr, "replay: no input found: an empty corpus tests nothing\n");
