@@ -146,6 +146,8 @@ case_with() {
 echo "wheelgate: $wg"
 echo "inputs: $out"
 check="$wg check --no-config"
+# Output bounds (KB of stdout): a text report, a JSON document, a refusal.
+txt=512 json=4096 refusal=64
 # The text report's lines (and the JSON document's error entries) wheelgate prints.
 verdict='error\[WG-|warning\[WG-|^PASS |^[0-9]+ inputs?:'
 
@@ -178,33 +180,33 @@ if want 0; then
 fi
 
 [ "$list" = 1 ] && echo "== issue 12"
-case_with "$out/meta.whl" "4000 x 1 MiB METADATA (16 MB wheel)" 0 '[01]' "$verdict" 64 \
+case_with "$out/meta.whl" "4000 x 1 MiB METADATA (16 MB wheel)" 0 '[01]' "$verdict" "$txt" \
   "$check $out/hostile_meta-1.0-py3-none-any.whl"
-case_with "$out/hostile_init-1.0-py3-none-any.whl" "1 MiB __init__.py of imports" 1 '[01]' "$verdict" 1024 \
+case_with "$out/hostile_init-1.0-py3-none-any.whl" "1 MiB __init__.py of imports" 1 '[01]' "$verdict" "$txt" \
   "$check $out/hostile_init-1.0-py3-none-any.whl"
-case_with "$out/hostile_init-1.0-py3-none-any.whl" "  same, --format json" 1 '[01]' '"rule": *"WG-' 16384 \
+case_with "$out/hostile_init-1.0-py3-none-any.whl" "  same, --format json" 1 '[01]' '"rule": *"WG-' "$json" \
   "$check --format json $out/hostile_init-1.0-py3-none-any.whl"
-case_with "$out/hostile_imports-1.0-py3-none-any.whl" "1 MiB of 'from x import a   !'" 1 '[01]' "$verdict" 1024 \
+case_with "$out/hostile_imports-1.0-py3-none-any.whl" "1 MiB of 'from x import a   !'" 1 '[01]' "$verdict" "$txt" \
   "$check $out/hostile_imports-1.0-py3-none-any.whl"
-case_with "$out/aliases.yaml" "1 MB rule file of aliases" 1 '[12]' 'alias' 64 \
+case_with "$out/aliases.yaml" "1 MB rule file of aliases" 1 '[12]' 'alias' "$refusal" \
   "$check --rules $out/aliases.yaml $out/hostile_init-1.0-py3-none-any.whl"
-case_with "$genpy" "4 GiB on stdin (check -)" 0 '[12]' 'max-stdin|too large|budget' 64 \
+case_with "$genpy" "4 GiB on stdin (check -)" 0 '[12]' 'max-stdin|too large|budget' "$refusal" \
   "$gen stdin 4 | $check -"
-case_with "$genpy" "4 GiB on stdin (inspect -)" 0 '[12]' 'max-stdin|too large|budget' 64 \
+case_with "$genpy" "4 GiB on stdin (inspect -)" 0 '[12]' 'max-stdin|too large|budget' "$refusal" \
   "$gen stdin 4 | $wg inspect -"
-case_with "$out/symenv/lib/python3.12/site-packages/torch/lib/libc10.so" "200,000 symbols of one name (env)" 0 '0' '.' 1024 \
+case_with "$out/symenv/lib/python3.12/site-packages/torch/lib/libc10.so" "200,000 symbols of one name (env)" 0 '0' '.' "$txt" \
   "$wg env --no-cache $out/symenv"
-case_with "$out/cacheenv" "cache entry, 1.5M names (env)" 0 '0' '.' 1024 \
+case_with "$out/cacheenv" "cache entry, 1.5M names (env)" 0 '0' '.' "$txt" \
   "XDG_CACHE_HOME=$out/cache $wg env $out/cacheenv"
-case_with "$out/names/hostile_names-1.0-cp312-cp312-linux_x86_64.whl" "1 MiB of imported names (--env)" 0 '[01]' "$verdict" 1024 \
+case_with "$out/names/hostile_names-1.0-cp312-cp312-linux_x86_64.whl" "1 MiB of imported names (--env)" 0 '[01]' "$verdict" "$txt" \
   "$check --env $out/emptyenv $out/names/hostile_names-1.0-cp312-cp312-linux_x86_64.whl"
-case_with "$out/many-1.0-py3-none-any.whl" "1,000,000 members (92 MB)" 0 '[12]' 'member|max_members|too many' 64 \
+case_with "$out/many-1.0-py3-none-any.whl" "1,000,000 members (92 MB)" 0 '[12]' 'member|max_members|too many' "$refusal" \
   "$check $out/many-1.0-py3-none-any.whl"
-case_with "$out/hostile_rp-1.0-py3-none-any.whl" "RUNPATH outside env, 4 GiB non-ELF" 1 '[01]' "$verdict" 1024 \
+case_with "$out/hostile_rp-1.0-py3-none-any.whl" "RUNPATH outside env, 4 GiB non-ELF" 1 '[01]' "$verdict" "$txt" \
   "$check --env $out/rpenv $out/hostile_rp-1.0-py3-none-any.whl"
-case_with "$out/fifo.whl" "a FIFO as input" 1 '[12]' 'not a regular file' 64 \
+case_with "$out/fifo.whl" "a FIFO as input" 1 '[12]' 'not a regular file' "$refusal" \
   "$check $out/fifo.whl"
-case_with "$out/fifo.yaml" "a FIFO as --rules" 1 '[12]' 'not a regular file' 64 \
+case_with "$out/fifo.yaml" "a FIFO as --rules" 1 '[12]' 'not a regular file' "$refusal" \
   "$check --rules $out/fifo.yaml $out/hostile_init-1.0-py3-none-any.whl"
 
 # ---------------------------------------------------------------------------------------------
@@ -231,31 +233,31 @@ if want 1; then
   gen_input "$nam" zip_names "$nam"
   gen_input "$elf" elf_noshdr "$elf"
 fi
-case_with "$req" "10,000 Requires-Dist x 1,000 imports" 1 '[01]' "$verdict" 1024 \
+case_with "$req" "10,000 Requires-Dist x 1,000 imports" 1 '[01]' "$verdict" "$txt" \
   "$check $req"
-case_with "$req2" "100,000 Requires-Dist (extras) x 10,000 imp." 1 '[01]' "$verdict" 1024 \
+case_with "$req2" "100,000 Requires-Dist (extras) x 10,000 imp." 1 '[01]' "$verdict" "$txt" \
   "$check $req2"
-case_with "$ovl" "overlapping members, one deflate stream" 1 '1|2' 'overlap|shared|bomb' 64 \
+case_with "$ovl" "overlapping members, one deflate stream" 1 '1|2' 'overlap|shared|bomb' "$refusal" \
   "$check $ovl"
-case_with "$ovl" "  same, -j 1" 1 '1|2' 'overlap|shared|bomb' 64 \
+case_with "$ovl" "  same, -j 1" 1 '1|2' 'overlap|shared|bomb' "$refusal" \
   "$check -j 1 $ovl"
-case_with "$rec" "RECORD of 999,000 missing rows (json)" 1 '1' 'more like this|"more"|"count"|budget' 8192 \
+case_with "$rec" "RECORD of 999,000 missing rows (json)" 1 '1' 'more like this|"more"|"count"|budget' "$json" \
   "$check --format json $rec"
-case_with "$rec" "  same, text" 1 '1' 'more like this|budget' 1024 \
+case_with "$rec" "  same, text" 1 '1' 'more like this|budget' "$txt" \
   "$check $rec"
-case_with "$fat" "fatbin of 1,000,000 entries (inspect --json)" 1 '[012]' 'more|"count"|budget|entries' 8192 \
+case_with "$fat" "fatbin of 1,000,000 entries (inspect --json)" 1 '[012]' 'more|"count"|budget|entries' "$json" \
   "$wg inspect --json $fat"
-case_with "$fat" "  same, inspect (text)" 1 '[012]' 'more|budget|entries' 1024 \
+case_with "$fat" "  same, inspect (text)" 1 '[012]' 'more|budget|entries' "$txt" \
   "$wg inspect $fat"
-case_with "$hol" "hollow wheel of 245 KB (69,064 findings)" 1 '1' 'more like this|budget' 1024 \
+case_with "$hol" "hollow wheel of 245 KB (69,064 findings)" 1 '1' 'more like this|budget' "$txt" \
   "$check $hol"
-case_with "$hol" "  same, --format json" 1 '1' 'more like this|"more"|"count"|budget' 8192 \
+case_with "$hol" "  same, --format json" 1 '1' 'more like this|"more"|"count"|budget' "$json" \
   "$check --format json $hol"
-case_with "$nam" "symlinks, NUL, case, ./ and // in names" 1 '1' 'symlink|unsafe|WG-[A-Z]+-[0-9]+.*name' 1024 \
+case_with "$nam" "symlinks, NUL, case, ./ and // in names" 1 '1' 'symlink|unsafe|WG-[A-Z]+-[0-9]+.*name' "$txt" \
   "$check $nam"
-case_with "$elf" "ELF with zeroed e_shoff/e_shnum/e_shstrndx" 1 '1' 'error\[WG-ABI-001\]' 1024 \
+case_with "$elf" "ELF with zeroed e_shoff/e_shnum/e_shstrndx" 1 '1' 'error\[WG-ABI-001\]' "$txt" \
   "$check $elf"
-case_with "$genpy" "6 GiB of zeros on stdin (inspect -)" 0 '[12]' 'max-stdin|too large|budget' 64 \
+case_with "$genpy" "6 GiB of zeros on stdin (inspect -)" 0 '[12]' 'max-stdin|too large|budget' "$refusal" \
   "head -c 6G /dev/zero | $wg inspect -"
 
 # ---------------------------------------------------------------------------------------------
