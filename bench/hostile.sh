@@ -100,6 +100,10 @@ run_case() {
       >"$out/stdout.txt" 2>"$out/stderr.txt" )
   local secs kb rc
   read -r secs kb rc < <(tail -n 1 "$out/time.txt")
+  # time says 0 for a command a signal ended (a crash): never a pass.
+  local sig
+  sig=$(sed -nE 's/^Command terminated by signal ([0-9]+).*/\1/p' "$out/time.txt")
+  [ -n "$sig" ] && rc="signal$sig"
   local why=() shown
   local outkb=$(( $(stat -c %s "$out/stdout.txt") / 1024 ))
   local mib
