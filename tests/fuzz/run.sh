@@ -33,8 +33,8 @@ limits() { echo -timeout="$tmo" -rss_limit_mb="$rss" -malloc_limit_mb="$rss"; }
 # The seeds (and a corpus kept from an earlier run), each run once by itself with the limits
 # and timed: libFuzzer reports no slow unit among the seeds, and fork mode's first merge drops
 # a seed that hangs or crashes without a word. A seed over SLOW seconds is saved as a slow unit;
-# one that crashes, times out or runs out of memory is saved by libFuzzer and the pass goes on
-# with the seeds after it (at most 5 such stops).
+# one that crashes, leaks, times out or runs out of memory is saved under that kind and the
+# pass goes on with the seeds after it (at most 5 such stops).
 seed_pass() {
 	local h=$1 corpus=$2 log=$3 list="$out/seedlist-$h" stops=0
 	find "$corpus" "$seeds/$h" -type f | sort > "$list"
@@ -73,7 +73,7 @@ seed_pass() {
 	local f ms
 	rm -rf "$out/seeds-$h"
 	mkdir -p "$out/seeds-$h"
-	while read -r f ms; do
+	while read -r ms f; do
 		[ "$f" != "$out/warmup-$h" ] && [ -f "$f" ] || continue
 		if [ "$ms" -ge $((slow * 1000)) ]; then
 			cp "$f" "$out/findings/$h-slow-unit-$(sha1sum < "$f" | cut -c1-40)"
@@ -81,7 +81,7 @@ seed_pass() {
 		else
 			case "$f" in "$corpus"/*) ;; *) cp "$f" "$out/seeds-$h/" ;; esac
 		fi
-	done < <(sed -nE 's/^Executed (.*) in ([0-9]+) ms$/\1 \2/p' "$log")
+	done < <(sed -nE 's/^Executed (.*) in ([0-9]+) ms$/\2 \1/p' "$log")
 }
 
 one() {
@@ -90,23 +90,24 @@ one() {
 	mkdir -p "$corpus"
 	[ -d "$seeds/$h" ] || { echo "$h: no seeds in $seeds/$h" > "$out/stat-$h"; return; }
 	local t0=$SECONDS
-	seed_pass "$h" "$corpus" "$out/log-seeds-$h"
-	# Fuzzing, for what is left of SECONDS (10 at least). One job: a plain run, which stops at its
-	# first finding (saved and named below); JOBS > 1: fork mode, whose parent goes on after a
-	# job's crash, timeout or out-of-memory. Not fork mode for one job: its first merge runs the
-	# seeds again and each job starts afresh, which in a 60 s run cost nine tenths of the inputs
-	# (wheel, 25 s: 3,440 inputs plainly, 197 in fork mode).
-	local left=$((secs - (SECONDS - t0)))
-	[ "$left" -ge 10 ] || left=10
-	local fork=()
-	[ "$jobs" -gt 1 ] && fork=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 	(
+		seed_pass "$h" "$corpus" "$out/log-seeds-$h"
+		# Fuzzing, for what is left of SECONDS (10 at least). One job: a plain run, which stops
+		# at its first crash, timeout or out-of-memory (saved and named below; a slow unit is
+		# saved and fuzzing goes on); JOBS > 1: fork mode, whose parent goes on after each. Not
+		# fork mode for one job: its first merge runs the seeds again and each job starts
+		# afresh, which in a short run cost nine tenths of the inputs (wheel, 25 s: 3,440
+		# inputs plainly, 197 in fork mode).
+		local left=$((secs - (SECONDS - t0)))
+		[ "$left" -ge 10 ] || left=10
+		local fork=()
+		[ "$jobs" -gt 1 ] && fork=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 		# shellcheck disable=SC2046
 		"$bin/fuzz_$h" "${fork[@]}" -max_total_time="$left" -max_len=262144 $(limits) \
 			-report_slow_units="$slow" -print_final_stats=1 -dict="$src/dict/$h.dict" \
 			-artifact_prefix="$out/findings/$h-" "$corpus" "$out/seeds-$h" > "$log" 2>&1
 		echo "rc $?" >> "$log"
-		times > "$out/times-$h.both" # the second line: the fuzzer's (and its jobs') time
+		times > "$out/times-$h.both" # the second line: the seeds' and the fuzzer's time
 	)
 	local wall=$((SECONDS - t0))
 	# CPU: the children's user + system time, as `times` printed it (NmS.SSSs NmS.SSSs).
