@@ -341,6 +341,8 @@ def main():
         print(cache(args[0], args[1], int(args[2]) if len(args) > 2 else 1500000))
     elif what in ("overlap", "zipstruct"):  # issue 25, point 2 (the functions at the end)
         zip_struct_main(what, args)
+    elif what in ("elf-noshdr", "elf-withshdr"):  # issue 25, point 3: elf_noshdr OUT.whl
+        elf_noshdr(args[0], zero=what == "elf-noshdr")
     elif not budget_main(what, args):
         sys.exit(__doc__ + budget_main.__doc__)
 
@@ -668,6 +670,45 @@ def zip_struct_main(what, args):
     else:
         for p in zipstruct(args[0]):
             print(p)
+
+
+
+# ---- issue 25, point 3: an object whose section headers are zeroed (the loader never reads
+# them): an old-ABI torch extension that must fail WG-ABI-001 as the original does.
+
+OLD_ABI_SYMBOL = "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs"  # std::string as pre-cxx11 torch
+
+
+def elf_noshdr(out, zero=True):
+    """A cp312 wheel whose extension calls c10's old-ABI torchCheckFail; e_shoff, e_shnum and
+    e_shstrndx zeroed unless zero is False (the original, for comparison)."""
+    import struct
+    with tempfile.TemporaryDirectory() as tmp:
+        src, so = os.path.join(tmp, "c.c"), os.path.join(tmp, "c.so")
+        with open(src, "w") as f:
+            f.write('void torch_check_fail(void) __asm__("%s");\n'
+                    '__attribute__((visibility("default"))) void *PyInit__C(void)\n'
+                    '{ torch_check_fail(); return 0; }\n' % OLD_ABI_SYMBOL)
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", so, src], check=True)
+        with open(so, "rb") as f:
+            d = bytearray(f.read())
+    if zero:
+        struct.pack_into("<Q", d, 0x28, 0)
+        struct.pack_into("<HHH", d, 0x3a, 0, 0, 0)
+    di = "hostile_noshdr-1.0.dist-info"
+    files = [("hostile_noshdr/__init__.py", b"from . import _C\n"),
+             ("hostile_noshdr/_C.cpython-312-x86_64-linux-gnu.so", bytes(d)),
+             (di + "/METADATA", b"Metadata-Version: 2.1\nName: hostile_noshdr\nVersion: 1.0\n"
+                                b"Requires-Dist: torch\n"),
+             (di + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: hostile\nRoot-Is-Purelib: false\n"
+                             b"Tag: cp312-cp312-linux_x86_64\n")]
+    rows = []
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for arc, data in files:
+            z.writestr(arc, data)
+            rows.append(record_row(arc, data))
+        rows.append(di + "/RECORD,,")
+        z.writestr(di + "/RECORD", "\n".join(rows) + "\n")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@
 #                                (the corpus on 8 threads, one shared context) and the unit suites
 #   scripts/test.sh --fuzz       the libFuzzer harnesses (clang-14) in build-fuzz/, each run for
 #                                WG_FUZZ_SECONDS (default 60) from the seeds of the fixtures in
-#                                build/ (built first when missing); any finding fails
+#                                build/ (built first when missing); any finding fails, a slow
+#                                input (tests/fuzz/run.sh's limits) included
 # WG_WERROR=ON in the environment (CI sets it) makes compiler warnings errors.
 # CI=true in the environment (CI sets it) makes a missing ../shared or python3-jsonschema fail
 # the tests that need them instead of skipping them.
