@@ -18,14 +18,13 @@ mkdir -p "$out/made" "$out/wheel" "$out/elf"
 failed=0
 # file subcommand args... (OUT: the file; the names and sizes are bench/hostile.sh's)
 cases=(
-  "hostile_requires-1.0-py3-none-any.whl requires OUT 10000 1000"
-  "hostile_requires_extras-1.0-py3-none-any.whl requires OUT 100000 10000 extras"
+  "hostile_req-1.0-py3-none-any.whl requires OUT 10000 1000"
+  "hostile_reqx-1.0-py3-none-any.whl requires-extras OUT 100000 10000"
   "hostile_overlap-1.0-py3-none-any.whl overlap OUT"
-  "hostile_record-1.0-py3-none-any.whl record_rows OUT 999000"
-  "hostile_hollow-1.0-py3-none-any.whl hollow_many OUT"
-  "hostile_fatbin-1.0-cp312-cp312-linux_x86_64.whl fatbin_entries OUT 1000000"
-  "hostile_zipnames-1.0-py3-none-any.whl zip_names OUT"
-  "hostile_noshdr-1.0-cp312-cp312-linux_x86_64.whl elf_noshdr OUT"
+  "hostile_rec-1.0-py3-none-any.whl record-missing OUT 999000"
+  "hostile_hollow-1.0-py3-none-any.whl hollow OUT"
+  "hostile_fatbin-1.0-py3-none-any.whl fatbin OUT 1000000"
+  "hostile_noshdr-1.0-cp312-cp312-linux_x86_64.whl elf-noshdr OUT"
   "hostile_init-1.0-py3-none-any.whl init OUT"
   "hostile_imports-1.0-py3-none-any.whl imports OUT"
 )
@@ -50,6 +49,15 @@ for c in "${cases[@]}"; do
   *) echo "hostile $name: neither a zip nor an ELF (magic $magic)"; failed=1 ;;
   esac
 done
+# the zip-structure cases: one small wheel each, made into a directory
+if [ ! -s "$out/made/zipstruct/zs_symlink_abs-1.0-py3-none-any.whl" ]; then
+  if ! /usr/bin/python3 "$genpy" zipstruct "$out/made/zipstruct" > "$out/made/zipstruct.log" 2>&1; then
+    echo "GENERATOR FAILED: bench/hostile_gen.py zipstruct: $(tail -n 1 "$out/made/zipstruct.log")"
+    failed=1
+  fi
+fi
+cp "$out/made/zipstruct/"*.whl "$out/wheel/" 2>/dev/null ||
+  { echo "hostile: bench/hostile_gen.py zipstruct made no wheel"; failed=1; }
 for h in wheel elf; do
   [ -n "$(ls -A "$out/$h")" ] || continue
   "$bin/replay_$h" "$out/$h" || failed=1

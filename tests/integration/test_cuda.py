@@ -43,8 +43,9 @@ def inspect(*paths, gpus=(), entries=True):
     args = [WG, "inspect", "--json", "--symbols=none"]
     for g in gpus:
         args += ["--gpu", g]
-    if not entries:
-        args.append("--entries=none")
+    # every entry listed (inspect lists 1,000 an object by default; the counts compared
+    # with cuobjdump here are of all of them)
+    args.append("--entries=all" if entries else "--entries=none")
     p = subprocess.run(args + list(paths), capture_output=True, timeout=900)
     assert p.returncode in (0, 1), (p.returncode, p.stderr.decode()[-2000:])
     if len(p.stdout) < (64 << 20):
