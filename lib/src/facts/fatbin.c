@@ -2,7 +2,9 @@
  * The CUDA fatbinary reader (docs: ../shared/docs/fatbin-format.md). Walks every container in
  * the registered sections (.nv_fatbin, __nv_relfatbin), links them to their
  * .nvFatBinSegment wrappers, and finds containers kept elsewhere (cuFFT's .ldata) by a
- * validated scan of the whole object. Every header and size read from the file goes through
+ * validated scan of the whole object. An object whose section table is gone or lies is read as
+ * the loader and the CUDA runtime read it (loader_read): wrappers found in the PT_LOAD
+ * segments and mapped through them. Every header and size read from the file goes through
  * rd() against the object's bounds; entry walks always advance, so they cannot loop.
  * Payloads are decompressed only to read a PTX entry's .version/.target, into a small buffer.
  * SPDX-License-Identifier: GPL-3.0-or-later
