@@ -182,6 +182,7 @@ def the_test_can_fail_a_wrapper_removed_is_seen():
 
 if __name__ == "__main__":
     try:
-        main()
+        rc = main()
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
+    sys.exit(rc)

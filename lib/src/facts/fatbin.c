@@ -582,11 +582,11 @@ static int find_wrappers(const wg_object *obj, const span *s, const addrmap *map
 }
 
 /*
- * Keeps the containers of registered runs and the driver-loaded ones that passed the strict
+ * Keeps the registered containers and the driver-loaded ones that passed the strict
  * checks, registered ones first (in file order, as the sections list them), and renumbers
  * the entries to match. Linear but for one sort-free pass per list.
  */
-static int settle(wg_object *obj, found_info *info, const bool *reg_run)
+static int settle(wg_object *obj, const found_info *info, const bool *reg)
 {
 	size_t n = obj->fatbin_containers.len, k = 0;
 	wg_fatbin_container *c = obj->fatbin_containers.items;
@@ -597,11 +597,10 @@ static int settle(wg_object *obj, found_info *info, const bool *reg_run)
 		return WG_ENOMEM;
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < n; i++) {
-			bool reg = reg_run[info[i].run];
-			if (pass == 0 ? !reg : reg || info[i].tentative)
+			if (pass == 0 ? !reg[i] : reg[i] || info[i].tentative)
 				continue;
 			out[k] = c[i];
-			out[k].registered = reg;
+			out[k].registered = reg[i];
 			out[k].first_entry = ents.len;
 			for (size_t e = 0; e < c[i].entry_count; e++) {
 				wg_fatbin_entry *x = wg_vec_push(&ents);
@@ -630,8 +629,8 @@ static int settle(wg_object *obj, found_info *info, const bool *reg_run)
  * driver-loaded ones; a header that a wrapper points at, or that follows the previous
  * container back to back (the containers of .nv_fatbin and __nv_relfatbin lie so), is read
  * with the checks of a registered section; the strict checks' rejects (an empty device-link
- * container) are kept only if their run turns out registered. A run is registered when a
- * wrapper points at one of its containers.
+ * container) are kept only if they turn out registered: a wrapper points at them, or at a
+ * container after them in their run.
  */
 static int loader_read(wg_object *obj, wg_arena *a, const span *s, const addrmap *map,
 		       wg_scan_problem_fn problem, void *payload)
@@ -639,7 +638,7 @@ static int loader_read(wg_object *obj, wg_arena *a, const span *s, const addrmap
 	wg_vec hits, info;
 	wg_vec_init(&hits, sizeof(wrapper_hit));
 	wg_vec_init(&info, sizeof(found_info));
-	bool *reg_run = NULL;
+	bool *reg = NULL;
 	int rc = find_wrappers(obj, s, map, &hits);
 	const wrapper_hit *h = hits.items;
 	const uint64_t pattern = 0x00100001BA55ED50ull; /* 50 ED 55 BA 01 00 10 00 */
@@ -706,10 +705,10 @@ static int loader_read(wg_object *obj, wg_arena *a, const span *s, const addrmap
 		prev_end = p + c->size;
 		p = (p + c->size + 7) & ~7ull;
 	}
-	if (rc == WG_OK && !(reg_run = calloc(runs ? runs : 1, sizeof(*reg_run))))
-		rc = WG_ENOMEM;
-	/* The wrappers that point at a container found: counted, and its run registered. */
 	size_t n = obj->fatbin_containers.len;
+	if (rc == WG_OK && !(reg = calloc(n ? n : 1, sizeof(*reg))))
+		rc = WG_ENOMEM;
+	/* The wrappers that point at a container found: counted, and the container registered. */
 	for (size_t i = 0, j = 0; rc == WG_OK && i < hits.len; i++) {
 		while (j < n && ((wg_fatbin_container *)wg_vec_at(&obj->fatbin_containers, j))
 					->offset < h[i].target)
@@ -719,11 +718,25 @@ static int loader_read(wg_object *obj, wg_arena *a, const span *s, const addrmap
 			continue;
 		obj->fatbin_wrappers++;
 		c->wrapper_version = h[i].version; /* the last wrapper wins, as in the section */
-		reg_run[((found_info *)wg_vec_at(&info, j))->run] = true;
+		reg[j] = true;
+	}
+	/*
+	 * An unwrapped container lying back to back before a wrapped one is registered too: the
+	 * device-link fatbin of a plain build sits first in .nv_fatbin with no wrapper. One after
+	 * the last wrapped container of its run is not: a section of driver-loaded containers may
+	 * follow .nv_fatbin directly (libcublasLt's .cask_resource does).
+	 */
+	const found_info *fi = info.items;
+	for (size_t i = n, later = 0; rc == WG_OK && i-- > 0;) {
+		if (i + 1 < n && fi[i + 1].run == fi[i].run && reg[i + 1])
+			later = 1;
+		else if (i + 1 >= n || fi[i + 1].run != fi[i].run)
+			later = 0;
+		reg[i] = reg[i] || later;
 	}
 	if (rc == WG_OK)
-		rc = settle(obj, info.items, reg_run);
-	free(reg_run);
+		rc = settle(obj, info.items, reg);
+	free(reg);
 	wg_vec_free(&hits);
 	wg_vec_free(&info);
 	return rc;
