@@ -251,6 +251,23 @@ static int map_vaddr(const elf_view *v, uint64_t addr, const uint8_t **p, uint64
 	return MAP_NOWHERE;
 }
 
+/* The PT_LOAD segments, kept for the readers that map addresses on the raw bytes (fatbins). */
+static int read_segments(wg_object *obj, wg_arena *a, const elf_view *v)
+{
+	size_t n = 0;
+	for (uint64_t i = 0; i < v->phnum; i++)
+		n += PH_TYPE(v, i) == PT_LOAD;
+	obj->nsegments = 0;
+	obj->segments = wg_arena_alloc(a, (n ? n : 1) * sizeof(wg_segment));
+	if (!obj->segments)
+		return WG_ENOMEM;
+	for (uint64_t i = 0; i < v->phnum; i++)
+		if (PH_TYPE(v, i) == PT_LOAD)
+			obj->segments[obj->nsegments++] = (wg_segment){PH_VADDR(v, i), PH_OFFSET(v, i),
+								       PH_FILESZ(v, i)};
+	return WG_OK;
+}
+
 /* Maps a dynamic entry's address, or says which entry points where. */
 static int map_entry(const elf_view *v, const char *tag, uint64_t addr, const uint8_t **p,
 		     uint64_t *avail, wg_err *err)
@@ -1141,7 +1158,11 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 		goto close;
 	}
 	dyninfo di;
-	if ((rc = read_sections(obj, a, abfd)) < 0 || (rc = read_dynamic(obj, a, &v, &di, err)) < 0)
+	if ((rc = read_sections(obj, a, abfd)) < 0 || (rc = read_segments(obj, a, &v)) < 0) {
+		rc = wg_seterr(err, WG_ENOMEM, "out of memory");
+		goto close;
+	}
+	if ((rc = read_dynamic(obj, a, &v, &di, err)) < 0)
 		goto close;
 	if (di.from_segment) {
 		/* The loader's view; the version names by index are needed only with DT_VERSYM. */

@@ -48,6 +48,12 @@ typedef struct {
 	bool has_contents, code;
 } wg_section;
 
+/* A PT_LOAD program header: where the loader maps a file range (what fatbin.c maps the
+ * wrappers' pointers through, as the CUDA runtime sees them). */
+typedef struct {
+	uint64_t vaddr, offset, filesz;
+} wg_segment;
+
 typedef struct {
 	uint64_t offset;           /* file offset of the entry header */
 	size_t container;          /* index in fatbin_containers */
@@ -91,6 +97,8 @@ struct wg_object {
 	wg_string_abi abi, torch_abi;
 	wg_section *sections;
 	size_t nsections;
+	wg_segment *segments;     /* the PT_LOAD segments, in program header order */
+	size_t nsegments;
 	wg_vec fatbin_containers; /* wg_fatbin_container */
 	wg_vec fatbin_entries;    /* wg_fatbin_entry */
 	size_t fatbin_entries_more; /* entries past max_fatbin_entries: counted, not kept */

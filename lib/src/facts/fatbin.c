@@ -2,7 +2,9 @@
  * The CUDA fatbinary reader (docs: ../shared/docs/fatbin-format.md). Walks every container in
  * the registered sections (.nv_fatbin, __nv_relfatbin), links them to their
  * .nvFatBinSegment wrappers, and finds containers kept elsewhere (cuFFT's .ldata) by a
- * validated scan of the whole object. Every header and size read from the file goes through
+ * validated scan of the whole object. An object whose section table is gone or lies is read as
+ * the loader and the CUDA runtime read it (loader_read): wrappers found in the PT_LOAD
+ * segments and mapped through them. Every header and size read from the file goes through
  * rd() against the object's bounds; entry walks always advance, so they cannot loop.
  * Payloads are decompressed only to read a PTX entry's .version/.target, into a small buffer.
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -259,9 +261,59 @@ static const wg_section *section_at(const wg_object *o, uint64_t off)
 	return NULL;
 }
 
-/* File offset of virtual address va, through the loaded sections; UINT64_MAX if none. */
-static uint64_t va_to_offset(const wg_object *o, uint64_t va)
+/*
+ * Virtual addresses to file offsets, as the loader maps them: through the PT_LOAD segments
+ * (sorted by address once, then a binary search: thousands of wrappers in the large
+ * libraries, and a hostile object may have 65,535 segments), or the loaded sections for an
+ * object without program headers. Segments that overlap (which the ELF specification does
+ * not allow) resolve to the nearest one below the address, looking back at most 8.
+ */
+typedef struct {
+	const wg_object *o;
+	wg_segment *seg; /* sorted by vaddr, empty ones left out; NULL: use the sections */
+	size_t n;
+} addrmap;
+
+static int cmp_seg(const void *a, const void *b)
 {
+	uint64_t x = ((const wg_segment *)a)->vaddr, y = ((const wg_segment *)b)->vaddr;
+	return x < y ? -1 : x > y;
+}
+
+static int addrmap_init(addrmap *m, const wg_object *o)
+{
+	*m = (addrmap){o, NULL, 0};
+	if (!o->nsegments || !o->segments)
+		return WG_OK;
+	if (!(m->seg = malloc(o->nsegments * sizeof(*m->seg))))
+		return WG_ENOMEM;
+	for (size_t i = 0; i < o->nsegments; i++)
+		if (o->segments[i].filesz)
+			m->seg[m->n++] = o->segments[i];
+	qsort(m->seg, m->n, sizeof(*m->seg), cmp_seg);
+	return WG_OK;
+}
+
+/* File offset of virtual address va; UINT64_MAX if it maps to none. */
+static uint64_t va_to_offset(const addrmap *m, uint64_t va)
+{
+	if (m->seg) {
+		size_t lo = 0, hi = m->n; /* first segment above va */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (m->seg[mid].vaddr <= va)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = 0; k < 8 && lo > k; k++) {
+			const wg_segment *g = &m->seg[lo - 1 - k];
+			if (va - g->vaddr < g->filesz && g->offset <= UINT64_MAX - (va - g->vaddr))
+				return g->offset + (va - g->vaddr);
+		}
+		return UINT64_MAX;
+	}
+	const wg_object *o = m->o;
 	for (size_t i = 0; i < o->nsections; i++) {
 		const wg_section *sec = &o->sections[i];
 		if (sec->has_contents && sec->vma && va >= sec->vma && va - sec->vma < sec->size)
@@ -271,14 +323,14 @@ static uint64_t va_to_offset(const wg_object *o, uint64_t va)
 }
 
 static int add_container(wg_object *obj, wg_arena *a, const span *s, uint64_t off,
-			 const wg_section *sec, bool registered, wg_err *err)
+			 const wg_section *sec, bool registered, bool strict, wg_err *err)
 {
 	wg_fatbin_container c = {0};
 	wg_vec *entries = &obj->fatbin_entries;
 	size_t before = entries->len, more_before = obj->fatbin_entries_more;
 	char where[128];
 	snprintf(where, sizeof(where), "section %s", sec ? sec->name : "(none)");
-	int rc = parse_container(obj, a, s, off, !registered, where, &c, entries, err);
+	int rc = parse_container(obj, a, s, off, strict, where, &c, entries, err);
 	if (rc < 0) {
 		entries->len = before; /* drop what a failed container left */
 		obj->fatbin_entries_more = more_before;
@@ -319,7 +371,7 @@ static int walk_section(wg_object *obj, wg_arena *a, const span *s, const wg_sec
 		}
 		p += skip;
 		span within = {s->d, (size_t)end}; /* a container may not leave its section */
-		int rc = add_container(obj, a, &within, p, sec, true, &err);
+		int rc = add_container(obj, a, &within, p, sec, true, false, &err);
 		if (rc == WG_ENOMEM)
 			return rc;
 		if (rc < 0) {
@@ -345,7 +397,8 @@ static int cmp_by_offset(const void *a, const void *b)
 }
 
 /* .nvFatBinSegment: 24-byte wrappers {magic, version, data, filename_or_fatbins}. */
-static int link_wrappers(wg_object *obj, const span *s, wg_scan_problem_fn problem, void *payload)
+static int link_wrappers(wg_object *obj, const span *s, const addrmap *map,
+			 wg_scan_problem_fn problem, void *payload)
 {
 	const wg_section *seg = section_named(obj, ".nvFatBinSegment");
 	size_t n = obj->fatbin_containers.len;
@@ -369,7 +422,7 @@ static int link_wrappers(wg_object *obj, const span *s, wg_scan_problem_fn probl
 			break;
 		}
 		obj->fatbin_wrappers++;
-		by_offset key = {va_to_offset(obj, le64(w + 8)), 0};
+		by_offset key = {va_to_offset(map, le64(w + 8)), 0};
 		by_offset *hit = bsearch(&key, idx, n, sizeof(*idx), cmp_by_offset);
 		if (hit)
 			((wg_fatbin_container *)wg_vec_at(&obj->fatbin_containers, hit->index))
@@ -440,20 +493,282 @@ void wg_fatbin_budget(wg_scan *scan, wg_object *o)
 	scan->fatbin_entries_kept += n;
 }
 
+/* ---- objects whose section table cannot say where the registered fatbins are ---- */
+
+/*
+ * Whether the section table is usable for the registered fatbins: there is one, and the
+ * sections that hold them are there unless it is known to lie (rule WG-ELF-001). Without it
+ * the fatbins are read as the CUDA runtime finds them, through the wrappers (loader_read).
+ */
+static bool sections_usable(const wg_object *o)
+{
+	if (!o->nsections)
+		return false;
+	if (!o->sections_lie)
+		return true;
+	return section_named(o, ".nvFatBinSegment") &&
+	       (section_named(o, ".nv_fatbin") || section_named(o, "__nv_relfatbin"));
+}
+
+typedef struct {
+	uint64_t target, at; /* the container its data pointer maps to; the wrapper's offset */
+	int version;
+} wrapper_hit;
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const wrapper_hit *x = a, *y = b;
+	if (x->target != y->target)
+		return x->target < y->target ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+typedef struct {
+	size_t run;      /* containers found back to back share a run */
+	bool tentative;  /* kept only if its run is registered (the strict checks failed) */
+} found_info;
+
+/*
+ * The wrappers as the CUDA runtime gets them (its registration code holds their addresses):
+ * every 8-aligned offset of the PT_LOAD file ranges (merged, so each byte is looked at once)
+ * is tried for the 24-byte wrapper {magic, version 1 or 2, data, ...}; one counts only if its
+ * data pointer maps, through the segments, to a container header.
+ */
+static int find_wrappers(const wg_object *obj, const span *s, const addrmap *map, wg_vec *hits)
+{
+	size_t n = 0;
+	uint64_t *r = malloc((2 * obj->nsegments + 2) * sizeof(*r));
+	if (!r)
+		return WG_ENOMEM;
+	for (size_t i = 0; i < obj->nsegments; i++) {
+		const wg_segment *g = &obj->segments[i];
+		if (g->offset >= s->len || !g->filesz)
+			continue;
+		r[n++] = g->offset;
+		r[n++] = g->filesz > s->len - g->offset ? s->len : g->offset + g->filesz;
+	}
+	qsort(r, n / 2, 2 * sizeof(uint64_t), cmp_u64);
+	size_t m = 0; /* merged ranges */
+	for (size_t i = 0; i < n; i += 2) {
+		if (m && r[i] <= r[m - 1]) {
+			if (r[i + 1] > r[m - 1])
+				r[m - 1] = r[i + 1];
+		} else {
+			r[m++] = r[i];
+			r[m++] = r[i + 1];
+		}
+	}
+	for (size_t i = 0; i < m; i += 2) {
+		for (uint64_t p = (r[i] + 7) & ~7ull; p < r[i + 1] && r[i + 1] - p >= 24; p += 8) {
+			const uint8_t *w = s->d + p;
+			uint32_t ver = le32(w + 4);
+			if (le32(w) != WRAPPER_MAGIC || (ver != 1 && ver != 2))
+				continue;
+			uint64_t t = va_to_offset(map, le64(w + 8));
+			if (t == UINT64_MAX || t % 8 || !rd(s, t, CONTAINER_HEADER) ||
+			    le32(s->d + t) != FATBIN_MAGIC)
+				continue;
+			wrapper_hit *h = wg_vec_push(hits);
+			if (!h) {
+				free(r);
+				return WG_ENOMEM;
+			}
+			*h = (wrapper_hit){t, p, (int)ver};
+		}
+	}
+	free(r);
+	qsort(hits->items, hits->len, sizeof(wrapper_hit), cmp_hit);
+	return WG_OK;
+}
+
+/*
+ * Keeps the registered containers and the driver-loaded ones that passed the strict
+ * checks, registered ones first (in file order, as the sections list them), and renumbers
+ * the entries to match. Linear but for one sort-free pass per list.
+ */
+static int settle(wg_object *obj, const found_info *info, const bool *reg)
+{
+	size_t n = obj->fatbin_containers.len, k = 0;
+	wg_fatbin_container *c = obj->fatbin_containers.items;
+	wg_fatbin_container *out = malloc((n ? n : 1) * sizeof(*out));
+	wg_vec ents;
+	wg_vec_init(&ents, sizeof(wg_fatbin_entry));
+	if (!out)
+		return WG_ENOMEM;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			if (pass == 0 ? !reg[i] : reg[i] || info[i].tentative)
+				continue;
+			out[k] = c[i];
+			out[k].registered = reg[i];
+			out[k].first_entry = ents.len;
+			for (size_t e = 0; e < c[i].entry_count; e++) {
+				wg_fatbin_entry *x = wg_vec_push(&ents);
+				if (!x) {
+					free(out);
+					wg_vec_free(&ents);
+					return WG_ENOMEM;
+				}
+				*x = *(wg_fatbin_entry *)wg_vec_at(&obj->fatbin_entries,
+								    c[i].first_entry + e);
+				x->container = k;
+			}
+			k++;
+		}
+	memcpy(c, out, k * sizeof(*out));
+	obj->fatbin_containers.len = k;
+	wg_vec_free(&obj->fatbin_entries);
+	obj->fatbin_entries = ents;
+	free(out);
+	return WG_OK;
+}
+
+/*
+ * The fatbins of an object without a usable section table, as the loader and the CUDA runtime
+ * see them. One scan of the whole file at 8-aligned offsets for container headers, as for the
+ * driver-loaded ones; a header that a wrapper points at, or that follows the previous
+ * container back to back (the containers of .nv_fatbin and __nv_relfatbin lie so), is read
+ * with the checks of a registered section; the strict checks' rejects (an empty device-link
+ * container) are kept only if they turn out registered: a wrapper points at them, or at a
+ * container after them in their run.
+ */
+static int loader_read(wg_object *obj, wg_arena *a, const span *s, const addrmap *map,
+		       wg_scan_problem_fn problem, void *payload)
+{
+	wg_vec hits, info;
+	wg_vec_init(&hits, sizeof(wrapper_hit));
+	wg_vec_init(&info, sizeof(found_info));
+	bool *reg = NULL;
+	int rc = find_wrappers(obj, s, map, &hits);
+	const wrapper_hit *h = hits.items;
+	const uint64_t pattern = 0x00100001BA55ED50ull; /* 50 ED 55 BA 01 00 10 00 */
+	uint64_t p = 0, prev_end = UINT64_MAX;
+	size_t hi = 0, runs = 0;
+	wg_err err = {0};
+	while (rc == WG_OK && s->len >= CONTAINER_HEADER && p <= s->len - CONTAINER_HEADER) {
+		const uint8_t *d = s->d + p;
+		uint64_t v;
+		memcpy(&v, d, 8);
+		if (le32(d) != FATBIN_MAGIC || le16(d + 4) != 1) {
+			p += 8;
+			continue;
+		}
+		while (hi < hits.len && h[hi].target < p)
+			hi++;
+		bool wrapped = hi < hits.len && h[hi].target == p;
+		bool adjacent = prev_end != UINT64_MAX && p >= prev_end && p - prev_end < 8;
+		for (uint64_t i = prev_end; adjacent && i < p; i++)
+			adjacent = s->d[i] == 0;
+		bool tentative = false;
+		if (wrapped) {
+			rc = add_container(obj, a, s, p, section_at(obj, p), true, false, &err);
+		} else {
+			rc = v == pattern ? add_container(obj, a, s, p, section_at(obj, p), false, true,
+							  &err)
+					  : WG_EFORMAT;
+			if (rc != WG_OK && rc != WG_ENOMEM && (adjacent || v == pattern)) {
+				tentative = true;
+				rc = add_container(obj, a, s, p, section_at(obj, p), true, false, &err);
+			}
+		}
+		if (rc == WG_ENOMEM)
+			break;
+		if (rc < 0) {
+			if (wrapped) /* the runtime would hand this to the driver: say so */
+				problem(payload, rc, "%s", err.msg);
+			rc = WG_OK;
+			p += 8; /* chance bytes, not a container */
+			continue;
+		}
+		wg_fatbin_container *c = wg_vec_at(&obj->fatbin_containers,
+						   obj->fatbin_containers.len - 1);
+		/* A reject of the strict checks may not swallow a container a wrapper points at,
+		 * nor be more than an empty one unless it follows another. */
+		size_t next = hi + (wrapped ? 1 : 0);
+		while (next < hits.len && h[next].target <= p)
+			next++;
+		if (tentative && ((next < hits.len && h[next].target < p + c->size) ||
+				  (!adjacent && c->size != CONTAINER_HEADER))) {
+			obj->fatbin_entries.len = c->first_entry;
+			obj->fatbin_containers.len--;
+			p += 8;
+			continue;
+		}
+		found_info *f = wg_vec_push(&info);
+		if (!f) {
+			rc = WG_ENOMEM;
+			break;
+		}
+		f->run = adjacent ? runs - 1 : runs++;
+		f->tentative = tentative;
+		c->registered = false;
+		prev_end = p + c->size;
+		p = (p + c->size + 7) & ~7ull;
+	}
+	size_t n = obj->fatbin_containers.len;
+	if (rc == WG_OK && !(reg = calloc(n ? n : 1, sizeof(*reg))))
+		rc = WG_ENOMEM;
+	/* The wrappers that point at a container found: counted, and the container registered. */
+	for (size_t i = 0, j = 0; rc == WG_OK && i < hits.len; i++) {
+		while (j < n && ((wg_fatbin_container *)wg_vec_at(&obj->fatbin_containers, j))
+					->offset < h[i].target)
+			j++;
+		wg_fatbin_container *c = j < n ? wg_vec_at(&obj->fatbin_containers, j) : NULL;
+		if (!c || c->offset != h[i].target)
+			continue;
+		obj->fatbin_wrappers++;
+		c->wrapper_version = h[i].version; /* the last wrapper wins, as in the section */
+		reg[j] = true;
+	}
+	/*
+	 * An unwrapped container lying back to back before a wrapped one is registered too: the
+	 * device-link fatbin of a plain build sits first in .nv_fatbin with no wrapper. One after
+	 * the last wrapped container of its run is not: a section of driver-loaded containers may
+	 * follow .nv_fatbin directly (libcublasLt's .cask_resource does).
+	 */
+	const found_info *fi = info.items;
+	for (size_t i = n, later = 0; rc == WG_OK && i-- > 0;) {
+		if (i + 1 < n && fi[i + 1].run == fi[i].run && reg[i + 1])
+			later = 1;
+		else if (i + 1 >= n || fi[i + 1].run != fi[i].run)
+			later = 0;
+		reg[i] = reg[i] || later;
+	}
+	if (rc == WG_OK)
+		rc = settle(obj, info.items, reg);
+	free(reg);
+	wg_vec_free(&hits);
+	wg_vec_free(&info);
+	return rc;
+}
+
 static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		       wg_scan_problem_fn problem, void *payload)
 {
 	span s = {data, len};
 	int rc;
+	addrmap map;
 	wg_vec_init(&obj->fatbin_containers, sizeof(wg_fatbin_container));
 	wg_vec_init(&obj->fatbin_entries, sizeof(wg_fatbin_entry));
+	obj->fatbin_wrappers = 0;
+	if ((rc = addrmap_init(&map, obj)) < 0)
+		return rc;
+	if (!sections_usable(obj) && obj->nsegments) {
+		rc = loader_read(obj, a, &s, &map, problem, payload);
+		free(map.seg);
+		return rc;
+	}
 	static const char *const registered[] = {".nv_fatbin", "__nv_relfatbin"};
 	for (size_t i = 0; i < WG_ARRAY_LEN(registered); i++) {
 		const wg_section *sec = section_named(obj, registered[i]);
-		if (sec && (rc = walk_section(obj, a, &s, sec, problem, payload)) < 0)
+		if (sec && (rc = walk_section(obj, a, &s, sec, problem, payload)) < 0) {
+			free(map.seg);
 			return rc;
+		}
 	}
-	if ((rc = link_wrappers(obj, &s, problem, payload)) < 0)
+	rc = link_wrappers(obj, &s, &map, problem, payload);
+	free(map.seg);
+	if (rc < 0)
 		return rc;
 
 	/*
@@ -490,7 +805,7 @@ static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t 
 				p += 8;
 				continue;
 			}
-			rc = add_container(obj, a, &s, p, section_at(obj, p), false, &err);
+			rc = add_container(obj, a, &s, p, section_at(obj, p), false, true, &err);
 			if (rc == WG_ENOMEM) {
 				free(ranges);
 				return rc;

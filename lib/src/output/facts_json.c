@@ -117,6 +117,16 @@ static json_t *object_facts(const wg_object *o)
 		json_object_set_new(j, "fatbin_entries_more", json_integer(I(o->fatbin_entries_more)));
 	if (j)
 		json_object_set_new(j, "sections_lie", fstr(o->sections_lie));
+	if (j && o->segments) { /* the PT_LOAD segments: [vaddr, offset, filesz] */
+		json_t *segs = json_array();
+		for (size_t i = 0; segs && i < o->nsegments; i++)
+			json_array_append_new(segs, json_pack("[I, I, I]", I(o->segments[i].vaddr),
+				I(o->segments[i].offset), I(o->segments[i].filesz)));
+		if (!segs || json_object_set_new(j, "segments", segs) < 0) {
+			json_decref(j);
+			return NULL;
+		}
+	}
 	return j;
 fail:
 	json_decref(syms);
@@ -489,6 +499,28 @@ static void read_object(rd *r, json_t *j)
 	json_t *lie = O(j, "sections_lie"); /* absent in facts stored before it was read: none */
 	if (lie)
 		o->sections_lie = gstr(r, lie);
+	/* absent in facts stored before they were kept: the sections stand in for them */
+	json_t *segs = O(j, "segments");
+	if (!segs)
+		return;
+	if (!json_is_array(segs)) {
+		bad(r, "an object's segment list is not a list");
+		return;
+	}
+	size_t n = json_array_size(segs);
+	if (!(o->segments = wg_arena_alloc(r->a, (n ? n : 1) * sizeof(wg_segment)))) {
+		bad(r, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < n && !r->bad; i++) {
+		json_t *t = tuple(r, G(segs, i), 3);
+		if (!t)
+			return;
+		wg_segment *g = &o->segments[o->nsegments++];
+		g->vaddr = gint(r, G(t, 0), 0);
+		g->offset = gint(r, G(t, 1), 0);
+		g->filesz = gint(r, G(t, 2), 0);
+	}
 }
 
 static void read_facts(rd *r, json_t *f)
