@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Sets up a Debian 12 machine, builds wheelgate and runs the whole test suite.
 #   scripts/test.sh              build in build/ and run ctest
-#   scripts/test.sh --sanitize   the same under AddressSanitizer + UBSan, in build-asan/
+#   scripts/test.sh --sanitize   the same under AddressSanitizer + UBSan, in build-asan/ (less
+#                                the gate under pip 25.0/26.2.1/26.3.dev0 and the Debian
+#                                corpus: labels pip, debian)
 #   scripts/test.sh --release    a Release build with gcc in build-release/, then the unit suites
-#   scripts/test.sh --clang      a Debug build with clang-14 in build-clang/ and the whole ctest
+#   scripts/test.sh --clang      a Debug build with clang-14 in build-clang/ (every target) and
+#                                the unit and threads suites
 #   scripts/test.sh --tsan       ThreadSanitizer (clang-14) in build-tsan/: the threads test
 #                                (the corpus on 8 threads, one shared context) and the unit suites
 #   scripts/test.sh --fuzz       the libFuzzer harnesses (clang-14) in build-fuzz/, each run for
@@ -26,6 +29,10 @@ case "$mode" in
 --sanitize)
   build=build-asan
   flags=(-DCMAKE_BUILD_TYPE=Debug -DWG_SANITIZE=ON)
+  # The gate under the other pips (label pip, about 10 minutes) tests Python glue against pip
+  # versions, and the Debian corpus (label debian) pure-Python packages, not the C build: the
+  # plain build runs them; pip-gate (the default pip) runs here. CI has 90 minutes in all.
+  tests=(-LE '^(pip|debian)$')
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   # Check forks each test; ASan needs no special treatment for that.
@@ -39,6 +46,9 @@ case "$mode" in
   setup+=(--clang)
   build=build-clang
   flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
+  # clang-14's warnings (as errors in CI) over every target, and the unit suites: the
+  # integration suite runs in the plain and the ASan builds (CI has 90 minutes in all)
+  tests=(-L "unit|threads")
   ;;
 --fuzz)
   setup+=(--clang)
