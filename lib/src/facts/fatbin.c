@@ -577,7 +577,8 @@ static int find_wrappers(const wg_object *obj, const span *s, const addrmap *map
 		}
 	}
 	free(r);
-	qsort(hits->items, hits->len, sizeof(wrapper_hit), cmp_hit);
+	if (hits->len)
+		qsort(hits->items, hits->len, sizeof(wrapper_hit), cmp_hit);
 	return WG_OK;
 }
 
@@ -615,7 +616,8 @@ static int settle(wg_object *obj, const found_info *info, const bool *reg)
 			}
 			k++;
 		}
-	memcpy(c, out, k * sizeof(*out));
+	if (k)
+		memcpy(c, out, k * sizeof(*out));
 	obj->fatbin_containers.len = k;
 	wg_vec_free(&obj->fatbin_entries);
 	obj->fatbin_entries = ents;
