@@ -46,7 +46,14 @@ typedef struct check_command {
 int check_main(int argc, char **argv, const check_command *cmd);
 /** The options check and the commands built on it share, for their --help. */
 void check_help_options(FILE *f, bool audit);
-const char *default_env(char *buf, size_t n);
+/* pyenv.c: the environment ARG names (NULL: $VIRTUAL_ENV, else the python3 on PATH) as a path
+ * for wg_env_open: a directory as it is; an interpreter (a file, or a bare name on PATH, a
+ * shim included) run once and asked for sys.executable and sys.prefix. 0, with what was
+ * asked in note ("" when nothing was); 1 when the interpreter could not answer (out: its path,
+ * to be read as it is; err: why, for a message should reading fail too); -1 (a name on no
+ * PATH directory) with why in err. */
+int env_resolve(const char *arg, char *out, size_t n, char *note, size_t nn, char *err,
+		size_t en);
 
 /* output.c */
 extern bool use_color;

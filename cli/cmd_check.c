@@ -145,9 +145,11 @@ void check_help_options(FILE *f, bool audit)
 		"                     the same, in the same order, for any N\n"
 		"  -h, --help         show this help\n",
 		audit ? "" :
-		"  --env PATH         a Python environment (venv, prefix, site-packages or python\n"
-		"                     executable): its python, torch, CUDA and C++ ABI become the\n"
-		"                     target, and every object is resolved as the loader would\n"
+		"  --env PATH         a Python environment (venv, prefix, site-packages, a python\n"
+		"                     executable or a name on PATH such as python3, a pyenv shim\n"
+		"                     included: an interpreter is asked where it is): its\n"
+		"                     python, torch, CUDA and C++ ABI become the target, and\n"
+		"                     every object is resolved as the loader would\n"
 		"                     after `import torch` there (see 'wheelgate env'); each\n"
 		"                     wheel is judged as installed there on its own, in place of\n"
 		"                     the installed release of its name, and what that breaks\n"
@@ -250,6 +252,7 @@ static void print_report(FILE *out, const wg_ruleset *rs, const results *res, si
 typedef struct {
 	cli_config cfg;
 	const char *config, *output, *env_path, *stdin_name, *format;
+	char env_why[1024]; /* the interpreter --env named did not answer (pyenv.c): why */
 	const char *lock;   /* --lock FILE */
 	const char *facts_dir; /* --facts-dir DIR: the store of facts by sha256 */
 	bool from_facts;       /* --from-facts: the PATHs are stored facts (files or sha256s) */
@@ -488,7 +491,8 @@ static int make_target(wg_target **t, wg_env **env, const check_args *a, wg_cont
 	if (a->env_path) {
 		wg_env_options eo = WG_ENV_OPTIONS_INIT;
 		if (wg_env_open(env, sc, a->env_path, &eo) < 0) {
-			fail("--env: %s\n", esc(wg_scanner_error(sc)));
+			fail("--env: %s%s%s\n", esc(wg_scanner_error(sc)), *a->env_why ? "; " : "",
+			     a->env_why);
 			return EXIT_USAGE;
 		}
 		wg_target_set_env(*t, *env);
@@ -1112,11 +1116,35 @@ static int audit_env(check_args *a, int argc, char **argv, char *buf, size_t n)
 		fail("one ENV at most, not %d\n", argc - optind);
 		return EXIT_USAGE;
 	}
-	a->env_path = argc > optind ? argv[optind] : default_env(buf, n);
-	if (!a->env_path) {
-		fail("no ENV given and no python3 on PATH\n");
+	char note[1024];
+	int rc = env_resolve(argc > optind ? argv[optind] : NULL, buf, n, note, sizeof(note),
+			     a->env_why, sizeof(a->env_why));
+	if (rc < 0) {
+		fail("%s\n", a->env_why);
 		return EXIT_USAGE;
 	}
+	if (rc == 0)
+		a->env_why[0] = '\0';
+	a->env_path = buf;
+	if (*note && !a->quiet)
+		fprintf(stderr, "%s: %s\n", prog, note);
+	return -1;
+}
+
+/* check --env ENV: a name on PATH or an interpreter asked where it is (pyenv.c); -1 to go on,
+ * else the exit status. */
+static int check_env(check_args *a, char *buf, size_t n)
+{
+	char note[1024];
+	int rc = env_resolve(a->env_path, buf, n, note, sizeof(note), a->env_why,
+			     sizeof(a->env_why));
+	if (rc < 0) {
+		fail("--env: %s\n", a->env_why);
+		return EXIT_USAGE;
+	}
+	if (rc == 0)
+		a->env_why[0] = '\0';
+	a->env_path = buf;
 	return -1;
 }
 
@@ -1215,6 +1243,8 @@ int check_main(int argc, char **argv, const check_command *cmd)
 	int status = parse_args(&a, &cli, argc, argv);
 	if (status < 0 && cmd)
 		status = audit_env(&a, argc, argv, envbuf, sizeof(envbuf));
+	else if (status < 0 && a.env_path)
+		status = check_env(&a, envbuf, sizeof(envbuf));
 	if (status < 0)
 		status = configure(&a, &cli);
 	cfg_free(&cli);

@@ -12,24 +12,6 @@
 
 #include "cli.h"
 
-/* No PATH: the active venv, else the python3 on PATH (read, never run). */
-const char *default_env(char *buf, size_t n)
-{
-	const char *venv = getenv("VIRTUAL_ENV");
-	if (venv && *venv)
-		return venv;
-	const char *path = getenv("PATH");
-	char copy[8192];
-	snprintf(copy, sizeof(copy), "%s", path ? path : "/usr/bin");
-	char *save = NULL;
-	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(buf, n, "%s/python3", d);
-		if (access(buf, X_OK) == 0)
-			return buf;
-	}
-	return NULL;
-}
-
 static void print_list(const wg_env *e, wg_env_list l, const char *label)
 {
 	size_t n = wg_env_list_count(e, l);
@@ -53,9 +35,12 @@ int cmd_env(int argc, char **argv)
 		case 'n': no_cache = true; break;
 		case 'h':
 			printf("usage: wheelgate env [--json] [--no-cache] [PATH]\n\n"
-			       "Shows what wheelgate reads from a Python environment, without running\n"
+			       "Shows what wheelgate reads from a Python environment, without importing\n"
 			       "anything from it. PATH is a venv or prefix, a site-packages directory or a\n"
-			       "python executable; by default $VIRTUAL_ENV, else the python3 on PATH.\n"
+			       "python executable, or a name on PATH (python3.12); by default\n"
+			       "$VIRTUAL_ENV, else the python3 on PATH. An interpreter is asked where it\n"
+			       "is (run once as 'python -I -S', so a pyenv or asdf shim or a wrapper script\n"
+			       "leads to the real one; no site module, no .pth file of it runs).\n"
 			       "'wheelgate check --env PATH' checks wheels against it.\n");
 			return EXIT_CLEAN;
 		default:
@@ -64,12 +49,22 @@ int cmd_env(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	char buf[PATH_MAX];
-	const char *path = optind < argc ? argv[optind] : default_env(buf, sizeof(buf));
-	if (!path) {
-		fprintf(stderr, "wheelgate env: no PATH, no $VIRTUAL_ENV and no python3 on PATH\n");
+	char buf[PATH_MAX], note[1200], err[1024];
+	if (optind + 1 < argc) {
+		fprintf(stderr, "wheelgate env: one PATH at most, not %d\n", argc - optind);
 		return EXIT_USAGE;
 	}
+	int asked = env_resolve(optind < argc ? argv[optind] : NULL, buf, sizeof(buf), note,
+				sizeof(note), err, sizeof(err));
+	if (asked < 0) {
+		fprintf(stderr, "wheelgate env: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (asked == 0)
+		err[0] = '\0';
+	else
+		snprintf(note, sizeof(note), "read as it is: %s", err);
+	const char *path = buf;
 	wg_context *ctx = NULL;
 	wg_scanner *sc = NULL;
 	wg_env *env = NULL;
@@ -81,7 +76,8 @@ int cmd_env(int argc, char **argv)
 		fprintf(stderr, "wheelgate: %s\n", esc(wg_error_last()));
 		status = EXIT_USAGE;
 	} else if (wg_env_open(&env, sc, path, &eo) < 0) {
-		fprintf(stderr, "wheelgate env: %s\n", esc(wg_scanner_error(sc)));
+		fprintf(stderr, "wheelgate env: %s%s%s\n", esc(wg_scanner_error(sc)),
+			*err ? "; " : "", err);
 		status = EXIT_USAGE;
 	} else if (json) {
 		char *doc = NULL;
@@ -92,6 +88,8 @@ int cmd_env(int argc, char **argv)
 		wg_env_info ei = WG_ENV_INFO_INIT;
 		wg_env_get_info(&ei, env);
 		/* Paths and versions are the environment's: escaped like every name from outside. */
+		if (*note)
+			printf("%-16s%s\n", "from", note); /* escaped by env_resolve */
 		printf("%-16s%s\n", "site-packages", esc(ei.site_packages));
 		printf("%-16s%s%s%s\n", "python", ei.python_version ? esc(ei.python_version) : "?",
 		       ei.python ? "  " : "  (no interpreter found: Py* symbols taken as provided)",

@@ -931,10 +931,19 @@ static scan_env *open_env(scanner_state *s, const char *path)
 			return &s->envs[i];
 	scan_env *e = &s->envs[s->nenvs];
 	wg_env_options eo = WG_ENV_OPTIONS_INIT;
+	char where[PATH_MAX], note[1024], err[1024];
+	int asked = env_resolve(path, where, sizeof(where), note, sizeof(note), err, sizeof(err));
+	if (asked < 0) {
+		fail("--env %s\n", err);
+		return NULL;
+	}
+	if (asked == 0)
+		err[0] = '\0';
 	e->path = path;
-	if (wg_scanner_new(&e->sc, s->ctx) < 0 || wg_env_open(&e->env, e->sc, path, &eo) < 0) {
-		fail("--env %s: %s\n", esc(path), esc(e->sc ? wg_scanner_error(e->sc)
-							    : wg_error_last()));
+	if (wg_scanner_new(&e->sc, s->ctx) < 0 || wg_env_open(&e->env, e->sc, where, &eo) < 0) {
+		fail("--env %s: %s%s%s\n", esc(path), esc(e->sc ? wg_scanner_error(e->sc)
+							      : wg_error_last()),
+		     *err ? "; " : "", err);
 		wg_scanner_free(e->sc);
 		e->sc = NULL;
 		return NULL;

@@ -5,7 +5,9 @@ concurrent), and --gpu auto without a GPU.
 
 Usage: test_env.py WHEELGATE FIXTURES CORPUS
 """
+import base64
 import glob
+import hashlib
 import json
 import os
 import struct
@@ -273,6 +275,90 @@ def python_api_resolved_against_the_interpreter():
                        os.path.join(FIX, "envs", "oldabi"), pyapi)
     f = json.loads(out)["inputs"][0]["findings"]
     assert rc == 0 and [x["rule"] for x in f] == ["WG-LD-004"], f
+
+
+def shimmed_venv(tmp):
+    """A venv (Debian's python3) with one installed distribution, reached through a directory
+    of launchers the way pyenv does it: bin/python3 there is a shell script that execs the
+    venv's interpreter; python3.99 is a shim whose version is not installed."""
+    venv = os.path.join(tmp, "venv")
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", venv], check=True,
+                   timeout=120)
+    site = subprocess.run([os.path.join(venv, "bin", "python3"), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    info = os.path.join(site, "shimdemo-1.0.dist-info")
+    os.makedirs(info)
+    files = {"shimdemo.py": b"X = 1\n",
+             "shimdemo-1.0.dist-info/METADATA":
+                 b"Metadata-Version: 2.1\nName: shimdemo\nVersion: 1.0\n",
+             "shimdemo-1.0.dist-info/WHEEL":
+                 b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                 b"Tag: py3-none-any\n",
+             "shimdemo-1.0.dist-info/INSTALLER": b"pip\n"}
+    record = []
+    for rel, data in files.items():
+        with open(os.path.join(site, rel), "wb") as f:
+            f.write(data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+        record.append("%s,sha256=%s,%d" % (rel, digest.decode(), len(data)))
+    with open(os.path.join(info, "RECORD"), "w") as f:
+        f.write("\n".join(record + ["shimdemo-1.0.dist-info/RECORD,,"]) + "\n")
+    shims = os.path.join(tmp, "shims")
+    os.makedirs(shims)
+    for name, body in (("python3", 'exec "%s" "$@"\n' % os.path.join(venv, "bin", "python3")),
+                       ("python3.99", 'echo "pyenv: python3.99: command not found" >&2\n'
+                                      'exit 127\n')):
+        with open(os.path.join(shims, name), "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(os.path.join(shims, name), 0o755)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = shims + ":/usr/bin:/bin"
+    return os.path.realpath(site), env
+
+
+def run_in(env, *args):
+    p = subprocess.run([WG, *args], capture_output=True, timeout=600, env=env)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+@test
+def a_python_on_path_is_asked_through_its_shim():
+    """env, audit and --env find the environment of the python3 on PATH when that file is a
+    launcher (pyenv, asdf, a wrapper): the interpreter is run and asked, not the file read."""
+    if not os.access("/usr/bin/python3", os.X_OK):
+        raise Missing("no /usr/bin/python3")
+    with tempfile.TemporaryDirectory() as tmp:
+        site, env = shimmed_venv(tmp)
+        for args in (["env", "--json", "--no-cache"], ["env", "--json", "--no-cache", "python3"]):
+            rc, out, err = run_in(env, *args)
+            assert rc == 0, (args, rc, err)
+            assert os.path.realpath(json.loads(out)["site_packages"]) == site, (args, out)
+        rc, out, err = run_in(env, "env", "--no-cache")
+        assert rc == 0 and "shims/python3, asked: Python 3." in out, (rc, out, err)
+        # audit with no ENV: the venv's one distribution, audited.
+        rc, out, err = run_in(env, "audit", "--no-config", "--format", "json")
+        assert rc == 0, (rc, err)
+        doc = json.loads(out)
+        assert [i["path"] for i in doc["inputs"]] == ["shimdemo 1.0"], doc["inputs"]
+        # check --env python3: a bare name, looked up on PATH.
+        wheel = os.path.join(FIX, "wheels", "purepkg-0.1-py3-none-any.whl")
+        rc, out, err = run_in(env, "check", "--no-config", "--format", "json", "--env",
+                              "python3", wheel)
+        assert rc == 0, (rc, err)
+        assert json.loads(out)["target"]["python"] == json.loads(
+            run_in(env, "env", "--json", "python3")[1])["python_version"]
+        rc, out, err = run_in(env, "scan", "--no-config", "--env", "python3", wheel)
+        rec = json.loads(out.splitlines()[0])
+        assert rc == 0 and [t["verdict"] for t in rec["targets"]] == ["pass"], (rc, out, err)
+        # A shim whose interpreter is missing: exit 2, its own words, the file named.
+        rc, out, err = run_in(env, "env", "python3.99")
+        assert rc == 2 and "python3.99: command not found" in err and "shims/python3.99" in err, \
+            (rc, err)
+        rc, out, err = run_in(env, "check", "--no-config", "--env", "python3.99", wheel)
+        assert rc == 2 and "command not found" in err, (rc, err)
+        rc, out, err = run_in(env, "env", "nosuchpython")
+        assert rc == 2 and "no 'nosuchpython' on PATH" in err, (rc, err)
 
 
 @test
