@@ -8,10 +8,17 @@ and the others are kept. The report built from the records: its Markdown tables 
 the records hold, the HTML page parses (html.parser), has its charts as inline <svg> and
 loads nothing from anywhere; hostile text from a record is escaped in both.
 
+Issue 26, point 3: `python3 -m wheelgate.dask --target-set` with two and with three sets over
+the whole corpus (../shared/corpus/wheels) gives, for every (wheel, target), the record entry
+`wheelgate scan` gives with the same sets (no set's facts leak into another); the report of
+two scans of the same wheels (a `wheelgate scan` and a wheelgate.dask run: the docs' example)
+keeps every target of both; its charts give fail and error colours of their own, and the
+legend covers no bar (SVG geometry: the legend's box against every bar's visible box).
+
 Debian's python3-dask, python3-distributed and python3-matplotlib (scripts/setup.sh --test):
 missing, the tests are skipped outside CI and fail in CI.
 
-Usage: test_dask.py LIBWHEELGATE HOOKS_DIR FIXTURES
+Usage: test_dask.py LIBWHEELGATE HOOKS_DIR FIXTURES WHEELGATE_CLI CORPUS
 """
 import glob
 import hashlib
@@ -23,10 +30,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 from harness import Missing, main, test  # noqa: E402
 
-LIB, HOOKS, FIX = [os.path.abspath(a) for a in sys.argv[1:4]]
+LIB, HOOKS, FIX, CLI, CORPUS = [os.path.abspath(a) for a in sys.argv[1:6]]
 W = os.path.join(FIX, "wheels")
 TMP = tempfile.mkdtemp(prefix="wg-dask-")
 os.environ["WHEELGATE_LIB"] = LIB
@@ -331,12 +339,252 @@ def cli_and_imports():
     p = subprocess.run([sys.executable, "-m", "wheelgate.dask", "-o", out, "--gpu", "H999", W],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "H999" in p.stderr, p
+    # --target-set as wheelgate scan reads it: two sets of one name, or a KEY without a
+    # value, are refused (exit 2) before the cluster starts
+    for sets in (["a:gpu=H100", "a:gpu=L4"], ["a:gpu=H100,cuda="]):
+        p = subprocess.run([sys.executable, "-m", "wheelgate.dask", "-o", out, "--gpu", "H999",
+                            *[x for t in sets for x in ("--target-set", t)], W],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and ("two sets are named 'a'" in p.stderr
+                                      or "'cuda=' is not KEY=VALUE" in p.stderr), p
     # the base package imports neither Dask nor matplotlib
     code = ("import sys, wheelgate; wheelgate.check_all(sys.argv[1]); "
             "print(sorted(m for m in ('dask', 'distributed', 'matplotlib') if m in sys.modules))")
     p = subprocess.run([sys.executable, "-c", code, W], capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 0 and p.stdout.strip() == "[]", p
+
+
+# --- issue 26, point 3 --------------------------------------------------------------------
+
+# Named targets, as --target-set takes them. h200 is the machine the corpus wheels were run
+# on (H200, torch 2.11.0+cu130, CUDA 13.0, C++11 ABI, glibc 2.39: corpus README); the others
+# differ from it in GPU, torch, CUDA, C++ ABI or profile, so that a fact of one set leaking
+# into another changes verdicts. --target python=3.12 applies to every set (the sets' own on
+# top), in both programs.
+SETS = {"h200": "gpu=H200,torch=2.11.0+cu130,cuda=13.0,cxx11abi=1,glibc=2.39,profile=install",
+        "l4": "gpu=L4,torch=2.8.0+cu128,cuda=12.8,cxx11abi=0",
+        "a100": "gpu=A100,torch=2.11.0+cu130,cuda=13.0,glibc=2.39",
+        "publish": "profile=publish"}
+RUNS = (("h200", "l4"), ("a100", "publish", "h200"))
+COMMON = ["--target", "python=3.12"]
+# What happened to each corpus wheel on the H200 (corpus README): it imported and its kernel
+# ran, or not.
+RAN_ON_H200 = {"wgdemo_good_sm90": True, "wgcpu_cpu_good": True, "wgdemo_oldabi_sm90": False,
+               "wgdemo_sm80_only": False, "wgdemo_wrapper": False, "wgdemo_mixed": False}
+
+
+def corpus_wheels():
+    d = os.path.join(CORPUS, "wheels")
+    if not os.path.isdir(d):
+        raise Missing("the corpus not found at %s" % CORPUS)
+    found = sorted(os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs if f.endswith(".whl"))
+    assert found, d
+    return d, found
+
+
+def cli_scan(out, sets, paths, common=()):
+    """`wheelgate scan` (the C CLI) with these --target-sets; its records by path."""
+    args = [x for n in sets for x in ("--target-set", "%s:%s" % (n, SETS[n]))]
+    p = subprocess.run([CLI, "scan", "--no-config", "-q", "-j", "2", "-o", out, *common, *args,
+                        *paths], capture_output=True, text=True, timeout=300)
+    assert p.returncode in (0, 1, 2) and os.path.isfile(out), (p.returncode, p.stderr[-2000:])
+    with open(out, encoding="utf-8") as f:
+        recs = [json.loads(line) for line in f]
+    return p.returncode, recs
+
+
+def comparable(rec):
+    return {k: v for k, v in rec.items() if k not in ("seconds", "facts")}
+
+
+@test
+def target_sets_equal_scan_over_corpus():
+    need_dask()
+    import distributed
+    wheel_dir, wheels = corpus_wheels()
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    try:
+        for sets in RUNS:
+            tag = "-".join(sets)
+            rc, want = cli_scan(os.path.join(TMP, "corpus-%s.jsonl" % tag), sets, [wheel_dir],
+                                COMMON)
+            assert sorted(r["path"] for r in want) == wheels, [r["path"] for r in want]
+            out = os.path.join(TMP, "corpus-dask-%s" % tag)
+            args = [x for n in sets for x in ("--target-set", "%s:%s" % (n, SETS[n]))]
+            p = subprocess.run([sys.executable, "-m", "wheelgate.dask", "-o", out, "--scheduler",
+                                cluster.scheduler_address, "--partitions", "4", "--timeout",
+                                "240", *COMMON, *args, wheel_dir], capture_output=True, text=True,
+                               timeout=300)
+            got = {r["path"]: r for r in records(out)}
+            assert sorted(got) == wheels, (p, sorted(got))
+            assert p.returncode == min(rc, 1), (rc, p.returncode, p.stderr[-2000:])
+            differ = []
+            for w in want:
+                d = got[w["path"]]
+                assert [t["target"] for t in w["targets"]] == list(sets), w["targets"]
+                assert [t["target"] for t in d["targets"]] == list(sets), d["targets"]
+                for a, b in zip(w["targets"], d["targets"]):
+                    if a["verdict"] != b["verdict"]:
+                        differ.append((os.path.basename(w["path"]), a["target"], a["verdict"],
+                                       b["verdict"]))
+            assert not differ, "%d (wheel, target) verdicts differ from wheelgate scan's " \
+                "(wheel, target, scan, dask): %s" % (len(differ), differ)
+            # and the whole entries: profile, counts, findings; the file's name, tags, hash
+            for w in want:
+                assert comparable(got[w["path"]]) == comparable(w), (w["path"], got[w["path"]], w)
+            # The comparison means something: the sets judge the corpus differently, and
+            # the corpus holds passes and failures.
+            by = {n: [next(t["verdict"] for t in r["targets"] if t["target"] == n) for r in want]
+                  for n in sets}
+            assert len({tuple(v) for v in by.values()}) == len(sets), by
+            assert {"pass", "fail"} <= {v for vs in by.values() for v in vs}, by
+            # h200 is the machine the corpus ran on: a wheel passes exactly when it ran there.
+            h200 = {r["name"]: next(t["verdict"] for t in r["targets"] if t["target"] == "h200")
+                    for r in want}
+            assert {n: v == "pass" for n, v in h200.items()} == RAN_ON_H200, h200
+    finally:
+        cluster.close(timeout=60)
+
+
+def verdict_rows(md):
+    return {r[0]: [int(x) for x in r[1:]] for r in md_table(md, "Verdicts by target")}
+
+
+@test
+def report_combines_scans_of_the_same_wheels():
+    """The docs' example: `wheelgate scan` records and wheelgate.dask partitions of the same
+    wheels, for other targets, in one report: every target of both, each input once."""
+    recs, summary = scanned()
+    rc, cli = cli_scan(os.path.join(TMP, "fixtures-scan.jsonl"), ("l4", "publish"), [W])
+    assert {r["path"] for r in cli} == {r["path"] for r in recs}, "not the same wheels"
+    parts = sorted(glob.glob(os.path.join(STATE["out"], "part-*.jsonl")))
+    md, _ = report([os.path.join(TMP, "fixtures-scan.jsonl")] + parts, "combined")
+    assert "\n%d inputs.\n" % len(recs) in md, md[:200]
+    want = {}
+    for source in (cli, recs):
+        for r in source:
+            for t in r["targets"]:
+                want.setdefault(t["target"], [0, 0, 0])[VERDICT_ORDER[t["verdict"]]] += 1
+    assert set(want) == {"l4", "publish"} | set(TARGETS), want
+    assert verdict_rows(md) == want, (verdict_rows(md), want)
+    for t in want:
+        section = md.split("## Target %s\n" % t, 1)[1].split("\n## ", 1)[0]
+        source = cli if t in ("l4", "publish") else recs
+        fails = sorted(r["path"] for r in source for x in r["targets"]
+                       if x["target"] == t and x["verdict"] == "fail")
+        listed = re.findall(r"^- (.*)$", section.split("Unreadable")[0], re.M)
+        assert sorted(re.sub(r"\\(.)", r"\1", x) for x in listed if x != "none") == fails, t
+        bad = [(r["path"], r["error"]) for r in source for x in r["targets"]
+               if x["target"] == t and x["verdict"] == "error"]
+        unread = section.split("Unreadable", 1)[1]
+        assert all(re.sub(r"\\(.)", r"\1", line).startswith("- %s: %s" % (p, e))
+                   for (p, e), line in zip(sorted(bad), re.findall(r"^- .*$", unread, re.M)))
+        assert len(re.findall(r"^- .*$", unread, re.M)) == max(1, len(bad)), (t, bad)
+    # a record seen again (a resumed scan, or the same file given twice) still counts once
+    md2, _ = report([os.path.join(TMP, "fixtures-scan.jsonl")] + parts
+                    + [os.path.join(TMP, "fixtures-scan.jsonl")], "combined2")
+    assert verdict_rows(md2) == want and "\n%d inputs.\n" % len(recs) in md2
+
+
+VERDICT_ORDER = {"pass": 0, "fail": 1, "error": 2}
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _box(d):
+    """The bounding box (x0, y0, x1, y1) of an SVG path's points (M/L/Q/C/z, absolute)."""
+    assert re.fullmatch(r"[\sMLQCZz0-9.eE+-]*", d), d  # no relative or arc commands
+    nums = [float(x) for x in re.findall(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?", d)]
+    xs, ys = nums[0::2], nums[1::2]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _fill(el):
+    m = re.search(r"fill:\s*(#[0-9a-fA-F]{6}|none)", el.get("style") or "")
+    return m.group(1).lower() if m else None
+
+
+def _overlap(a, b):
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def chart_geometry(svg):
+    """From one matplotlib SVG chart: the visible box of every bar (a clipped patch of the
+    axes, cut to its clip rectangle), the legend's box (its frame and entries), the legend's
+    entries (label, colour) and the picture's box (viewBox)."""
+    root = ET.fromstring(svg)
+    clips = {}
+    for cp in root.iter(SVG + "clipPath"):
+        (rect,) = cp.findall(SVG + "rect")
+        x, y = float(rect.get("x")), float(rect.get("y"))
+        clips[cp.get("id")] = (x, y, x + float(rect.get("width")), y + float(rect.get("height")))
+    for el in root.iter():
+        if el.tag in (SVG + "path", SVG + "g", SVG + "rect"):
+            assert el.get("transform") is None, ("a transform the boxes do not follow", el.attrib)
+    (axes,) = [g for g in root.iter(SVG + "g") if (g.get("id") or "").startswith("axes_")]
+    bars = []
+    for g in axes.findall(SVG + "g"):
+        if not (g.get("id") or "").startswith("patch_"):
+            continue
+        for path in g.findall(SVG + "path"):
+            m = re.fullmatch(r"url\(#(.+)\)", path.get("clip-path") or "")
+            if not m or _fill(path) in (None, "none"):
+                continue
+            b, c = _box(path.get("d")), clips[m.group(1)]
+            vis = (max(b[0], c[0]), max(b[1], c[1]), min(b[2], c[2]), min(b[3], c[3]))
+            if vis[2] > vis[0] and vis[3] > vis[1]:
+                bars.append((vis, _fill(path)))
+    (legend,) = [g for g in axes.iter(SVG + "g") if (g.get("id") or "").startswith("legend_")]
+    boxes = [_box(p.get("d")) for p in legend.iter(SVG + "path")]
+    box = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes),
+           max(b[3] for b in boxes))
+    handles, labels = [], []
+    for g in legend.findall(SVG + "g")[1:]:  # the first is the frame
+        if g.get("id", "").startswith("patch_"):
+            handles.append(_fill(g.find(SVG + "path")))
+        elif g.get("id", "").startswith("text_"):
+            labels.append("".join(g.find(SVG + "text").itertext()))
+    assert len(handles) == len(labels), (handles, labels)
+    view = tuple(float(x) for x in root.get("viewBox").split())
+    return bars, box, list(zip(labels, handles)), (view[0], view[1], view[0] + view[2],
+                                                   view[1] + view[3])
+
+
+@test
+def report_chart_colours_and_legend():
+    recs, _ = scanned()
+    pages = []
+    for name, files in (("charts", sorted(glob.glob(os.path.join(STATE["out"], "part-*.jsonl")))),
+                        ("charts-combined", [os.path.join(TMP, "fixtures-scan.jsonl")]
+                         + sorted(glob.glob(os.path.join(STATE["out"], "part-*.jsonl"))))):
+        if not os.path.exists(files[0]):
+            cli_scan(files[0], ("l4", "publish"), [W])
+        pages.append(report(files, name)[1])
+    for page in pages:
+        svgs = re.findall(r"<svg\b.*?</svg>", page, re.S)
+        assert len(svgs) == 2, len(svgs)
+        for svg, series in zip(svgs, (("error", "warning", "info"), ("pass", "fail", "error"))):
+            bars, legend, entries, view = chart_geometry(svg)
+            # every series in the legend, each a colour of its own, and its bars in it
+            assert [label for label, _ in entries] == list(series), entries
+            colours = dict(entries)
+            assert len(set(colours.values())) == len(series), entries
+            assert len(bars) > len(series), bars
+            assert {c for _, c in bars} <= set(colours.values()), (bars, colours)
+            # the legend covers no bar, and lies inside the picture
+            covered = [(b, c) for b, c in bars if _overlap(b, legend)]
+            assert not covered, ("the legend %r covers bars %r" % (legend, covered))
+            assert view[0] <= legend[0] and view[1] <= legend[1] and legend[2] <= view[2] \
+                and legend[3] <= view[3], (legend, view)
+        # the verdict chart: fail and error told apart, and both drawn (the fixtures hold both)
+        _, _, entries, _ = chart_geometry(svgs[1])
+        colours = dict(entries)
+        assert colours["fail"] != colours["error"], colours
+        drawn = {c for _, c in chart_geometry(svgs[1])[0]}
+        assert colours["fail"] in drawn and colours["error"] in drawn, (drawn, colours)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ wheelgate` does not. `python3 -m wheelgate.dask --help` is its command line.
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import importlib
 import json
@@ -243,7 +244,8 @@ def _targets(targets: Optional[Targets], options: Dict[str, Any]) -> Targets:
                             % (name, ", ".join(bad), ", ".join(_TARGET_KEYS)))
         # Checked here, on the client, so that a bad rule or GPU fails before the cluster.
         wheelgate.Checker(**opts).close()
-        out[str(name)] = dict(opts)
+        # A copy of its own: no list is shared with another target or with the caller's.
+        out[str(name)] = copy.deepcopy(dict(opts))
     return out
 
 
@@ -346,25 +348,32 @@ def scan(paths: Union[str, "os.PathLike[str]", Iterable[str]], out_dir: str,
 
 
 def _kv_targets(specs: List[str], common: Dict[str, Any]) -> Optional[Targets]:
-    """--target-set NAME:KEY=VALUE,... (repeatable): one named target each."""
+    """--target-set NAME:KEY=VALUE,... (repeatable): one named target each, as `wheelgate
+    scan --target-set` reads it: the common options (--target, --gpu, --env, --profile...)
+    with the set's own on top. Each set starts from its own deep copy of the common options,
+    so that one set's facts or GPUs never reach another set, nor the common options."""
     if not specs:
         return None
     out: Targets = {}
     for spec in specs:
         name, sep, rest = spec.partition(":")
         if not sep or not name:
-            raise SystemExit("--target-set: NAME:KEY=VALUE[,KEY=VALUE...], not %r" % spec)
-        opts: Dict[str, Any] = dict(common)
+            raise ValueError("--target-set: NAME:KEY=VALUE[,KEY=VALUE...], not %r" % spec)
+        if name in out:
+            raise ValueError("--target-set: two sets are named %r" % name)
+        opts: Dict[str, Any] = copy.deepcopy(common)
+        for key in ("target", "gpus"):
+            opts[key] = list(opts.get(key) or [])
         for kv in filter(None, rest.split(",")):
             k, eq, v = kv.partition("=")
-            if not eq:
-                raise SystemExit("--target-set %s: %r is not KEY=VALUE" % (name, kv))
+            if not eq or not k or not v:
+                raise ValueError("--target-set %s: %r is not KEY=VALUE" % (name, kv))
             if k == "gpu":
-                opts.setdefault("gpus", []).append(v)
+                opts["gpus"].append(v)
             elif k in ("profile", "env", "fail_on"):
                 opts[k] = v
             else:
-                opts.setdefault("target", []).append("%s=%s" % (k, v))
+                opts["target"].append("%s=%s" % (k, v))
         out[name] = opts
     return out
 
@@ -401,8 +410,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--fail-on", default="error", choices=("error", "warning", "info"))
     ap.add_argument("--profile", default="auto", choices=("auto", "install", "publish"))
     ap.add_argument("--target-set", action="append", default=[], metavar="NAME:KEY=VALUE,...",
-                    help="a named target (repeatable): gpu=, profile=, env= and target "
-                         "facts; the options above apply to each")
+                    help="a named target (repeatable), as wheelgate scan --target-set: gpu=, "
+                         "profile=, env= and target facts; the options above apply to each, "
+                         "the set's own on top")
     a = ap.parse_args(argv)
     if not a.paths and not a.from_file:
         ap.error("no inputs: PATH... or --from FILE")
@@ -412,13 +422,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     common: Dict[str, Any] = {"target": a.target, "gpus": a.gpu, "env": a.env,
                               "rules": a.rules, "disable": a.disable, "enable": a.enable,
                               "fail_on": a.fail_on, "profile": a.profile}
-    named = _kv_targets(a.target_set, common)
     try:
+        named = _kv_targets(a.target_set, common)
         summary = scan(items, a.out_dir, client=a.scheduler, partitions=a.partitions,
                        workers=a.workers, threads=a.threads, processes=not a.threads_only,
                        targets=named, resume=a.resume, write=a.write, timeout=a.timeout,
                        **({} if named else common))
-    except (wheelgate.WheelgateError, ImportError, OSError) as e:
+    except (wheelgate.WheelgateError, ImportError, OSError, ValueError) as e:
         print("wheelgate.dask: %s" % wheelgate.escape(str(e)), file=sys.stderr)
         return 2
     for t, v in summary["targets"].items():

@@ -6,6 +6,8 @@
 It gives the inputs by target and verdict, the findings counted by rule and severity, the
 packages with the most blocking findings (findings of severity error, in a target the input
 fails), and, for each target, the stored wheels that fail it and those that could not be read.
+Records of the same input (same sha256 and path) from several files are one input with the
+targets of all of them (scans of the same wheels for other targets combine).
 The HTML page holds the same tables and charts drawn by matplotlib as inline SVG: it loads
 nothing from anywhere. Text from the wheels is escaped (control characters as \\xNN, then
 HTML or Markdown). Only this module imports matplotlib, and only for the HTML page.
@@ -31,9 +33,14 @@ VERDICTS = ("pass", "fail", "error")
 
 
 def load(paths: Iterable[str]) -> List[Dict[str, Any]]:
-    """The records of JSON Lines files; a line that is not a wheelgate.scan/1 record raises
-    ValueError naming the file and line. A record seen again (same sha256 and path, as a
-    resumed scan may leave) counts once: the last one is kept."""
+    """The records of JSON Lines files, one per input (same sha256 and path); a line that is
+    not a wheelgate.scan/1 record raises ValueError naming the file and line.
+
+    Records of the same input are merged by target: the scans of the same wheels for other
+    targets (a `wheelgate scan` and a wheelgate.dask run, say) add their targets to it, in
+    the order first seen, and a target seen again (as a resumed scan may leave) counts once:
+    the last entry is kept. A target entry whose verdict is "error" carries "error": why (its
+    record's error); a merged record's error is the first such target's."""
     out: Dict[Tuple[Any, Any], Dict[str, Any]] = {}
     for p in paths:
         with open(p, encoding="utf-8") as f:
@@ -45,9 +52,28 @@ def load(paths: Iterable[str]) -> List[Dict[str, Any]]:
                 except ValueError as e:
                     raise ValueError("%s:%d: not JSON: %s" % (escape(p), n, e)) from None
                 if not isinstance(rec, dict) or rec.get("schema") != "wheelgate.scan/1" or \
-                        not isinstance(rec.get("targets"), list):
+                        not isinstance(rec.get("targets"), list) or \
+                        not all(isinstance(t, dict) for t in rec["targets"]):
                     raise ValueError("%s:%d: not a wheelgate.scan/1 record" % (escape(p), n))
-                out[(rec.get("sha256"), rec.get("path"))] = rec
+                targets = []
+                for t in rec["targets"]:
+                    t = dict(t)
+                    if t.get("verdict") == "error":
+                        t.setdefault("error", rec.get("error"))
+                    targets.append(t)
+                key = (rec.get("sha256"), rec.get("path"))
+                old = out.get(key)
+                if old is not None:
+                    merged = {str(t.get("target")): t for t in old["targets"]}
+                    for t in targets:
+                        merged[str(t.get("target"))] = t  # a new name is added at the end
+                    targets = list(merged.values())
+                rec = dict(rec, targets=targets)
+                if old is not None:  # the first target that could not be judged, as scan says
+                    rec["error"] = next((t["error"] for t in targets
+                                         if t.get("verdict") == "error" and t.get("error")),
+                                        None)
+                out[key] = rec
     return list(out.values())
 
 
@@ -77,7 +103,8 @@ def summarize(records: List[Dict[str, Any]], top: int = 20) -> Dict[str, Any]:
             if t["verdict"] == "fail":
                 failing[name].append(str(rec.get("path")))
             elif t["verdict"] == "error":
-                unreadable[name].append((str(rec.get("path")), str(rec.get("error") or "")))
+                why = t.get("error") or rec.get("error") or ""
+                unreadable[name].append((str(rec.get("path")), str(why)))
             for f in t.get("findings") or []:
                 rules.setdefault(str(f["rule"]), Counter())[f["severity"]] += 1
                 severity[f["severity"]] += 1
@@ -137,6 +164,19 @@ def _svg(fig: Any) -> str:
     return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
 
 
+# Colours of the charts: severities in one, verdicts in the other; within each chart every
+# series has a colour of its own (a failing input and one that could not be read look apart).
+SEVERITY_COLORS = {"error": "#c0392b", "warning": "#e67e22", "info": "#2980b9"}
+VERDICT_COLORS = {"pass": "#27ae60", "fail": "#c0392b", "error": "#7d3c98"}
+OTHER_COLOR = "#7f8c8d"
+
+
+def _legend_outside(ax: Any) -> None:
+    """The legend to the right of the axes, its top at theirs: the bars are drawn (and
+    clipped) inside the axes, so the legend can cover none of them, whatever the data."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+
+
 def _charts(s: Dict[str, Any]) -> List[Tuple[str, str]]:
     matplotlib = importlib.import_module("matplotlib")
     matplotlib.use("Agg")
@@ -144,19 +184,18 @@ def _charts(s: Dict[str, Any]) -> List[Tuple[str, str]]:
     matplotlib.rcParams["svg.hashsalt"] = "wheelgate"  # the same page for the same records
     plt = importlib.import_module("matplotlib.pyplot")
     charts = []
-    colors = {"error": "#c0392b", "warning": "#e67e22", "info": "#2980b9",
-              "pass": "#27ae60", "fail": "#c0392b"}
     # Findings by rule, stacked by severity (the 25 most frequent rules).
     rows = s["by_rule"][:25][::-1]
     fig, ax = plt.subplots(figsize=(7, 0.3 * max(len(rows), 3) + 1))
     left = [0] * len(rows)
     for sev in SEVERITIES:
         vals = [c.get(sev, 0) for _, c, _ in rows]
-        ax.barh([escape(r) for r, _, _ in rows], vals, left=left, color=colors[sev], label=sev)
+        ax.barh([escape(r) for r, _, _ in rows], vals, left=left, color=SEVERITY_COLORS[sev],
+                label=sev)
         left = [a + b for a, b in zip(left, vals)]
     ax.set_xlabel("findings")
     ax.set_title("Findings by rule and severity")
-    ax.legend(loc="lower right")
+    _legend_outside(ax)
     charts.append(("Findings by rule and severity", _svg(fig)))
     plt.close(fig)
     # Verdicts by target.
@@ -165,12 +204,12 @@ def _charts(s: Dict[str, Any]) -> List[Tuple[str, str]]:
     left = [0] * len(names)
     for v in VERDICTS:
         vals = [s["targets"][t][v] for t in names]
-        ax.barh([escape(t) for t in names], vals, left=left, color=colors.get(v, "#7f8c8d"),
-                label=v)
+        ax.barh([escape(t) for t in names], vals, left=left,
+                color=VERDICT_COLORS.get(v, OTHER_COLOR), label=v)
         left = [a + b for a, b in zip(left, vals)]
     ax.set_xlabel("inputs")
     ax.set_title("Verdicts by target")
-    ax.legend(loc="lower right")
+    _legend_outside(ax)
     charts.append(("Verdicts by target", _svg(fig)))
     plt.close(fig)
     return charts
