@@ -175,9 +175,12 @@ def check = { RepoPath rp ->
 		} catch (WheelgateUnreadable e) {
 			return ['unchecked', [], [], "unreadable answer: ${e.message}: ${text.take(300).trim()}"]
 		}
-	} catch (Exception e) {
-		// No answer (refused, a timeout) or anything else that went wrong: unchecked.
+	} catch (IOException e) {
+		// No answer: refused, reset, a timeout.
 		return ['unchecked', [], [], "wheelgate unreachable: ${e.class.simpleName}: ${e.message}"]
+	} catch (Exception e) {
+		// Anything else that went wrong is no verdict either.
+		return ['unchecked', [], [], "check failed: ${e.class.simpleName}: ${e.message}"]
 	} finally {
 		http.disconnect()
 	}

@@ -199,8 +199,7 @@ export async function checkWheel(context: PlatformContext, data: AfterCreateRequ
                 o.targets = j.targets;
                 o.detail = j.detail;
             } catch (e: any) {
-                if (!(e instanceof Unreadable))
-                    throw e;
+                // Unreadable, or anything else reading it threw: not a verdict either way.
                 const text = typeof res.data === 'string' ? res.data : JSON.stringify(res.data);
                 o.detail = `unreadable answer: ${e.message}: ${String(text).trim().slice(0, 300)}`;
             }
