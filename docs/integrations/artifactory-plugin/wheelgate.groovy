@@ -19,6 +19,18 @@
  *   quarantine=pypi-quarantine            where failing wheels go
  *   repos=pypi-local                      the repositories to check (comma-separated; empty: all)
  *   timeout=120                           seconds a check may take
+ *   on_unreadable=quarantine              when wheelgate's answer cannot be read (no answer, a
+ *                                         timeout, a status other than 200/422, not JSON, a
+ *                                         schema this plugin does not know): quarantine (the
+ *                                         default: wheelgate.verdict=unchecked, moved, and
+ *                                         downloads refused) or warn (marked unchecked, left in
+ *                                         place, downloadable, a warning logged). Any other
+ *                                         value is quarantine.
+ *
+ * wheelgate answers one of two documents (docs/check-json.md): without a fleet, the
+ * single-target wheelgate.check/1 (its one input's verdict); with targets: in serve's config,
+ * the fleet envelope wheelgate.fleet/1 (its top-level verdict, under the fleet's policy).
+ * Both are read; anything else fails closed unless on_unreadable=warn.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 import groovy.json.JsonSlurper
@@ -30,6 +42,7 @@ class WheelgateConf {
 	String url, token, quarantine = 'pypi-quarantine'
 	List<String> repos = []
 	int timeout = 120
+	boolean warnOnly = false
 
 	static WheelgateConf load(File f) {
 		def p = new Properties()
@@ -41,17 +54,95 @@ class WheelgateConf {
 		c.quarantine = p.getProperty('quarantine')?.trim() ?: c.quarantine
 		c.repos = (p.getProperty('repos') ?: '').split(',')*.trim().findAll { it }
 		c.timeout = (p.getProperty('timeout') ?: '120') as int
+		c.warnOnly = p.getProperty('on_unreadable')?.trim()?.toLowerCase() == 'warn'
 		return c
 	}
 }
 
-def conf = WheelgateConf.load(new File(ctx.artifactoryHome.etcDir, 'plugins/wheelgate.properties'))
-def severityRank = [info: 0, warning: 1, error: 2]
+/* An answer that is neither of wheelgate's documents. */
+class WheelgateUnreadable extends Exception {
+	WheelgateUnreadable(String m) { super(m) }
+}
 
-/* The wheel's bytes to /v1/check; [verdict, rules, detail]. */
+/*
+ * /v1/check's answer, the single-target document or the fleet envelope, as
+ * [verdict, rules, failing targets, detail]; throws WheelgateUnreadable for anything else. The verdict
+ * is the document's own (inputs[0].verdict, or the envelope's top-level verdict); the rules
+ * are those of the parts that made a fleet fail, as serve counts them.
+ */
+class WheelgateAnswer {
+	static final Map<String, Integer> RANK = [info: 0, warning: 1, error: 2]
+	static final List<String> VERDICTS = ['pass', 'fail', 'error']
+
+	static String checkVerdict(doc, String what) {
+		if (!(doc instanceof Map) || doc.schema != 'wheelgate.check/1')
+			throw new WheelgateUnreadable("${what}: schema ${doc instanceof Map ? doc.schema : null}, " +
+				'not wheelgate.check/1')
+		def inputs = doc.inputs
+		if (!(inputs instanceof List) || inputs.size() != 1 || !(inputs[0] instanceof Map) ||
+		    !(inputs[0].verdict in VERDICTS))
+			throw new WheelgateUnreadable("${what}: not one input with a verdict")
+		return inputs[0].verdict
+	}
+
+	static List<String> blockingRules(Map doc) {
+		int floor = RANK.containsKey(doc.fail_on) ? RANK[doc.fail_on] : 2
+		return (doc.inputs ?: []).collectMany { it.findings ?: [] }
+			.findAll { it instanceof Map && RANK.containsKey(it.severity) &&
+				   RANK[it.severity] >= floor && it.rule instanceof String }
+			*.rule.unique().sort()
+	}
+
+	static List read(int status, doc) {
+		if (status != 200 && status != 422)
+			throw new WheelgateUnreadable("wheelgate answered ${status}")
+		if (!(doc instanceof Map))
+			throw new WheelgateUnreadable('the answer is not a JSON object')
+		if (doc.schema == 'wheelgate.check/1') {
+			def v = checkVerdict(doc, 'the answer')
+			return [v, v == 'fail' ? blockingRules(doc) : [], [], "wheelgate: ${v}".toString()]
+		}
+		if (doc.schema != 'wheelgate.fleet/1')
+			throw new WheelgateUnreadable("unknown schema ${doc.schema} (this plugin reads " +
+				'wheelgate.check/1 and wheelgate.fleet/1)')
+		if (!(doc.verdict in VERDICTS))
+			throw new WheelgateUnreadable("fleet: verdict ${doc.verdict}")
+		if (!(doc.policy in ['every', 'any']))
+			throw new WheelgateUnreadable("fleet: policy ${doc.policy}")
+		if (!(doc.targets instanceof List) || !doc.targets)
+			throw new WheelgateUnreadable('fleet: no targets')
+		def failed = []
+		for (t in doc.targets) {
+			if (!(t instanceof Map) || !(t.name instanceof String) || !(t.verdict in VERDICTS))
+				throw new WheelgateUnreadable('fleet: a target without a name or verdict')
+			if (checkVerdict(t.check, "fleet: target ${t.name}") != t.verdict)
+				throw new WheelgateUnreadable("fleet: target ${t.name}: two verdicts")
+			if (t.verdict != 'pass')
+				failed << t
+		}
+		String v = doc.verdict
+		def rules = new TreeSet<String>()
+		if (v == 'fail') {
+			if (doc.publish != null && checkVerdict(doc.publish, 'fleet: publish') == 'fail')
+				rules.addAll(blockingRules(doc.publish))
+			boolean targetsFailed = doc.policy == 'any' ? failed.size() == doc.targets.size()
+				: !failed.isEmpty()
+			if (targetsFailed)
+				failed.each { rules.addAll(blockingRules(it.check)) }
+		}
+		def names = failed*.name
+		def detail = "wheelgate: ${v} (fleet of ${doc.targets.size()}, policy ${doc.policy}" +
+			(names ? "; fails on ${names.join(', ')}" : '') + ')'
+		return [v, rules as List, v == 'pass' ? [] : names, detail.toString()]
+	}
+}
+
+def conf = WheelgateConf.load(new File(ctx.artifactoryHome.etcDir, 'plugins/wheelgate.properties'))
+
+/* The wheel's bytes to /v1/check; [verdict, rules, failing targets, detail]. */
 def check = { RepoPath rp ->
 	if (!conf.url)
-		return ['unchecked', [], 'no url in wheelgate.properties']
+		return ['unchecked', [], [], 'no url in wheelgate.properties']
 	def name = rp.path.tokenize('/').last()
 	def http = (HttpURLConnection) new URL(conf.url + '/v1/check?filename=' +
 		URLEncoder.encode(name, 'UTF-8')).openConnection()
@@ -71,17 +162,25 @@ def check = { RepoPath rp ->
 			content.close()
 		}
 		int status = http.responseCode
-		if (status != 200 && status != 422) {
-			def text = http.errorStream?.getText('UTF-8') ?: ''
-			return ['unchecked', [], "wheelgate answered ${status}: ${text.take(300).trim()}"]
+		def stream = status < 400 ? http.inputStream : http.errorStream
+		String text = stream?.getText('UTF-8') ?: ''
+		def doc = null
+		try {
+			doc = new JsonSlurper().parseText(text)
+		} catch (Exception e) {
+			doc = null   // not JSON: WheelgateWheelgateAnswer.read says so
 		}
-		def doc = new JsonSlurper().parse(http.inputStream, 'UTF-8')
-		int floor = severityRank[doc.fail_on] ?: 2
-		def rules = (doc.inputs ?: []).collectMany { it.findings ?: [] }
-			.findAll { (severityRank[it.severity] ?: -1) >= floor }*.rule.unique().sort()
-		return [doc.inputs?.getAt(0)?.verdict ?: 'unchecked', rules, 'wheelgate: checked']
+		try {
+			return WheelgateAnswer.read(status, doc)
+		} catch (WheelgateUnreadable e) {
+			return ['unchecked', [], [], "unreadable answer: ${e.message}: ${text.take(300).trim()}"]
+		}
 	} catch (IOException e) {
-		return ['unchecked', [], "wheelgate unreachable: ${e.message}"]
+		// No answer: refused, reset, a timeout.
+		return ['unchecked', [], [], "wheelgate unreachable: ${e.class.simpleName}: ${e.message}"]
+	} catch (Exception e) {
+		// Anything else that went wrong is no verdict either.
+		return ['unchecked', [], [], "check failed: ${e.class.simpleName}: ${e.message}"]
 	} finally {
 		http.disconnect()
 	}
@@ -94,20 +193,27 @@ storage {
 			return
 		if (conf.repos && !(rp.repoKey in conf.repos))
 			return
-		def (verdict, rules, detail) = check(rp)
+		def (verdict, rules, targets, detail) = check(rp)
 		repositories.setProperty(rp, 'wheelgate.verdict', verdict as String)
 		if (rules)
 			repositories.setProperty(rp, 'wheelgate.rules', *(rules as List<String>))
-		if (verdict == 'fail' || verdict == 'error') {
+		if (targets)
+			repositories.setProperty(rp, 'wheelgate.targets', *(targets as List<String>))
+		def what = "${verdict}" + (rules ? " (${rules.join(', ')})" : '') +
+			(targets ? " on ${targets.join(', ')}" : '')
+		// Fail closed: an unchecked wheel goes to quarantine too, unless on_unreadable=warn.
+		if (verdict == 'fail' || verdict == 'error' || (verdict == 'unchecked' && !conf.warnOnly)) {
 			def to = RepoPathFactory.create(conf.quarantine, rp.path)
 			def status = repositories.move(rp, to)
 			if (status.isError())
-				log.error("wheelgate: ${rp.id}: ${verdict} (${rules.join(', ')}); moving it to " +
-					"${conf.quarantine} failed: ${status.lastError?.message}")
+				log.error("wheelgate: ${rp.id}: ${what}; moving it to " +
+					"${conf.quarantine} failed: ${status.lastError?.message}; ${detail}")
 			else
-				log.warn("wheelgate: ${rp.id}: ${verdict} (${rules.join(', ')}); moved to ${to.id}")
+				log.warn("wheelgate: ${rp.id}: ${what}; moved to ${to.id}; ${detail}")
+		} else if (verdict == 'unchecked') {
+			log.warn("wheelgate: ${rp.id}: unchecked, left in place (on_unreadable=warn); ${detail}")
 		} else {
-			log.info("wheelgate: ${rp.id}: ${verdict}; ${detail}")
+			log.info("wheelgate: ${rp.id}: ${what}; ${detail}")
 		}
 	}
 }
@@ -120,5 +226,8 @@ download {
 		if (v == 'fail' || v == 'error')
 			throw new CancelException("wheelgate: ${rp.id} failed its check (" +
 				(repositories.getProperty(rp, 'wheelgate.rules') ?: v) + ')', 403)
+		if (v == 'unchecked' && !conf.warnOnly)
+			throw new CancelException("wheelgate: ${rp.id} could not be checked " +
+				'(on_unreadable=quarantine)', 403)
 	}
 }
