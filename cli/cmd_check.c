@@ -1045,7 +1045,9 @@ static int finish(checker *k, int status)
 			if (!strcmp(k->a->format, "json"))
 				annotate(&doc, k);
 			fputs(doc, k->out);
-			fputc('\n', k->out);
+			/* a document (JSON, SARIF) ends without one; GitHub's lines end with theirs */
+			if (!*doc || doc[strlen(doc) - 1] != '\n')
+				fputc('\n', k->out);
 		}
 		wg_free(doc);
 	}
