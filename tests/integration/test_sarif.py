@@ -367,6 +367,7 @@ def every_uri_is_relative_to_a_declared_base():
                  "../elsewhere/./norecord-1.0-py3-none-any.whl", outside, gone]
         rc, run0 = sarif("--profile", "publish", *given, cwd=work)
         bases = run0["originalUriBaseIds"]
+        assert SRCROOT in bases, bases
         assert urllib.parse.unquote(bases[SRCROOT]["uri"]) == "file://" + \
             os.path.realpath(work) + "/", bases
         locs = [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"])
@@ -418,6 +419,7 @@ def a_hollow_import_in_a_wheel_has_its_line():
     got = set()
     for r in hol:
         phys = r["locations"][0]["physicalLocation"]
+        assert "region" in phys and "uriBaseId" not in phys["artifactLocation"], r
         wheel, member = resolve(run0, phys["artifactLocation"])
         assert os.path.samefile(wheel, hollow), (wheel, hollow)
         module = re.search(r"imports (\S+),", r["message"]["text"]).group(1)
