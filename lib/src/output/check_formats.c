@@ -436,6 +436,12 @@ static long artifact(sarif_base *b, const char *path, long parent, const char *r
 			      (abs[b->cwdlen] == '/' || b->cwdlen == 1);
 		if (!strcmp(path, "-") || !*path) {
 			rel = strdup(path);
+		} else if (!b->cwd[0] && path[0] != '/') {
+			/* relative to a working directory that cannot be named: as given, made
+			 * canonical as text (%SRCROOT% is declared without a uri) */
+			char *t = lexical("", path);
+			rel = t ? strdup(t + 1) : NULL;
+			free(t);
 		} else if (inside) {
 			rel = strdup(abs + b->cwdlen + (b->cwdlen > 1));
 		} else {
