@@ -130,7 +130,8 @@ void check_help_options(FILE *f, bool audit)
 		"                     fails an input\n"
 		"  --baseline FILE    known findings (a --write-baseline file, or a --format json\n"
 		"                     report) pass, counted as baselined; new ones fail. Matched\n"
-		"                     by rule, input name without its version, member, symbol\n"
+		"                     by rule, input name without its version, member, symbol;\n"
+		"                     SARIF keeps them as results marked suppressed\n"
 		"  --write-baseline FILE  write every finding of this run as a baseline\n"
 		"  --max-rule-findings N  findings of one rule listed per input (default 100);\n"
 		"                     further ones are counted (\"... and 68,950 more like\n"
@@ -1049,7 +1050,9 @@ static int finish(checker *k, int status)
 			if (!strcmp(k->a->format, "json"))
 				annotate(&doc, k);
 			fputs(doc, k->out);
-			fputc('\n', k->out);
+			/* a document (JSON, SARIF) ends without one; GitHub's lines end with theirs */
+			if (!*doc || doc[strlen(doc) - 1] != '\n')
+				fputc('\n', k->out);
 		}
 		wg_free(doc);
 	}

@@ -32,6 +32,7 @@ struct suppress {
 	size_t nknown, capknown;
 	fkey *seen;  /* what the inputs had, for --write-baseline */
 	size_t nseen, capseen;
+	char *why;   /* a baselined finding's justification (SARIF suppressions) */
 };
 
 static char *dup_or_empty(const char *s)
@@ -157,6 +158,7 @@ void suppress_free(suppress *s)
 		free(s->ign[i].sel);
 	}
 	free(s->ign);
+	free(s->why);
 	for (size_t i = 0; i < s->nknown; i++)
 		key_free(&s->known[i]);
 	for (size_t i = 0; i < s->nseen; i++)
@@ -237,6 +239,14 @@ int suppress_load_baseline(suppress *s, const char *path, char *err, size_t errl
 			 "from --write-baseline) nor a report (--format json)", path, BASELINE_SCHEMA);
 		rc = -1;
 	}
+	if (rc == 0) {
+		size_t n = strlen(path) + 64;
+		free(s->why);
+		if ((s->why = malloc(n)))
+			snprintf(s->why, n, "a known finding: in the baseline %s (--baseline)", path);
+		else
+			rc = -1, snprintf(err, errlen, "out of memory");
+	}
 	json_decref(j);
 	return rc;
 }
@@ -284,7 +294,9 @@ int suppress_apply(suppress *s, const wg_ruleset *rs, const char *input, wg_repo
 		for (size_t b = 0; b < s->nknown && !known; b++)
 			known = key_eq(&s->known[b], k);
 		if (known) {
-			wg_report_remove(rep, i);
+			/* out of the findings (it passes), kept for SARIF as a suppressed result */
+			if (wg_report_suppress(rep, i, s->why ? s->why : "a known finding (--baseline)") < 0)
+				return -1;
 			(*baselined)++;
 			continue;
 		}

@@ -22,8 +22,9 @@ void suppress_free(suppress *s);
 int suppress_load_baseline(suppress *s, const char *path, char *err, size_t errlen);
 /** Every ignore's selectors must select a rule of rs; -1 with err (naming the nearest). */
 int suppress_check_rules(const suppress *s, const wg_ruleset *rs, char *err, size_t errlen);
-/** Takes the ignored and the baselined findings out of rep (input: the name it goes by);
- * what stays is remembered for --write-baseline. -1 when out of memory. */
+/** Takes the ignored and the baselined findings out of rep (input: the name it goes by): an
+ * ignored one is removed, a baselined one suppressed (wg_report_suppress: SARIF keeps it,
+ * marked); what stays is remembered for --write-baseline. -1 when out of memory. */
 int suppress_apply(suppress *s, const wg_ruleset *rs, const char *input, wg_report *rep,
 		   size_t *ignored, size_t *baselined);
 /** Writes every finding seen (not ignored; baselined or new) as a baseline. -1 with err. */

@@ -875,10 +875,14 @@ typedef struct wg_rule_info {
 	/** (version 2) the severity in the install and the publish profile, -1 where the rule
 	 * does not apply in that profile. */
 	int install, publish;
+	/** (version 3) 1 for a rule about the input's integrity and tampering (`security: true`
+	 * in its rule file: RECORD, unsafe names, the archive's structure), 0 for a correctness
+	 * rule. SARIF gives only these rules the `security` tag and a security-severity. */
+	int security;
 } wg_rule_info;
-#define WG_RULE_INFO_VERSION 2
+#define WG_RULE_INFO_VERSION 3
 #define WG_RULE_INFO_INIT \
-	{ WG_RULE_INFO_VERSION, NULL, NULL, NULL, NULL, NULL, WG_SEV_INFO, 0, -1, -1 }
+	{ WG_RULE_INFO_VERSION, NULL, NULL, NULL, NULL, NULL, WG_SEV_INFO, 0, -1, -1, 0 }
 
 WG_API size_t wg_ruleset_count(const wg_ruleset *rs);
 WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i);
@@ -927,17 +931,31 @@ typedef struct wg_finding_info {
 	const char *member;  /**< wheel member or file inside a directory, or NULL */
 	const char *symbol;  /**< mangled symbol, or NULL */
 	const char *file;    /**< source file for file:line findings (a .py member), or NULL */
-	unsigned line;       /**< 1-based, 0 when none */
+	unsigned line;       /**< 1-based, 0 when none: the line of file (an import statement) */
+	/** (version 2) why the finding is suppressed (wg_report_suppress: a baseline knows it),
+	 * or NULL for a finding of wg_report_finding. */
+	const char *suppressed;
 } wg_finding_info;
-#define WG_FINDING_INFO_VERSION 1
+#define WG_FINDING_INFO_VERSION 2
 #define WG_FINDING_INFO_INIT \
-	{ WG_FINDING_INFO_VERSION, NULL, NULL, NULL, NULL, WG_SEV_INFO, NULL, NULL, NULL, NULL, 0 }
+	{ WG_FINDING_INFO_VERSION, NULL, NULL, NULL, NULL, WG_SEV_INFO, NULL, NULL, NULL, NULL, 0, NULL }
 
 WG_API size_t wg_report_count(const wg_report *r);
 WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i);
 /** Takes finding i out of the report (a finding ignored or baselined by the caller); the
  * findings after it move down by one. WG_ENOTFOUND past the end. */
 WG_API int wg_report_remove(wg_report *r, size_t i);
+/**
+ * Marks finding i suppressed (a finding the caller's baseline knows): it leaves the findings
+ * (wg_report_count, wg_report_worst, the JSON, text and GitHub formats, the exit status) as
+ * wg_report_remove takes it, and is kept with its justification (copied) for SARIF, where
+ * it is a result with `suppressions` (docs/ci.md). WG_ENOTFOUND past the end.
+ */
+WG_API int wg_report_suppress(wg_report *r, size_t i, const char *justification);
+/** The suppressed findings, in the order they were suppressed; wg_finding_info version 2
+ * or later gets the justification in `suppressed`. */
+WG_API size_t wg_report_suppressed_count(const wg_report *r);
+WG_API int wg_report_suppressed(wg_finding_info *out, const wg_report *r, size_t i);
 /** The highest severity among the findings (those counted past a bound too), or -1 when
  * there are none. */
 WG_API int wg_report_worst(const wg_report *r);
@@ -988,7 +1006,7 @@ WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, s
  * alone ("3 inputs: 2 passed, 1 failed, 0 unreadable; 1 error, 0 warnings, 0 info (profile:
  * install, fail-on: error)\n"); GitHub Actions workflow commands, one `::error`,
  * `::warning` or `::notice` line per finding and the summary as a last `::notice` (docs/ci.md;
- * no newline after it). */
+ * every line, the last too, ends with a newline). */
 typedef enum {
 	WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2, WG_FORMAT_TEXT = 3, WG_FORMAT_TEXT_COLOR = 4,
 	WG_FORMAT_SUMMARY = 5, WG_FORMAT_GITHUB = 6

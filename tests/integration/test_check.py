@@ -424,8 +424,14 @@ def sarif_validates_and_carries_the_findings():
         assert rules[r["ruleIndex"]] == r["ruleId"]
         assert r["level"] == ("note" if r["ruleId"] == "WG-SYS-003" else "error"), r
     hol = [r for r in results if r["ruleId"] == "WG-HOL-001"][0]
-    # a member of the wheel: its file and line in the message, no region into the .whl
-    assert "region" not in hol["locations"][0]["physicalLocation"], hol
+    # a member of the wheel: a nested artifact of the wheel with the import's line (no
+    # region into the .whl's bytes), its file and line in the message too
+    phys = hol["locations"][0]["physicalLocation"]
+    art = run0["artifacts"][phys["artifactLocation"]["index"]]
+    assert phys["artifactLocation"]["uri"] == art["location"]["uri"] == "wgdemo/__init__.py"
+    assert run0["artifacts"][art["parentIndex"]]["location"]["uri"] == \
+        "wgdemo_wrapper-0.1.0-py3-none-any.whl", run0["artifacts"]
+    assert phys["region"] == {"startLine": 1}, phys
     assert hol["message"]["text"].startswith("wgdemo/__init__.py:1 "), hol
     notes = run0["invocations"][0]["toolExecutionNotifications"]
     assert len(notes) == 1 and "truncated-1.0" in notes[0]["message"]["text"]

@@ -574,6 +574,129 @@ START_TEST(test_summary_line)
 }
 END_TEST
 
+/* --format github is lines, the last (the summary notice) too: it ends with one newline. */
+START_TEST(test_github_lines_end_with_newline)
+{
+	wg_ruleset *rs = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	wg_scan *s = t_scan(FIX_WHEELS "/badrec-1.0-py3-none-any.whl");
+	wg_report *r = NULL;
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
+	const char *paths[] = {"a.whl", "b.whl"};
+	const wg_report *with[] = {r, NULL}, *none[] = {NULL, NULL};
+	const char *errs[] = {NULL, "b.whl: gone"};
+	for (int k = 0; k < 3; k++) {
+		char *doc = NULL;
+		ck_assert_int_eq(wg_reports_format(&doc, WG_FORMAT_GITHUB, rs, t, paths,
+						   k == 1 ? none : with, errs, k == 2 ? 0 : 2,
+						   WG_SEV_ERROR), WG_OK);
+		size_t n = strlen(doc);
+		ck_assert_uint_ge(n, 2);
+		ck_assert_int_eq(doc[n - 1], '\n');
+		ck_assert_int_ne(doc[n - 2], '\n');
+		const char *last = n > 1 ? memrchr(doc, '\n', n - 1) : NULL;
+		ck_assert_int_eq(strncmp(last ? last + 1 : doc, "::notice title=wheelgate::", 26), 0);
+		wg_free(doc);
+	}
+	wg_report_free(r);
+	wg_scan_free(s);
+	wg_target_free(t);
+	wg_ruleset_free(rs);
+}
+END_TEST
+
+/* A suppressed finding leaves the findings (the verdict) and is kept with its reason for
+ * SARIF; a rule's `security: true` reaches wg_rule_info version 3 and SARIF alone. */
+START_TEST(test_suppress_and_security)
+{
+	wg_ruleset *rs = NULL;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	wg_target *t = NULL;
+	ck_assert_int_eq(wg_target_new(&t), WG_OK);
+	wg_scan *s = t_scan(FIX_WHEELS "/badrec-1.0-py3-none-any.whl");
+	wg_report *r = NULL;
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
+	size_t n = wg_report_count(r);
+	ck_assert_uint_ge(n, 2);
+	ck_assert_int_eq(wg_report_worst(r), WG_SEV_ERROR);
+	wg_finding_info first = WG_FINDING_INFO_INIT;
+	ck_assert_int_eq(wg_report_finding(&first, r, 0), WG_OK);
+	ck_assert_ptr_null(first.suppressed);
+	ck_assert_uint_eq(wg_report_suppressed_count(r), 0);
+	ck_assert_int_eq(wg_report_suppress(r, n, "x"), WG_ENOTFOUND);
+	ck_assert_int_eq(wg_report_suppress(NULL, 0, "x"), WG_EINVAL);
+	char why[] = "in the baseline b.json";
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(wg_report_suppress(r, 0, i ? NULL : why), WG_OK);
+	why[0] = 'X'; /* copied */
+	ck_assert_uint_eq(wg_report_count(r), 0);
+	ck_assert_int_eq(wg_report_worst(r), -1);
+	ck_assert_uint_eq(wg_report_suppressed_count(r), n);
+	wg_finding_info fi = WG_FINDING_INFO_INIT;
+	ck_assert_int_eq(wg_report_suppressed(&fi, r, 0), WG_OK);
+	ck_assert_str_eq(fi.rule, first.rule);
+	ck_assert_str_eq(fi.message, first.message);
+	ck_assert_str_eq(fi.suppressed, "in the baseline b.json");
+	ck_assert_int_eq(wg_report_suppressed(&fi, r, 1), WG_OK);
+	ck_assert_str_eq(fi.suppressed, "");
+	fi.version = 1; /* before `suppressed`: left as it is */
+	fi.suppressed = "untouched";
+	ck_assert_int_eq(wg_report_suppressed(&fi, r, 0), WG_OK);
+	ck_assert_str_eq(fi.suppressed, "untouched");
+	ck_assert_int_eq(wg_report_suppressed(&fi, r, n), WG_ENOTFOUND);
+	/* SARIF: every one a result with its suppression; the run passes */
+	const char *paths[] = {"badrec-1.0-py3-none-any.whl"};
+	const wg_report *reps[] = {r};
+	char *doc = NULL;
+	ck_assert_int_eq(wg_reports_format(&doc, WG_FORMAT_SARIF, rs, t, paths, reps, NULL, 1,
+					   WG_SEV_ERROR), WG_OK);
+	json_error_t je;
+	json_t *j = json_loads(doc, 0, &je), *run = json_array_get(json_object_get(j, "runs"), 0);
+	json_t *results = json_object_get(run, "results");
+	ck_assert_uint_eq(json_array_size(results), n);
+	json_t *sup = json_array_get(json_object_get(json_array_get(results, 0), "suppressions"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(sup, "kind")), "external");
+	ck_assert_str_eq(json_string_value(json_object_get(sup, "justification")),
+			 "in the baseline b.json");
+	json_t *inv = json_array_get(json_object_get(run, "invocations"), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(inv, "exitCode")), 0);
+	/* security: from the rule files, in wg_rule_info and in SARIF's rule properties */
+	size_t seen[2] = {0, 0};
+	json_t *rules = json_object_get(json_object_get(json_object_get(run, "tool"), "driver"),
+					"rules");
+	for (size_t i = 0; i < wg_ruleset_count(rs); i++) {
+		wg_rule_info ri = WG_RULE_INFO_INIT;
+		ck_assert_int_eq(wg_ruleset_rule(&ri, rs, i), WG_OK);
+		json_t *props = json_object_get(json_array_get(rules, i), "properties");
+		ck_assert_str_eq(json_string_value(json_object_get(json_array_get(rules, i), "id")),
+				 ri.id);
+		ck_assert_int_eq(json_object_get(props, "security-severity") != NULL, ri.security);
+		if (!strcmp(ri.id, "WG-REC-001") || !strcmp(ri.id, "WG-WHL-004")) {
+			ck_assert_int_eq(ri.security, 1);
+			seen[0]++;
+		}
+		if (!strcmp(ri.id, "WG-TAG-005") || !strcmp(ri.id, "WG-HOL-001")) {
+			ck_assert_int_eq(ri.security, 0);
+			seen[1]++;
+		}
+		ri.version = 2; /* before `security`: left as it is */
+		ri.security = 42;
+		ck_assert_int_eq(wg_ruleset_rule(&ri, rs, i), WG_OK);
+		ck_assert_int_eq(ri.security, 42);
+	}
+	ck_assert_uint_eq(seen[0], 2);
+	ck_assert_uint_eq(seen[1], 2);
+	json_decref(j);
+	wg_free(doc);
+	wg_report_free(r);
+	wg_scan_free(s);
+	wg_target_free(t);
+	wg_ruleset_free(rs);
+}
+END_TEST
+
 /* The text of `wheelgate inspect`: the lines the CLI prints, colours and symbols as asked,
  * text from the input escaped. */
 START_TEST(test_scan_format_text)
@@ -646,6 +769,8 @@ Suite *suite_api(void)
 	tcase_add_test(tc, test_struct_versions);
 	tcase_add_test(tc, test_inspect_document);
 	tcase_add_test(tc, test_summary_line);
+	tcase_add_test(tc, test_github_lines_end_with_newline);
+	tcase_add_test(tc, test_suppress_and_security);
 	tcase_add_test(tc, test_scan_format_text);
 	suite_add_tcase(s, tc);
 	return s;

@@ -230,8 +230,10 @@ static void rule_family(char *out, size_t n, const char *id)
 	out[n ? i : 0] = '\0';
 }
 
-/* GitHub ranks code scanning alerts by security-severity (> 9 critical, 7-8.9 high, 4-6.9
- * medium, below low): an error high, a warning medium, an info low. */
+/* GitHub ranks the alerts of rules tagged `security` by security-severity (> 9 critical,
+ * 7-8.9 high, 4-6.9 medium, below low): an error high, a warning medium, an info low. Only
+ * the rules about integrity and tampering carry it (`security: true` in their file); a
+ * correctness rule (a tag that does not match, a library missing) is no security alert. */
 static const char *security_severity(wg_severity s)
 {
 	return s == WG_SEV_ERROR ? "8.0" : s == WG_SEV_WARNING ? "5.0" : "2.0";
@@ -265,19 +267,21 @@ static json_t *sarif_rule(const wg_rule *r, wg_profile profile)
 	if (family[0])
 		json_array_append_new(tags, json_string(family));
 	json_array_append_new(tags, json_string(r->check));
-	/* integrity: a member that is not what RECORD says, a name that escapes the install */
-	if (shipped && (!strcmp(family, "rec") || !strcmp(family, "whl")))
+	if (r->security)
 		json_array_append_new(tags, json_string("security"));
 	json_t *j = json_pack("{s:s, s:s, s:{s:o}, s:{s:o}, s:{s:o, s:o}, s:{s:s, s:b}, "
-			      "s:{s:o, s:s, s:s, s:s}}",
+			      "s:{s:o, s:s, s:s}}",
 			      "id", r->id, "name", r->check, "shortDescription", "text",
 			      nstr(title.s), "fullDescription", "text", nstr(msg.s), "help", "text",
 			      nstr(help.s), "markdown", nstr(md.s), "defaultConfiguration", "level",
 			      sarif_level(sev), "enabled", r->enabled && r->sev[profile] >= 0,
-			      "properties", "tags", tags, "security-severity", security_severity(sev),
-			      "precision", "high", "source", r->source ? r->source : "");
+			      "properties", "tags", tags, "precision", "high", "source",
+			      r->source ? r->source : "");
 	if (j && shipped)
 		json_object_set_new(j, "helpUri", json_string(uri));
+	if (j && r->security)
+		json_object_set_new(json_object_get(j, "properties"), "security-severity",
+				    json_string(security_severity(sev)));
 	wg_buf_free(&title);
 	wg_buf_free(&msg);
 	wg_buf_free(&fix);
@@ -286,45 +290,220 @@ static json_t *sarif_rule(const wg_rule *r, wg_profile profile)
 	return j;
 }
 
-/* Where the inputs' relative paths start: the directory wheelgate ran in (GitHub resolves
- * it to the checkout). Empty when it cannot be known. */
+/* Where the URIs start. Every artifactLocation is a relative reference with a uriBaseId
+ * declared in originalUriBaseIds (SARIF 2.1.0 3.4.4, 3.14.14): "%SRCROOT%", the directory
+ * wheelgate ran in (GitHub resolves it to the checkout), or for an input outside it a base
+ * of its own directory ("INPUTDIR1", ...). Paths are made canonical first (3.10.2: no "."
+ * or ".." segments, symbolic links of the directories resolved). Every artifact a result
+ * names is listed in run.artifacts; a member of a wheel is a nested artifact there
+ * (parentIndex: the wheel, its uri the member's path), named by index. */
+#define SRCROOT "%SRCROOT%"
+
 typedef struct {
 	char cwd[4096];
 	size_t cwdlen;
+	json_t *bases;     /* originalUriBaseIds */
+	json_t *dirs;      /* canonical directory -> its base id */
+	json_t *artifacts; /* run.artifacts */
+	json_t *index;     /* "parent\nbase\nuri" -> index into artifacts */
 } sarif_base;
 
 static void base_init(sarif_base *b)
 {
-	if (!getcwd(b->cwd, sizeof(b->cwd)))
+	if (!getcwd(b->cwd, sizeof(b->cwd)) || b->cwd[0] != '/')
 		b->cwd[0] = '\0';
 	b->cwdlen = strlen(b->cwd);
+	b->bases = json_object();
+	b->dirs = json_object();
+	b->artifacts = json_array();
+	b->index = json_object();
 }
 
-/* {"uri": ..., "uriBaseId": "SRCROOT"} for a path relative to the working directory (or
- * under it), a file:// URI for one elsewhere. */
-static json_t *artifact_location(const sarif_base *b, const char *path)
+static void base_free(sarif_base *b)
 {
-	const char *rel = path;
-	bool based = path[0] != '/';
-	if (!based && b->cwdlen > 1 && !strncmp(path, b->cwd, b->cwdlen) && path[b->cwdlen] == '/') {
-		rel = path + b->cwdlen + 1;
-		based = true;
-	}
-	while (based && rel[0] == '.' && rel[1] == '/')
-		rel += 2;
-	char *uri = uri_of(rel);
-	json_t *j;
-	if (based && b->cwd[0]) {
-		j = json_pack("{s:o, s:s}", "uri", nstr(uri ? uri : ""), "uriBaseId", "SRCROOT");
-	} else {
-		wg_buf full = {0};
-		wg_buf_append(&full, "file://", 7);
-		wg_buf_append(&full, uri ? uri : "", uri ? strlen(uri) : 0);
-		j = json_pack("{s:o}", "uri", nstr(full.s ? full.s : ""));
-		wg_buf_free(&full);
-	}
+	json_decref(b->bases);
+	json_decref(b->dirs);
+	json_decref(b->artifacts);
+	json_decref(b->index);
+}
+
+/* "file://" and the URI of an absolute path, with a trailing '/' when dir. */
+static char *file_uri(const char *abs, bool dir)
+{
+	char *uri = uri_of(abs);
+	wg_buf u = {0};
+	wg_buf_append(&u, "file://", 7);
+	wg_buf_append(&u, uri ? uri : "", uri ? strlen(uri) : 0);
+	if (dir && (!u.s || u.s[u.len - 1] != '/'))
+		wg_buf_append(&u, "/", 1);
 	free(uri);
-	return j;
+	return u.s;
+}
+
+/* The absolute path of path without ".", ".." or empty segments, read as text (a path that
+ * does not exist: an unreadable input, a name given to stdin). */
+static char *lexical(const char *cwd, const char *path)
+{
+	wg_buf in = {0}, out = {0};
+	if (path[0] != '/') {
+		wg_buf_append(&in, cwd, strlen(cwd));
+		wg_buf_append(&in, "/", 1);
+	}
+	wg_buf_append(&in, path, strlen(path));
+	if (!in.s)
+		return NULL;
+	for (char *save = NULL, *seg = strtok_r(in.s, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(seg, "."))
+			continue;
+		if (!strcmp(seg, "..")) {
+			char *slash = out.s ? strrchr(out.s, '/') : NULL;
+			if (slash) {
+				out.len = (size_t)(slash - out.s);
+				out.s[out.len] = '\0';
+			}
+			continue;
+		}
+		wg_buf_append(&out, "/", 1);
+		wg_buf_append(&out, seg, strlen(seg));
+	}
+	wg_buf_free(&in);
+	if (!out.s || !out.len) {
+		wg_buf_free(&out);
+		return strdup("/");
+	}
+	return out.s;
+}
+
+/* The canonical absolute path of path: its directory resolved (symbolic links too) where it
+ * exists, its last component as given (the file the user named). NULL when out of memory. */
+static char *canonical(const sarif_base *b, const char *path)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	char *p = strndup(path, n);
+	if (!p)
+		return NULL;
+	char *slash = strrchr(p, '/'), *name = slash ? slash + 1 : p;
+	char *dir = NULL, *out = NULL;
+	if (strcmp(name, ".") && strcmp(name, "..") && *name) {
+		if (slash == p)
+			dir = realpath("/", NULL);
+		else if (slash) {
+			*slash = '\0';
+			dir = realpath(p, NULL);
+		} else {
+			dir = realpath(".", NULL);
+		}
+		if (dir) {
+			size_t m = strlen(dir) + strlen(name) + 2;
+			if ((out = malloc(m)))
+				snprintf(out, m, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name);
+			free(dir);
+			free(p);
+			return out;
+		}
+		if (slash)
+			*slash = '/';
+	} else if ((out = realpath(p, NULL))) {
+		free(p);
+		return out;
+	}
+	out = lexical(b->cwd[0] ? b->cwd : "/", p);
+	free(p);
+	return out;
+}
+
+/* The artifact at path (a top-level one, parent -1) or at the member path inside artifact
+ * parent: its index in run.artifacts, added with role when new; -1 when out of memory. */
+static long artifact(sarif_base *b, const char *path, long parent, const char *role)
+{
+	json_t *loc = NULL;
+	if (parent >= 0) {
+		/* a member's path as the archive names it, never a leading '/' (3.4.3) */
+		while (*path == '/')
+			path++;
+		char *uri = uri_of(path);
+		loc = json_pack("{s:o}", "uri", nstr(uri ? uri : ""));
+		free(uri);
+	} else {
+		char *abs = canonical(b, path), *rel = NULL, *uri = NULL;
+		const char *id = SRCROOT;
+		if (!abs)
+			return -1;
+		char *slash = strrchr(abs, '/');
+		bool inside = b->cwdlen && !strncmp(abs, b->cwd, b->cwdlen) &&
+			      (abs[b->cwdlen] == '/' || b->cwdlen == 1);
+		if (!strcmp(path, "-") || !*path) {
+			rel = strdup(path);
+		} else if (!b->cwd[0] && path[0] != '/') {
+			/* relative to a working directory that cannot be named: as given, made
+			 * canonical as text (%SRCROOT% is declared without a uri) */
+			char *t = lexical("", path);
+			rel = t ? strdup(t + 1) : NULL;
+			free(t);
+		} else if (inside) {
+			rel = strdup(abs + b->cwdlen + (b->cwdlen > 1));
+		} else {
+			/* outside the working directory: a base for the input's own directory */
+			*slash = '\0';
+			const char *dir = abs[0] ? abs : "/";
+			id = json_string_value(json_object_get(b->dirs, dir));
+			if (!id) {
+				char name[32];
+				snprintf(name, sizeof(name), "INPUTDIR%zu", json_object_size(b->dirs) + 1);
+				char *du = file_uri(dir, true);
+				json_object_set_new(b->bases, name, json_pack("{s:o, s:{s:s}}", "uri",
+					nstr(du ? du : "file:///"), "description", "text",
+					"the directory of an input outside the working directory"));
+				free(du);
+				json_object_set_new(b->dirs, dir, json_string(name));
+				id = json_string_value(json_object_get(b->dirs, dir));
+			}
+			rel = strdup(slash + 1);
+		}
+		uri = rel ? uri_of(rel) : NULL;
+		loc = json_pack("{s:o, s:s}", "uri", nstr(uri ? uri : ""), "uriBaseId", id ? id : SRCROOT);
+		free(uri);
+		free(rel);
+		free(abs);
+	}
+	if (!loc)
+		return -1;
+	wg_buf key = {0};
+	char num[32];
+	snprintf(num, sizeof(num), "%ld\n", parent);
+	const char *id = json_string_value(json_object_get(loc, "uriBaseId"));
+	const char *uri = json_string_value(json_object_get(loc, "uri"));
+	wg_buf_append(&key, num, strlen(num));
+	wg_buf_append(&key, id ? id : "", id ? strlen(id) : 0);
+	wg_buf_append(&key, "\n", 1);
+	wg_buf_append(&key, uri ? uri : "", uri ? strlen(uri) : 0);
+	json_t *known = key.s ? json_object_get(b->index, key.s) : NULL;
+	long idx = known ? (long)json_integer_value(known) : -1;
+	if (!known && key.s) {
+		idx = (long)json_array_size(b->artifacts);
+		json_t *a = json_pack("{s:O, s:[s]}", "location", loc, "roles", role);
+		if (a && parent >= 0)
+			json_object_set_new(a, "parentIndex", json_integer(parent));
+		if (!a || json_array_append_new(b->artifacts, a) ||
+		    json_object_set_new(b->index, key.s, json_integer(idx)))
+			idx = -1;
+	}
+	json_decref(loc);
+	wg_buf_free(&key);
+	return idx;
+}
+
+/* An artifactLocation naming artifact idx: its uri (and uriBaseId) and its index. */
+static json_t *artifact_ref(const sarif_base *b, long idx)
+{
+	json_t *a = idx >= 0 ? json_array_get(b->artifacts, (size_t)idx) : NULL;
+	json_t *loc = a ? json_deep_copy(json_object_get(a, "location")) : NULL;
+	if (!loc)
+		return json_pack("{s:s}", "uri", "");
+	json_object_set_new(loc, "index", json_integer(idx));
+	return loc;
 }
 
 /* A finding's file as a file on disk: in an input directory, or beside an installed
@@ -357,13 +536,23 @@ static char *disk_file(const char *path, const wg_finding *f)
 	return NULL;
 }
 
-static json_t *sarif_location(const sarif_base *b, const char *path, const wg_finding *f)
+/* A result's location: a file on disk (an installed distribution's) with its line; a
+ * member of an archive with a line (a Python import) as the nested artifact with that line;
+ * else the input. *where: 0 the input, 1 a file on disk, 2 a member (its line in a region). */
+static json_t *sarif_location(sarif_base *b, const char *path, const wg_finding *f, int *where)
 {
 	char *file = disk_file(path, f);
-	json_t *phys = json_pack("{s:o}", "artifactLocation",
-				 artifact_location(b, file ? file : path));
-	if (file)
+	struct stat st;
+	bool member = !file && f && f->file && f->line && f->file[0] &&
+		      (stat(path, &st) || !S_ISDIR(st.st_mode));
+	long idx = file ? artifact(b, file, -1, "resultFile") : artifact(b, path, -1, "analysisTarget");
+	if (member)
+		idx = idx >= 0 ? artifact(b, f->file, idx, "resultFile") : -1;
+	json_t *phys = json_pack("{s:o}", "artifactLocation", artifact_ref(b, idx));
+	if ((file || member) && phys)
 		json_object_set_new(phys, "region", json_pack("{s:i}", "startLine", (int)f->line));
+	if (where)
+		*where = file ? 1 : member ? 2 : 0;
 	free(file);
 	json_t *loc = json_pack("{s:o}", "physicalLocation", phys);
 	if (f && (f->member || f->symbol)) {
@@ -513,7 +702,7 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 	json_t *rules = json_array(), *results = json_array(), *notes = json_array();
 	json_t *config = json_array(), *seen = json_object();
 	sarif_base base;
-	size_t more_total = 0;
+	size_t more_total = 0, suppressed_total = 0;
 	base_init(&base);
 	for (size_t i = 0; rs && i < rs->rules.len; i++)
 		json_array_append_new(rules, sarif_rule(wg_vec_at(&rs->rules, i), profile));
@@ -522,7 +711,7 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 		if (!r) {
 			json_array_append_new(notes, json_pack("{s:s, s:{s:o}, s:[o]}", "level", "error",
 				"message", "text", nstr(errors && errors[i] ? errors[i] : "unreadable"),
-				"locations", sarif_location(&base, paths[i], NULL)));
+				"locations", sarif_location(&base, paths[i], NULL, NULL)));
 			continue;
 		}
 		/* Rules a missing fact left out: configuration notifications naming the rule. */
@@ -536,7 +725,7 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 			json_array_append_new(config, json_pack("{s:s, s:{s:o}, s:{s:s, s:I}, s:[o], s:{s:O}}",
 				"level", "note", "message", "text", nstr(text), "associatedRule", "id", id,
 				"index", (json_int_t)rule_index(rs, id), "locations",
-				sarif_location(&base, paths[i], NULL), "properties", "lacks",
+				sarif_location(&base, paths[i], NULL, NULL), "properties", "lacks",
 				json_object_get(x, "lacks")));
 		}
 		json_decref(na);
@@ -552,22 +741,37 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 				"level", m->severity[2] ? "error" : m->severity[1] ? "warning" : "note",
 				"message", "text", text, "associatedRule", "id", m->rule, "index",
 				(json_int_t)rule_index(rs, m->rule), "locations",
-				sarif_location(&base, paths[i], NULL), "properties", "more",
+				sarif_location(&base, paths[i], NULL, NULL), "properties", "more",
 				(json_int_t)m->count, "counts", "error", (json_int_t)m->severity[2],
 				"warning", (json_int_t)m->severity[1], "info", (json_int_t)m->severity[0]));
 			more_total += m->count;
 		}
-		for (size_t k = 0; k < r->findings.len; k++) {
-			const wg_finding *f = wg_vec_at(&r->findings, k);
-			json_t *loc = sarif_location(&base, paths[i], f);
-			bool region = json_object_get(json_object_get(loc, "physicalLocation"), "region");
-			/* the whole message, however long (a cut could split a character) */
-			char *text = result_text(f, region);
-			json_array_append_new(results, json_pack("{s:o, s:I, s:s, s:{s:o}, s:[o], s:o}",
-				"ruleId", nstr(f->rule), "ruleIndex", (json_int_t)rule_index(rs, f->rule),
-				"level", sarif_level(f->severity), "message", "text", nstr(text ? text : ""),
-				"locations", loc, "partialFingerprints", fingerprint(seen, paths[i], f)));
-			free(text);
+		/* The findings, then those a baseline knows: kept, marked suppressed (they do not
+		 * fail the run). A baseline matches what the fingerprint's key holds and more
+		 * coarsely, so every finding of one key is suppressed or none is, and the order
+		 * does not change a fingerprint's occurrence number. */
+		for (size_t s = 0; s < 2; s++) {
+			const wg_vec *v = s ? &r->suppressed : &r->findings;
+			for (size_t k = 0; k < v->len; k++) {
+				const wg_finding *f = wg_vec_at(v, k);
+				int where = 0;
+				json_t *loc = sarif_location(&base, paths[i], f, &where);
+				/* the whole message, however long (a cut could split a character); a
+				 * member's file and line stay in it (a viewer may not open the wheel) */
+				char *text = result_text(f, where == 1);
+				json_t *res = json_pack("{s:o, s:I, s:s, s:{s:o}, s:[o], s:o}",
+					"ruleId", nstr(f->rule), "ruleIndex",
+					(json_int_t)rule_index(rs, f->rule), "level", sarif_level(f->severity),
+					"message", "text", nstr(text ? text : ""), "locations", loc,
+					"partialFingerprints", fingerprint(seen, paths[i], f));
+				if (res && s)
+					json_object_set_new(res, "suppressions", json_pack("[{s:s, s:s, s:o}]",
+						"kind", "external", "status", "accepted", "justification",
+						nstr(f->suppressed ? f->suppressed : "")));
+				json_array_append_new(results, res);
+				free(text);
+				suppressed_total += s;
+			}
 		}
 	}
 	json_decref(seen);
@@ -577,21 +781,21 @@ static json_t *sarif(const wg_ruleset *rs, const wg_target *target, const char *
 		"rules", rules, "results", results, "invocations", "executionSuccessful",
 		json_array_size(notes) == 0, "exitCode", exit_code(reports, n, fail_on),
 		"toolExecutionNotifications", notes, "toolConfigurationNotifications", config);
-	if (run && base.cwd[0]) {
-		wg_buf root = {0};
-		char *uri = uri_of(base.cwd);
-		wg_buf_append(&root, "file://", 7);
-		wg_buf_append(&root, uri ? uri : "", uri ? strlen(uri) : 0);
-		wg_buf_append(&root, "/", base.cwdlen > 1 ? 1 : 0);
-		json_object_set_new(run, "originalUriBaseIds",
-				    json_pack("{s:{s:o, s:{s:s}}}", "SRCROOT", "uri",
-					      nstr(root.s ? root.s : ""), "description", "text",
-					      "the directory wheelgate ran in"));
-		free(uri);
-		wg_buf_free(&root);
-	}
-	json_object_set_new(run, "properties", json_pack("{s:s, s:I}", "profile",
-		wg_profile_name(profile), "more", (json_int_t)more_total));
+	/* %SRCROOT% first, declared even when the working directory is unknown (a top-level
+	 * base may have no uri, 3.4.3); then the inputs' own directories */
+	json_t *roots = json_object();
+	char *cwd = base.cwd[0] ? file_uri(base.cwd, true) : NULL;
+	json_object_set_new(roots, SRCROOT, cwd ? json_pack("{s:s, s:{s:s}}", "uri", cwd,
+		"description", "text", "the directory wheelgate ran in") : json_pack("{s:{s:s}}",
+		"description", "text", "the directory wheelgate ran in (unknown)"));
+	free(cwd);
+	json_object_update(roots, base.bases);
+	json_object_set_new(run, "originalUriBaseIds", roots);
+	json_object_set(run, "artifacts", base.artifacts);
+	base_free(&base);
+	json_object_set_new(run, "properties", json_pack("{s:s, s:I, s:I}", "profile",
+		wg_profile_name(profile), "more", (json_int_t)more_total, "suppressed",
+		(json_int_t)suppressed_total));
 	return json_pack("{s:s, s:s, s:[o]}", "$schema", "https://json.schemastore.org/sarif-2.1.0.json",
 			 "version", "2.1.0", "runs", run);
 }
@@ -670,7 +874,8 @@ static char *github(const wg_target *target, const char *const *paths,
 	if (sum) {
 		sum[strcspn(sum, "\n")] = '\0';
 		wg_buf_append(&b, "::notice title=wheelgate::", 26);
-		gh_put(&b, sum, false); /* the last line: its newline is the caller's */
+		gh_put(&b, sum, false);
+		wg_buf_append(&b, "\n", 1); /* a line as every other: the runner reads lines */
 	}
 	free(sum);
 	if (!b.s)

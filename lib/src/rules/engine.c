@@ -404,6 +404,7 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 		return wg_seterr(&sc->err, WG_ENOMEM, "out of memory");
 	}
 	wg_vec_init(&r->findings, sizeof(wg_finding));
+	wg_vec_init(&r->suppressed, sizeof(wg_finding));
 	wg_vec_init(&r->not_applied, sizeof(wg_not_applied));
 	wg_vec_init(&r->more, sizeof(wg_more));
 	r->path = wg_arena_strdup(&r->arena, scan->path);
@@ -465,6 +466,7 @@ WG_API void wg_report_free(wg_report *r)
 	if (!r)
 		return;
 	wg_vec_free(&r->findings);
+	wg_vec_free(&r->suppressed);
 	wg_vec_free(&r->not_applied);
 	wg_vec_free(&r->more);
 	wg_arena_free(&r->arena);
@@ -489,15 +491,32 @@ WG_API int wg_report_remove(wg_report *r, size_t i)
 	return WG_OK;
 }
 
-WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
+WG_API int wg_report_suppress(wg_report *r, size_t i, const char *justification)
 {
-	if (!out || !r)
-		return wg_null_arg("wg_report_finding");
-	if (wg_struct_version("wg_finding_info", out->version, WG_FINDING_INFO_VERSION) < 0)
-		return WG_EINVAL;
-	const wg_finding *f = wg_vec_at(&r->findings, i);
-	if (!f)
+	if (!r)
+		return wg_null_arg("wg_report_suppress");
+	if (i >= r->findings.len)
 		return WG_ENOTFOUND;
+	wg_finding *to = wg_vec_push(&r->suppressed);
+	const char *why = wg_arena_strdup(&r->arena, justification ? justification : "");
+	if (!to || !why) {
+		if (to)
+			r->suppressed.len--;
+		wg_set_last_error(WG_ENOMEM, "out of memory");
+		return WG_ENOMEM;
+	}
+	*to = *(const wg_finding *)wg_vec_at(&r->findings, i);
+	to->suppressed = why;
+	return wg_report_remove(r, i);
+}
+
+WG_API size_t wg_report_suppressed_count(const wg_report *r)
+{
+	return r ? r->suppressed.len : 0;
+}
+
+static void finding_info(wg_finding_info *out, const wg_finding *f)
+{
 	out->rule = f->rule;
 	out->title = f->title;
 	out->message = f->message;
@@ -508,6 +527,33 @@ WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
 	out->symbol = f->symbol;
 	out->file = f->file;
 	out->line = f->line;
+	if (out->version >= 2)
+		out->suppressed = f->suppressed;
+}
+
+WG_API int wg_report_suppressed(wg_finding_info *out, const wg_report *r, size_t i)
+{
+	if (!out || !r)
+		return wg_null_arg("wg_report_suppressed");
+	if (wg_struct_version("wg_finding_info", out->version, WG_FINDING_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	const wg_finding *f = wg_vec_at(&r->suppressed, i);
+	if (!f)
+		return WG_ENOTFOUND;
+	finding_info(out, f);
+	return WG_OK;
+}
+
+WG_API int wg_report_finding(wg_finding_info *out, const wg_report *r, size_t i)
+{
+	if (!out || !r)
+		return wg_null_arg("wg_report_finding");
+	if (wg_struct_version("wg_finding_info", out->version, WG_FINDING_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	const wg_finding *f = wg_vec_at(&r->findings, i);
+	if (!f)
+		return WG_ENOTFOUND;
+	finding_info(out, f);
 	return WG_OK;
 }
 

@@ -264,14 +264,14 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 				 wg_yaml_where(n, where, sizeof(where)));
 	static const char *const known[] = {"id", "check", "severity", "profiles", "title",
 					    "message", "fix", "patterns", "examples", "scope", "when",
-					    "enabled", NULL};
+					    "enabled", "security", NULL};
 	for (size_t i = 0; i < wg_yaml_len(n); i++) {
 		const char *k = wg_yaml_key(n, i);
 		if (!k || !in_list(known, k, strlen(k)))
 			return wg_seterr(err, WG_EDATA, "%s: unknown rule field '%s' (known: id, check, "
 					 "severity, profiles, title, message, fix, patterns, examples, "
-					 "scope, when, enabled)", wg_yaml_where(wg_yaml_value(n, i), where, sizeof(where)),
-					 k ? k : "?");
+					 "scope, when, enabled, security)",
+					 wg_yaml_where(wg_yaml_value(n, i), where, sizeof(where)), k ? k : "?");
 	}
 	wg_rule r;
 	memset(&r, 0, sizeof(r));
@@ -302,6 +302,12 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 	if (en && strcmp(en, "true") && strcmp(en, "false"))
 		return wg_seterr(err, WG_EDATA, "%s: 'enabled' must be true or false",
 				 wg_yaml_where(wg_yaml_get(n, "enabled"), where, sizeof(where)));
+	const char *sec = wg_yaml_scalar(wg_yaml_get(n, "security"));
+	r.security = sec && !strcmp(sec, "true");
+	if ((sec && strcmp(sec, "true") && strcmp(sec, "false")) ||
+	    (!sec && wg_yaml_get(n, "security")))
+		return wg_seterr(err, WG_EDATA, "%s: 'security' must be true or false",
+				 wg_yaml_where(wg_yaml_get(n, "security"), where, sizeof(where)));
 	r.id = wg_arena_strdup(&rs->arena, id);
 	r.check = r.kind->name;
 	r.title = wg_arena_strdup(&rs->arena, title);
@@ -678,6 +684,8 @@ WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i)
 		out->install = r->sev[WG_PROFILE_INSTALL];
 		out->publish = r->sev[WG_PROFILE_PUBLISH];
 	}
+	if (out->version >= 3)
+		out->security = r->security;
 	return WG_OK;
 }
 

@@ -49,6 +49,7 @@ typedef struct {
 	wg_severity severity;
 	int sev[3];       /* per wg_profile (install, publish): a wg_severity, or -1 for off */
 	bool enabled;
+	bool security; /* "security: true": about integrity and tampering (SARIF security) */
 	const wg_check_kind *kind;
 	wg_pattern_list *lists;
 	size_t nlists;
@@ -69,6 +70,7 @@ typedef struct {
 	const char *rule, *title, *message, *fix, *path, *member, *symbol, *file;
 	unsigned line;
 	wg_severity severity;
+	const char *suppressed; /* why, in r->suppressed (wg_report_suppress); NULL in findings */
 } wg_finding;
 
 typedef struct {
@@ -86,6 +88,7 @@ struct wg_report {
 	const char *path;
 	wg_profile profile;
 	wg_vec findings; /* wg_finding */
+	wg_vec suppressed; /* wg_finding taken out by the caller (a baseline), kept for SARIF */
 	wg_vec not_applied; /* wg_not_applied */
 	wg_vec more; /* wg_more, in the order of the rules */
 };
