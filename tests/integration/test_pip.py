@@ -747,12 +747,12 @@ def gate_options_on_the_command_line_with_the_gate_enabled():
     p = gated(v, "install", "--no-deps", hollow)
     assert p.returncode != 0 and not installed(v, "hollow"), p.stderr[-2000:]
     for args in (["--wheelgate-warn-only"], ["--wheelgate-disable", "WG-HOL-001"]):
-        p = gated(v, "install", "--no-deps", "--dry-run", *args, hollow)
-        assert p.returncode == 0 and "Would install hollow-1.0" in p.stdout, (args, p.stderr)
         p = gated(v, "install", *args, "--no-deps", hollow)
         assert p.returncode == 0 and installed(v, "hollow"), (args, p.stderr[-2000:])
         assert ("warn-only" in p.stderr) == (args[0] == "--wheelgate-warn-only"), p.stderr
         pip(v, "uninstall", "-y", "hollow")
+        p = gated(v, "install", "--no-deps", "--dry-run", *args, hollow)
+        assert p.returncode == 0 and "Would install hollow-1.0" in p.stdout, (args, p.stderr)
     out = os.path.join(TMP, "opts-out")
     p = gated(v, "wheel", "--no-deps", "-w", out, hollow, extra={"WHEELGATE_PIP_WHEEL": "block"})
     assert p.returncode != 0 and "WG-HOL-001" in p.stderr, p.stderr[-2000:]
