@@ -131,10 +131,14 @@ def venv(name):
         # A venv's paths are relative to its python: a copy is a venv of its own.
         shutil.copytree(STATE["template"], path, symlinks=True)
     else:
-        p = subprocess.run([PY, "-m", "venv", "--system-site-packages", path],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+        if "template" not in STATE:  # made once (ensurepip: ~6 s of CPU), copied for each test
+            t = os.path.join(TMP, "template")
+            p = subprocess.run([PY, "-m", "venv", "--system-site-packages", t],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+            STATE["template"] = t
+        shutil.copytree(STATE["template"], path, symlinks=True)
     want = os.path.basename(PIPWHL).split("-")[1] if PIPWHL else None
     got = subprocess.run([os.path.join(path, "bin", "python"), "-c",
                           "import pip; print(pip.__version__)"], capture_output=True,
