@@ -715,6 +715,20 @@ def uninstalling_wheelgate_turns_its_gate_off():
     assert pth in starts[0].stderr and starts[1].stderr == "", [s.stderr for s in starts]
     assert not os.path.exists(pth)
     unlocked("base-1.0-py3-none-any.whl")
+    # Where the .pth cannot be removed (here its path is a directory), Python starts quietly
+    # and pip install notes it once, then goes on.
+    gone = os.path.join(TMP, "life-gone")
+    os.makedirs(os.path.join(gone, "wheelgate-pip.pth"))
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from wheelgate_pip.__main__ import "
+            "pth_line; exec(pth_line(sys.argv[2], '', sys.argv[3], 'wheelgate-0.dist-info')); "
+            "sys.stderr.write('started\\n'); "
+            "import pip._internal.commands.install, pip._internal.commands.install; print('ok')")
+    p = subprocess.run([py, "-c", code, HOOKS, gone, os.path.join(gone, "wheelgate-pip.pth")],
+                       capture_output=True, text=True, env=env(BARE))
+    assert p.returncode == 0 and p.stdout == "ok\n", p.stderr
+    assert p.stderr.startswith("started\n") and p.stderr.count("wheelgate was uninstalled") == 1, \
+        p.stderr
+    assert "its pip gate is off; delete" in p.stderr, p.stderr
 
 
 @test

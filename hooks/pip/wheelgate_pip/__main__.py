@@ -68,12 +68,12 @@ def _off():
     except FileNotFoundError:
         return
     except OSError as e:
-        said = []
+        said, why = [], str(e)
         def note():
             if not said:
                 said.append(1)
                 sys.stderr.write("wheelgate: wheelgate was uninstalled from %%s: its pip gate is "
-                                 "off; delete %%s (%%s) to stop this note\\n" %% (sys.prefix, PTH, e))
+                                 "off; delete %%s (%%s) to stop this note\\n" %% (sys.prefix, PTH, why))
         _at_pip_install(note)
         return
     sys.stderr.write("wheelgate: wheelgate was uninstalled from %%s: its pip gate is off "
