@@ -11,7 +11,12 @@ instead of Debian's (`python3 -m venv --without-pip`, then the wheel installs it
 the same tests run against pip 23.0.1, 25.0, 26.2.1 and 26.3.dev0. No gated command may print
 pip 26.2's "Unexpected import" warning (26.3 enforces it).
 
-Usage: test_pip.py HOOKS_DIR LIBWHEELGATE FIXTURES [PYTHON]
+The gate's lifecycle with wheelgate's own wheel (scripts/python-wheel.py, from BUILD_DIR)
+installed by that pip: `pip uninstall wheelgate` turns the gate off and every later `pip
+install` works (the reinstall included); a reinstall keeps it on; a half-installed gate
+fails closed, and the fix its message names works.
+
+Usage: test_pip.py HOOKS_DIR LIBWHEELGATE FIXTURES [PYTHON [BUILD_DIR]]
 """
 import base64
 import hashlib
@@ -29,6 +34,7 @@ from harness import Missing, main, test  # noqa: E402
 
 HOOKS, LIB, FIX = [os.path.abspath(a) for a in sys.argv[1:4]]
 PY = sys.argv[4] if len(sys.argv) > 4 else "/usr/bin/python3"
+BUILD = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else os.path.dirname(LIB)
 W = os.path.join(FIX, "wheels")
 SFX = ".cpython-312-x86_64-linux-gnu.so"
 TMP = tempfile.mkdtemp(prefix="wg-pip-")
@@ -125,10 +131,14 @@ def venv(name):
         # A venv's paths are relative to its python: a copy is a venv of its own.
         shutil.copytree(STATE["template"], path, symlinks=True)
     else:
-        p = subprocess.run([PY, "-m", "venv", "--system-site-packages", path],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+        if "template" not in STATE:  # made once (ensurepip: ~6 s of CPU), copied for each test
+            t = os.path.join(TMP, "template")
+            p = subprocess.run([PY, "-m", "venv", "--system-site-packages", t],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                raise Missing("python3 -m venv failed (install python3-venv): " + p.stderr[-300:])
+            STATE["template"] = t
+        shutil.copytree(STATE["template"], path, symlinks=True)
     want = os.path.basename(PIPWHL).split("-")[1] if PIPWHL else None
     got = subprocess.run([os.path.join(path, "bin", "python"), "-c",
                           "import pip; print(pip.__version__)"], capture_output=True,
@@ -253,6 +263,11 @@ def bypass_and_warn_only():
               extra={"WHEELGATE_PIP": "off"})
     assert p.returncode == 0 and installed(v, "hollow") and "not checking" in p.stderr, p.stderr
     v = venv("v6b")
+    # warn-only: nothing would be blocked, so a dry run does not fail either
+    p = gated(v, "install", "--dry-run", "--wheelgate-warn-only", "--no-deps",
+              w("hollow-1.0-py3-none-any.whl"))
+    assert p.returncode == 0 and "Would install hollow-1.0" in p.stdout, p.stderr
+    assert "WG-HOL-001" in p.stderr and "would install despite" in p.stderr, p.stderr
     p = gated(v, "install", "--wheelgate-warn-only", "--no-deps", w("hollow-1.0-py3-none-any.whl"))
     assert p.returncode == 0 and installed(v, "hollow"), p.stderr
     assert "WG-HOL-001" in p.stderr and "warn-only" in p.stderr
@@ -439,6 +454,8 @@ def assert_closed(v, why):
     assert "Traceback" not in p.stderr, (why, p.stderr)
     assert p.stderr.count("cannot run") == 1, (why, p.stderr)
     assert "wheelgate_pip disable" in p.stderr and "reinstall wheelgate" in p.stderr, p.stderr
+    # the reinstall it advises must not be refused by the gate it means to repair
+    assert "WHEELGATE_PIP=off pip install --force-reinstall wheelgate" in p.stderr, p.stderr
     assert "WHEELGATE_PIP=off" in p.stderr, p.stderr
     p = pip(v, "list", extra=BARE)
     assert p.returncode == 0 and "Traceback" not in p.stderr, (why, p.stderr)
@@ -617,6 +634,149 @@ def where_the_files_go_is_judged():
                   extra=extra)
         assert p.returncode == 0 and installed(v, "abinew", site), (what, p.stderr[-2000:])
     assert not installed(v, "torch") and not installed(v, "abinew")
+
+
+def purelib(v):
+    return subprocess.run([os.path.join(v, "bin", "python"), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, env=env(BARE)).stdout.strip()
+
+
+def wheelgate_wheel():
+    """wheelgate's own wheel, built from the build tree as `--target python-wheel` does."""
+    if "wheel" not in STATE:
+        p = subprocess.run([os.path.join(BUILD, "wheelgate"), "--version"], capture_output=True,
+                           text=True)
+        assert p.returncode == 0, p.stderr
+        p = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.dirname(HOOKS)),
+                                                         "scripts", "python-wheel.py"),
+                            BUILD, os.path.join(TMP, "dist"), p.stdout.split()[-1]],
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr
+        STATE["wheel"] = p.stdout.strip().splitlines()[-1]
+    return STATE["wheel"]
+
+
+@test
+def uninstalling_wheelgate_turns_its_gate_off():
+    """wheelgate's wheel installed by this pip and enabled: `pip uninstall wheelgate` takes the
+    gate with it and says so; every later `pip install` works, the reinstall of wheelgate
+    included (issue 26: it exited 2). A reinstall of wheelgate, which uninstalls the release
+    before it, keeps the environment gated. Uninstalled by something that is not the gated pip
+    (here pip with the gate bypassed), the next Python start notices, removes the .pth and
+    says so once."""
+    v = venv("life")
+    whl = wheelgate_wheel()
+    site = purelib(v)
+    pth = os.path.join(site, "wheelgate-pip.pth")
+    py = os.path.join(v, "bin", "python")
+    p = pip(v, "install", "--no-deps", whl, extra=BARE)
+    assert p.returncode == 0, p.stderr
+
+    def enable():
+        p = ran(subprocess.run([py, "-m", "wheelgate_pip", "enable"], capture_output=True,
+                               text=True, env=env(BARE)))
+        assert p.returncode == 0 and os.path.isfile(pth), p.stderr
+        p = pip(v, "install", "--no-deps", w("hollow-1.0-py3-none-any.whl"), extra=BARE)
+        assert p.returncode != 0 and "WG-HOL-001" in p.stderr and not installed(v, "hollow"), \
+            p.stderr[-2000:]
+
+    enable()
+    p = pip(v, "install", "--no-deps", "--force-reinstall", whl, extra=BARE)
+    assert p.returncode == 0 and "nothing blocks" in p.stderr, p.stderr[-2000:]
+    assert os.path.isfile(pth), "a reinstall of wheelgate turned the gate off"
+    p = pip(v, "install", "--no-deps", w("hollow-1.0-py3-none-any.whl"), extra=BARE)
+    assert p.returncode != 0 and "WG-HOL-001" in p.stderr, p.stderr[-2000:]
+
+    p = pip(v, "uninstall", "-y", "wheelgate", extra=BARE)
+    assert p.returncode == 0, p.stderr
+    assert not os.path.exists(pth), "pip uninstall wheelgate left " + pth
+    assert p.stderr.count("wheelgate was uninstalled from") == 1, p.stderr
+    left = [n for n in os.listdir(site) if n.startswith("wheelgate")]
+    assert not left, left
+
+    def unlocked(wheel):
+        p = subprocess.run([py, "-c", "print('ok')"], capture_output=True, text=True, env=env(BARE))
+        assert p.returncode == 0 and p.stdout == "ok\n" and p.stderr == "", p.stderr
+        p = pip(v, "install", "--no-deps", w(wheel), extra=BARE)
+        assert p.returncode == 0 and installed(v, wheel.split("-")[0]), p.stderr[-2000:]
+        assert "wheelgate" not in p.stderr, p.stderr
+
+    unlocked("purepkg-0.1-py3-none-any.whl")
+    p = pip(v, "install", "--no-deps", whl, extra=BARE)  # the reinstall: exited 2 (issue 26)
+    assert p.returncode == 0 and installed(v, "wheelgate"), p.stderr[-2000:]
+    enable()
+    p = pip(v, "uninstall", "-y", "wheelgate", extra=dict(BARE, WHEELGATE_PIP="off"))
+    assert p.returncode == 0 and os.path.isfile(pth), p.stderr
+    starts = [subprocess.run([py, "-c", "print('ok')"], capture_output=True, text=True,
+                             env=env(BARE)) for _ in range(2)]
+    assert all(s.returncode == 0 and s.stdout == "ok\n" for s in starts), starts
+    assert starts[0].stderr.count("wheelgate was uninstalled from") == 1, starts[0].stderr
+    assert pth in starts[0].stderr and starts[1].stderr == "", [s.stderr for s in starts]
+    assert not os.path.exists(pth)
+    unlocked("base-1.0-py3-none-any.whl")
+    # Where the .pth cannot be removed (here its path is a directory), Python starts quietly
+    # and pip install notes it once, then goes on.
+    gone = os.path.join(TMP, "life-gone")
+    os.makedirs(os.path.join(gone, "wheelgate-pip.pth"))
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from wheelgate_pip.__main__ import "
+            "pth_line; exec(pth_line(sys.argv[2], '', sys.argv[3], 'wheelgate-0.dist-info')); "
+            "sys.stderr.write('started\\n'); "
+            "import pip._internal.commands.install, pip._internal.commands.install; print('ok')")
+    p = subprocess.run([py, "-c", code, HOOKS, gone, os.path.join(gone, "wheelgate-pip.pth")],
+                       capture_output=True, text=True, env=env(BARE))
+    assert p.returncode == 0 and p.stdout == "ok\n", p.stderr
+    assert p.stderr.startswith("started\n") and p.stderr.count("wheelgate was uninstalled") == 1, \
+        p.stderr
+    assert "its pip gate is off; delete" in p.stderr, p.stderr
+
+
+@test
+def a_half_installed_gate_fails_closed_and_its_fix_works():
+    """The installed wheel's .dist-info is there but the gate's package is not: not an
+    uninstall but a broken gate, so pip install stops. The fix its message names (a
+    reinstall with the gate bypassed for that command) gates again. (The library gone:
+    fail_closed_when_the_library_is_gone.)"""
+    v = venv("half")
+    whl = wheelgate_wheel()
+    site = purelib(v)
+    p = pip(v, "install", "--no-deps", whl, extra=BARE)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run([os.path.join(v, "bin", "python"), "-m", "wheelgate_pip", "enable"],
+                       capture_output=True, text=True, env=env(BARE))
+    assert p.returncode == 0, p.stderr
+    shutil.rmtree(os.path.join(site, "wheelgate_pip"))
+    assert_closed(v, "package gone, its .dist-info left")  # ends with purepkg installed, bypassed
+    p = pip(v, "install", "--no-deps", "--force-reinstall", whl,
+            extra=dict(BARE, WHEELGATE_PIP="off"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    p = pip(v, "install", "--no-deps", w("hollow-1.0-py3-none-any.whl"), extra=BARE)
+    assert p.returncode != 0 and "WG-HOL-001" in p.stderr, p.stderr[-2000:]
+    assert not installed(v, "hollow")
+
+
+@test
+def gate_options_on_the_command_line_with_the_gate_enabled():
+    """--wheelgate-warn-only and --wheelgate-disable given to `python -m wheelgate_pip install`
+    (and `wheel`) count when the gate is enabled too (issue 26: the .pth's hook installed the
+    gate first, with $WHEELGATE_PIP_ARGS alone, and the command line's were dropped)."""
+    v = enabled("opts")
+    hollow = w("hollow-1.0-py3-none-any.whl")
+    p = gated(v, "install", "--no-deps", hollow)
+    assert p.returncode != 0 and not installed(v, "hollow"), p.stderr[-2000:]
+    for args in (["--wheelgate-warn-only"], ["--wheelgate-disable", "WG-HOL-001"]):
+        p = gated(v, "install", *args, "--no-deps", hollow)
+        assert p.returncode == 0 and installed(v, "hollow"), (args, p.stderr[-2000:])
+        assert ("warn-only" in p.stderr) == (args[0] == "--wheelgate-warn-only"), p.stderr
+        pip(v, "uninstall", "-y", "hollow")
+        p = gated(v, "install", "--no-deps", "--dry-run", *args, hollow)
+        assert p.returncode == 0 and "Would install hollow-1.0" in p.stdout, (args, p.stderr)
+    out = os.path.join(TMP, "opts-out")
+    p = gated(v, "wheel", "--no-deps", "-w", out, hollow, extra={"WHEELGATE_PIP_WHEEL": "block"})
+    assert p.returncode != 0 and "WG-HOL-001" in p.stderr, p.stderr[-2000:]
+    p = gated(v, "wheel", "--wheelgate-disable", "WG-HOL-001", "--no-deps", "-w", out, hollow,
+              extra={"WHEELGATE_PIP_WHEEL": "block"})
+    assert p.returncode == 0 and "nothing blocks" in p.stderr, p.stderr[-2000:]
 
 
 def up(prefix):

@@ -218,11 +218,11 @@ def gate(requirements, options=None, env=sys.prefix, dry_run=False, report_only=
     where = "" if env == sys.prefix or env is None else " (judged for %s)" % wheelgate.escape(env)
     if blocking and report_only:
         pass
+    elif blocking and opts["warn_only"]:
+        print("wheelgate: warn-only: %s despite blocking findings in %s"
+              % ("would install" if dry_run else "installing", names), file=sys.stderr)
     elif blocking and dry_run:
         _refuse("wheelgate would block the install: %s%s" % (names, where))
-    elif blocking and opts["warn_only"]:
-        print("wheelgate: warn-only: installing despite blocking findings in %s" % names,
-              file=sys.stderr)
     elif blocking:
         _refuse("wheelgate blocked the install: %s%s (nothing was installed; "
                 "WHEELGATE_PIP=off bypasses the gate)" % (names, where))
@@ -379,14 +379,18 @@ def _refuse(message):
 
 
 def install_hook(options=None):
-    """Wraps pip's install_given_reqs so that the gate sees the whole list first."""
+    """Wraps pip's install_given_reqs so that the gate sees the whole list first; options are
+    the gate's from then on (None: $WHEELGATE_PIP_ARGS, read when the gate runs)."""
     global _options
-    _options = options
     try:
         import pip
         import pip._internal.req as req
     except ImportError as e:
         raise GateUnavailable("pip is not importable here: %s" % e)
+    # Only now: with the gate enabled, the import above ran the .pth's hook, which installs
+    # the gate with the options of $WHEELGATE_PIP_ARGS; the caller's (the command line of
+    # `python -m wheelgate_pip install`) come after, and win.
+    _options = options
     original = getattr(req, "install_given_reqs", None)
     if original is None or getattr(original, "__wheelgate__", False):
         if original is None:
@@ -410,7 +414,7 @@ def install_hook(options=None):
             except TypeError:
                 bound = kwargs
             try:
-                    gate(requirements, _options, env=_install_env(
+                gate(requirements, _options, env=_install_env(
                     bound.get("root"), bound.get("home"), bound.get("prefix"),
                     bound.get("use_user_site")))
             except GateUnavailable as e:

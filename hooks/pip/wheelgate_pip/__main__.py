@@ -17,7 +17,8 @@ enable   gates every `pip install` of this environment (writes %s into site-pack
          If it cannot run (wheelgate gone or broken, pip changed), pip install stops.
 wheel    runs `pip wheel PIP-ARGS` and reports on the wheels it writes
          (WHEELGATE_PIP_WHEEL=block: exit 1 on a blocking finding; =off: no check).
-disable  removes that file.     status  says whether this environment is gated.
+disable  removes that file (uninstalling wheelgate does too; a reinstall or an upgrade
+         of wheelgate keeps it).     status  says whether this environment is gated.
 options: --wheelgate-warn-only, --wheelgate-gpu GPU, --wheelgate-disable ID,
          --wheelgate-enable ID, --wheelgate-rules PATH, --wheelgate-target SPEC,
          --wheelgate-fail-on error|warning|info.   WHEELGATE_PIP=off bypasses the gate.
@@ -26,35 +27,92 @@ options: --wheelgate-warn-only, --wheelgate-gpu GPU, --wheelgate-disable ID,
 
 # The .pth line runs this with exec() at every Python start of the environment: it must never
 # raise (a traceback at every start) and, when wheelgate's package is gone or broken, it makes
-# `pip install` stop with one message instead of installing ungated (fail-closed).
+# `pip install` stop with one message instead of installing ungated (fail-closed). One case is
+# not a broken gate: wheelgate, installed as a distribution (DIST: its .dist-info when enabled),
+# was uninstalled (pip uninstall, uv, by hand): its .dist-info and the gate's package are gone
+# from HERE. Then the gate is off: the .pth removes itself and says so once (where it cannot
+# be removed, `pip install` says so and goes on). A .dist-info left without the package, or a
+# package that does not import, is broken: closed. A reinstall or an upgrade of wheelgate keeps
+# the .pth (it is not in the RECORD) and the environment gated.
 GUARD = """import os, sys
-HERE, LIB, PTH = %r, %r, %r
+HERE, LIB, PTH, DIST = %r, %r, %r, %r
+def _at_pip_install(then):
+    class _Hook:
+        def find_spec(self, name, path=None, target=None):
+            if name == "pip._internal.commands.install":
+                then()
+            return None
+    sys.meta_path.insert(0, _Hook())
 def _closed(why):
     msg = ("wheelgate: the pip gate of %%s is enabled but cannot run: %%s\\n"
-           "wheelgate: pip install refused, nothing installed. Fix: reinstall wheelgate, or "
+           "wheelgate: pip install refused, nothing installed. Fix: reinstall wheelgate with "
+           "the gate bypassed (WHEELGATE_PIP=off pip install --force-reinstall wheelgate), or "
            "turn the gate off by deleting %%s ('python -m wheelgate_pip disable' where "
            "wheelgate is importable); WHEELGATE_PIP=off bypasses it for one command.\\n"
            %% (sys.prefix, why, PTH))
-    class _Closed:
-        def find_spec(self, name, path=None, target=None):
-            if name == "pip._internal.commands.install":
-                sys.stderr.write(msg)
-                raise SystemExit(2)
-            return None
-    sys.meta_path.insert(0, _Closed())
-if os.environ.get("WHEELGATE_PIP", "").lower() not in ("off", "0", "no"):
+    def refuse():
+        sys.stderr.write(msg)
+        raise SystemExit(2)
+    _at_pip_install(refuse)
+def _uninstalled():
+    if not DIST or os.path.exists(os.path.join(HERE, "wheelgate_pip", "autohook.py")):
+        return False
     try:
-        if HERE not in sys.path:
-            sys.path.append(HERE)
-        import wheelgate_pip.autohook as _wg
-        _wg.arm(lib=LIB, pth=PTH)
-    except Exception as e:
-        _closed("wheelgate_pip cannot be imported from %%s (%%s: %%s)" %% (HERE, type(e).__name__, e))
+        names = os.listdir(HERE)
+    except OSError:
+        return False
+    return not any(n.lower().startswith("wheelgate-") and n.endswith(".dist-info") for n in names)
+def _off():
+    try:
+        os.unlink(PTH)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        said, why = [], str(e)
+        def note():
+            if not said:
+                said.append(1)
+                sys.stderr.write("wheelgate: wheelgate was uninstalled from %%s: its pip gate is "
+                                 "off; delete %%s (%%s) to stop this note\\n" %% (sys.prefix, PTH, why))
+        _at_pip_install(note)
+        return
+    sys.stderr.write("wheelgate: wheelgate was uninstalled from %%s: its pip gate is off "
+                     "(%%s removed)\\n" %% (sys.prefix, PTH))
+if os.environ.get("WHEELGATE_PIP", "").lower() not in ("off", "0", "no"):
+    if _uninstalled():
+        _off()
+    else:
+        try:
+            if HERE not in sys.path:
+                sys.path.append(HERE)
+            import wheelgate_pip.autohook as _wg
+            _wg.arm(lib=LIB, pth=PTH)
+        except Exception as e:
+            _closed("wheelgate_pip cannot be imported from %%s (%%s: %%s)" %% (HERE, type(e).__name__, e))
 """
 
 
-def pth_line(here, lib, pth):
-    return "import sys; exec(%r, {'__name__': 'wheelgate_pip_guard'})\n" % (GUARD % (here, lib, pth))
+def dist_info(here):
+    """The .dist-info in here of the wheelgate distribution that installed wheelgate_pip
+    (its RECORD lists the gate), or "" (cmake --install, a source tree: no distribution)."""
+    try:
+        names = sorted(os.listdir(here))
+    except OSError:
+        return ""
+    for n in names:
+        if n.lower().startswith("wheelgate-") and n.endswith(".dist-info"):
+            try:
+                with open(os.path.join(here, n, "RECORD"), encoding="utf-8") as f:
+                    if any(line.startswith("wheelgate_pip/autohook.py,") for line in f):
+                        return n
+            except OSError:
+                continue
+    return ""
+
+
+def pth_line(here, lib, pth, dist=""):
+    return ("import sys; exec(%r, {'__name__': 'wheelgate_pip_guard'})\n"
+            % (GUARD % (here, lib, pth, dist)))
 
 
 def pip_version():
@@ -120,7 +178,7 @@ def main(argv):
         lib = os.path.abspath(wheelgate.library_path())
         here = os.path.dirname(os.path.dirname(os.path.abspath(wheelgate_pip.__file__)))
         with open(pth_path(), "w") as f:
-            f.write(pth_line(here, lib, pth_path()))
+            f.write(pth_line(here, lib, pth_path(), dist_info(here)))
         print("wheelgate: every pip install of %s is gated now (%s)" % (sys.prefix, pth_path()))
         return 0
     if cmd == "disable":
