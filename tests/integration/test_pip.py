@@ -729,6 +729,18 @@ def uninstalling_wheelgate_turns_its_gate_off():
     assert p.stderr.startswith("started\n") and p.stderr.count("wheelgate was uninstalled") == 1, \
         p.stderr
     assert "its pip gate is off; delete" in p.stderr, p.stderr
+    # A Python started while pip replaces wheelgate (an upgrade: the old release moved aside
+    # into pip's stash, the new one not in yet) is not an uninstall: the .pth stays and a pip
+    # install then is refused, never let through ungated.
+    mid = os.path.join(TMP, "life-upgrading")
+    os.makedirs(os.path.join(mid, "~heelgate-0.dist-info"))
+    os.makedirs(os.path.join(mid, "~heelgate_pip"))
+    midpth = os.path.join(mid, "wheelgate-pip.pth")
+    open(midpth, "w").close()
+    p = subprocess.run([py, "-c", code, HOOKS, mid, midpth], capture_output=True, text=True,
+                       env=env(BARE))
+    assert p.returncode == 2 and p.stdout == "" and os.path.isfile(midpth), p.stderr
+    assert "enabled but cannot run" in p.stderr and "uninstalled" not in p.stderr, p.stderr
 
 
 @test

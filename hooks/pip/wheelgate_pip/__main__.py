@@ -33,7 +33,8 @@ options: --wheelgate-warn-only, --wheelgate-gpu GPU, --wheelgate-disable ID,
 # from HERE. Then the gate is off: the .pth removes itself and says so once (where it cannot
 # be removed, `pip install` says so and goes on). A .dist-info left without the package, or a
 # package that does not import, is broken: closed. A reinstall or an upgrade of wheelgate keeps
-# the .pth (it is not in the RECORD) and the environment gated.
+# the .pth (it is not in the RECORD) and the environment gated; a Python started while pip
+# replaces wheelgate sees pip's stash of the old release and stays closed, not off.
 GUARD = """import os, sys
 HERE, LIB, PTH, DIST = %r, %r, %r, %r
 def _at_pip_install(then):
@@ -60,6 +61,12 @@ def _uninstalled():
     try:
         names = os.listdir(HERE)
     except OSError:
+        return False
+    # pip moves what it uninstalls aside first (~heelgate_pip, ~heelgate-X.dist-info) and
+    # removes it once the new release is in: while such a stash is there, an upgrade or a
+    # reinstall is under way, not an uninstall (closed for that moment, not turned off).
+    if any(len(n) > 1 and n[0] in "-~.=%%0123456789" and n[1:].lower().startswith("heelgate")
+           for n in names):
         return False
     return not any(n.lower().startswith("wheelgate-") and n.endswith(".dist-info") for n in names)
 def _off():
