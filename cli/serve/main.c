@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <netdb.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -192,7 +193,10 @@ static bool valid_upstream(const char *u)
 	return true;
 }
 
-int cmd_serve(int argc, char **argv)
+/* The settings: the defaults, $WHEELGATE_TOKEN and $WHEELGATE_FETCH_TOKEN, the --config
+ * file, then the flags (which win). 0; 1 when --help was asked for (printed); -1 after a
+ * message on stderr. At start, and again for each SIGHUP (argv as at start). */
+static int read_settings(serve_config *cfg, int argc, char **argv)
 {
 	enum {
 		O_LISTEN = 256, O_MAXBODY, O_WORKERS, O_TOKEN, O_CONNS, O_TIMEOUT, O_DRAIN,
@@ -227,8 +231,6 @@ int cmd_serve(int argc, char **argv)
 		{"fetch-allow", required_argument, NULL, O_FETCHALLOW},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 
-	server s = {0};
-	serve_config *cfg = &s.cfg;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	cfg->max_body = SERVE_DEFAULT_MAX_BODY;
 	cfg->workers = ncpu > 0 ? (ncpu < SERVE_MAX_WORKERS ? ncpu : SERVE_MAX_WORKERS) : 2;
@@ -247,13 +249,13 @@ int cmd_serve(int argc, char **argv)
 	cfg->upstream_timeout = 300;
 	cfg->connect_timeout = 10;
 	cfg->forward_other = true;
-	int status = EXIT_USAGE;
+	int status = -1;
 	if (!set_str(&cfg->listen, SERVE_DEFAULT_LISTEN))
-		return EXIT_USAGE;
+		return -1;
 	const char *envtok = getenv("WHEELGATE_TOKEN"), *envfetch = getenv("WHEELGATE_FETCH_TOKEN");
 	if ((envtok && *envtok && !set_str(&cfg->token, envtok)) ||
 	    (envfetch && *envfetch && !set_str(&cfg->fetch_token, envfetch)))
-		goto out_cfg;
+		return status;
 
 	/* First pass: --help and --config (the file's values are defaults the flags override). */
 	int c;
@@ -262,14 +264,13 @@ int cmd_serve(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			help(stdout);
-			status = EXIT_CLEAN;
-			goto out_cfg;
+			return 1;
 		}
 		if (c == O_CONFIG) {
 			char err[1024];
 			if (config_load(cfg, optarg, err, sizeof(err)) < 0) {
 				fprintf(stderr, "wheelgate serve: --config: %s\n", err);
-				goto out_cfg;
+				return status;
 			}
 		}
 	}
@@ -354,12 +355,12 @@ int cmd_serve(int argc, char **argv)
 			ok = false;
 		}
 		if (!ok)
-			goto out_cfg;
+			return status;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "wheelgate serve: unexpected argument '%s'\nTry 'wheelgate serve "
 			"--help'.\n", esc(argv[optind]));
-		goto out_cfg;
+		return status;
 	}
 	if (cfg->checks_per_client <= 0)
 		cfg->checks_per_client = cfg->workers > 1 ? cfg->workers - 1 : 1;
@@ -368,11 +369,103 @@ int cmd_serve(int argc, char **argv)
 		cfg->token = NULL;
 	}
 	if (cfg->upstream && !valid_upstream(cfg->upstream))
+		return status;
+	return 0;
+}
+/* The settings a reload cannot change: a restart does (the listening socket, the threads,
+ * the connections' limits, the context's memory budget). */
+static const struct {
+	const char *name;
+	size_t off;
+} FIXED[] = {
+#define F(field, name) {name, offsetof(serve_config, field)}
+	F(workers, "workers"), F(connections, "connections"), F(timeout, "timeout"),
+	F(drain, "drain"), F(deadline, "deadline"), F(header_timeout, "header_timeout"),
+	F(min_rate, "min_rate"), F(rate_window, "rate_window"),
+	F(per_client, "connections_per_client"), F(checks_per_client, "checks_per_client"),
+	F(queue, "queue"), F(queue_wait, "queue_wait"),
+#undef F
+};
+
+/* SIGHUP: the settings, the rules and the fleet read again into a new generation. Requests
+ * under way keep theirs; the next ones take the new one. Anything wrong (the file, a rule
+ * file, a target's environment) keeps the current generation, said on stderr. */
+static void reload(server *s, int argc, char **argv, unsigned long *gens)
+{
+	serve_config cfg = {0};
+	wg_ruleset *rs = NULL;
+	wg_scanner *sc = NULL;
+	serve_gen *g = NULL;
+	char err[1024];
+	serve_gen *cur = gen_acquire(s);
+	unsigned long id = cur->id;
+	gen_release(cur);
+	fprintf(stderr, "wheelgate serve: SIGHUP: reading the configuration again\n");
+	if (read_settings(&cfg, argc, argv) != 0)
+		goto refused;
+	for (size_t i = 0; i < sizeof(FIXED) / sizeof(*FIXED); i++) {
+		long was = *(const long *)((const char *)&s->cfg + FIXED[i].off);
+		long now = *(const long *)((const char *)&cfg + FIXED[i].off);
+		if (was != now)
+			fprintf(stderr, "wheelgate serve: SIGHUP: %s %ld -> %ld takes a restart; "
+				"%ld kept\n", FIXED[i].name, was, now, was);
+	}
+	if (strcmp(cfg.listen, s->cfg.listen))
+		fprintf(stderr, "wheelgate serve: SIGHUP: listen %s -> %s takes a restart; kept\n",
+			esc(s->cfg.listen), esc(cfg.listen));
+	if (cfg.check_memory != s->cfg.check_memory)
+		fprintf(stderr, "wheelgate serve: SIGHUP: check_memory %llu -> %llu takes a restart; "
+			"kept\n", (unsigned long long)s->cfg.check_memory,
+			(unsigned long long)cfg.check_memory);
+	if (config_ruleset(&rs, &cfg, s->ctx, err, sizeof(err)) < 0 ||
+	    (wg_scanner_new(&sc, s->ctx) < 0 && snprintf(err, sizeof(err), "out of memory")) ||
+	    config_targets_open(&cfg, s->ctx, sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wheelgate serve: %s\n", err);
+		goto refused;
+	}
+	size_t nrules = wg_ruleset_count(rs), ntargets = cfg.ntargets;
+	bool up = cfg.upstream != NULL;
+	char upstream[300];
+	snprintf(upstream, sizeof(upstream), "%s", up ? esc(cfg.upstream) : "");
+	if (!(g = gen_new(&cfg, rs, sc, ++*gens))) {
+		--*gens;
+		fprintf(stderr, "wheelgate serve: out of memory\n");
+		goto refused;
+	}
+	int under_way = atomic_load(&s->in_flight);
+	gen_install(s, g);
+	fprintf(stderr, "wheelgate serve: SIGHUP: configuration %lu in use (%zu rules, %zu "
+		"target(s); uploads %s%s); %d request(s) under way finish with configuration "
+		"%lu\n", g->id, nrules, ntargets, up ? "forwarded to " : "refused: no upstream",
+		upstream, under_way, id);
+	return;
+refused:
+	fprintf(stderr, "wheelgate serve: SIGHUP: the new configuration is refused; "
+		"configuration %lu stays in use\n", id);
+	config_free(&cfg); /* the fleet's environments before their scanner */
+	wg_scanner_free(sc);
+	wg_ruleset_free(rs);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	server s = {0};
+	serve_config *cfg = &s.cfg, first = {0};
+	int status = EXIT_USAGE;
+	int rs_ = read_settings(&first, argc, argv);
+	if (rs_ != 0) {
+		config_free(&first);
+		return rs_ > 0 ? EXIT_CLEAN : EXIT_USAGE;
+	}
+	if (config_copy_fixed(cfg, &first) < 0) {
+		fprintf(stderr, "wheelgate serve: out of memory\n");
 		goto out_cfg;
+	}
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	if (!parse_listen(cfg->listen, &addr, &addrlen))
 		goto out_cfg;
+	pthread_mutex_init(&s.gen_lock, NULL);
 
 	atomic_init(&s.in_flight, 0);
 	/* Flat memory under load: glibc raises its mmap threshold to the largest block freed so
@@ -389,18 +482,27 @@ int cmd_serve(int argc, char **argv)
 		opts.max_text_total = cfg->check_memory / 4;
 	if (opts.max_python_bytes > cfg->check_memory / 4)
 		opts.max_python_bytes = cfg->check_memory / 4;
-	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
+	wg_ruleset *rs0 = NULL;
 	wg_scanner *sc0 = NULL;
 	char err[1024];
-	if (wg_context_new(&s.ctx, &opts) < 0 || wg_ruleset_new(&s.rs, s.ctx, &ro) < 0 ||
-	    wg_scanner_new(&sc0, s.ctx) < 0) {
+	if (wg_context_new(&s.ctx, &opts) < 0 || wg_scanner_new(&sc0, s.ctx) < 0) {
 		fprintf(stderr, "wheelgate serve: %s\n", esc(wg_error_last()));
 		goto out_lib;
 	}
-	if (config_targets_open(cfg, s.ctx, sc0, err, sizeof(err)) < 0) {
+	if (config_ruleset(&rs0, &first, s.ctx, err, sizeof(err)) < 0 ||
+	    config_targets_open(&first, s.ctx, sc0, err, sizeof(err)) < 0) {
 		fprintf(stderr, "wheelgate serve: %s\n", err);
 		goto out_lib;
 	}
+	unsigned long gens = 1;
+	serve_gen *g0 = gen_new(&first, rs0, sc0, gens);
+	if (!g0) {
+		fprintf(stderr, "wheelgate serve: out of memory\n");
+		goto out_lib;
+	}
+	rs0 = NULL;
+	sc0 = NULL; /* the generation's now */
+	gen_install(&s, g0);
 	if (metrics_new(&s.metrics) < 0 || serve_scanner_key(&s) != 0 ||
 	    gate_new(&s.gate, cfg) < 0) {
 		fprintf(stderr, "wheelgate serve: out of memory\n");
@@ -416,6 +518,7 @@ int cmd_serve(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	metrics_set_gate(s.metrics, s.gate);
@@ -440,7 +543,8 @@ int cmd_serve(int argc, char **argv)
 		MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri, &s,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout,
 		MHD_OPTION_NOTIFY_COMPLETED, serve_on_completed, &s,
-		MHD_OPTION_NOTIFY_CONNECTION, serve_on_connection, &s, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_CONNECTION, serve_on_connection, &s,
+		MHD_OPTION_EXTERNAL_LOGGER, serve_mhd_log, NULL, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "wheelgate serve: cannot listen on %s: %s\n", esc(cfg->listen),
 			errno ? strerror(errno) : "libmicrohttpd refused the options");
@@ -452,16 +556,21 @@ int cmd_serve(int argc, char **argv)
 		 cfg->listen);
 	fprintf(stderr, "wheelgate serve: listening on http://%s:%u (%ld workers, max body %llu "
 		"bytes%s; uploads %s%s; %zu target(s)%s)\n", esc(shown),
-		pi ? (unsigned)pi->port : 0u, cfg->workers, (unsigned long long)cfg->max_body,
-		cfg->token ? ", token required on /v1/*" : "",
-		cfg->upstream ? "forwarded to " : "refused: no --upstream",
-		cfg->upstream ? esc(cfg->upstream) : "", cfg->ntargets,
-		cfg->ntargets ? (cfg->policy == SERVE_POLICY_ANY ? ", at least one must pass"
-								  : ", every one must pass")
-			      : "");
+		pi ? (unsigned)pi->port : 0u, cfg->workers, (unsigned long long)g0->cfg.max_body,
+		g0->cfg.token ? ", token required on /v1/*" : "",
+		g0->cfg.upstream ? "forwarded to " : "refused: no --upstream",
+		g0->cfg.upstream ? esc(g0->cfg.upstream) : "", g0->cfg.ntargets,
+		g0->cfg.ntargets ? (g0->cfg.policy == SERVE_POLICY_ANY ? ", at least one must pass"
+									: ", every one must pass")
+				 : "");
 
+	/* SIGHUP: a new generation (reload()); SIGTERM, SIGINT: the drain. */
 	int sig = 0;
-	sigwait(&sigs, &sig);
+	for (;;) {
+		if (sigwait(&sigs, &sig) != 0 || sig != SIGHUP)
+			break;
+		reload(&s, argc, argv, &gens);
+	}
 	fprintf(stderr, "wheelgate serve: %s: no new connections; finishing %d request(s)\n",
 		sig == SIGTERM ? "SIGTERM" : "SIGINT", atomic_load(&s.in_flight));
 	MHD_socket lfd = MHD_quiesce_daemon(d);
@@ -488,12 +597,16 @@ out_key:
 out_lib:
 	gate_free(s.gate);
 	metrics_free(s.metrics);
+	gen_install(&s, NULL); /* the last request is over: the generation's last reference */
+	config_free(&first); /* the fleet's targets before their scanner and the context */
 	wg_scanner_free(sc0);
-	config_free(cfg); /* the fleet's targets before the context */
-	wg_ruleset_free(s.rs);
+	wg_ruleset_free(rs0);
 	wg_context_free(s.ctx);
+	pthread_mutex_destroy(&s.gen_lock);
+	config_free(cfg);
 	return status;
 out_cfg:
+	config_free(&first);
 	config_free(cfg);
 	return status;
 }
