@@ -1,6 +1,7 @@
 /*
  * `wheelgate serve`: options and the config file, the daemon (libmicrohttpd, a pool of
- * threads, each with its own scanner; the context, the rules and the fleet shared), SIGTERM.
+ * threads, each with its own scanner; the context, the rules and the fleet shared), SIGTERM
+ * (the drain), SIGHUP (a new generation of the config, the rules and the fleet).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
@@ -26,7 +27,12 @@ static void help(FILE *f)
 		"\n"
 		"A gate in front of a Python package repository, and a check API. Runs until\n"
 		"SIGTERM or SIGINT (then the listening socket closes, the requests under way\n"
-		"finish, within --drain seconds, and it exits 0).\n"
+		"finish, within --drain seconds, and it exits 0). SIGHUP reads the --config\n"
+		"file (the flags still win), the rules and the fleet again: requests under way\n"
+		"finish with the configuration they started with, the next ones get the new\n"
+		"one; a new configuration with a mistake is refused (said on stderr, with the\n"
+		"file and line) and the current one stays. listen, workers, the connections'\n"
+		"limits and timeouts, queue, check_memory and drain take a restart.\n"
 		"\n"
 		"endpoints:\n"
 		"  POST <any other path>  an upload (the upload protocol twine, uv publish and\n"
@@ -37,8 +43,11 @@ static void help(FILE *f)
 		"                     when it passes, the request goes unchanged (with the\n"
 		"                     client's Authorization) to the same path on --upstream and\n"
 		"                     the upstream's answer comes back; when it fails, 400 with\n"
-		"                     the rule ids and the first message, and the upstream never\n"
-		"                     sees it. 502/504 when the upstream is down or slow.\n"
+		"                     the reason in the status line (what twine prints without\n"
+		"                     --verbose), the rule ids and the first message in the\n"
+		"                     body, and the upstream never sees it. 502/504 when the\n"
+		"                     upstream is down or slow. Other files (sdists) go on\n"
+		"                     unchecked (verdict forwarded) unless --check-other.\n"
 		"  POST /v1/check?filename=NAME.whl[&target=SPEC][&profile=publish|install]\n"
 		"                     the wheel (or ELF object) as the body; answers 200 with the\n"
 		"                     JSON document 'wheelgate check --format json' prints (the\n"
@@ -54,13 +63,18 @@ static void help(FILE *f)
 		"  GET  /metrics      Prometheus text: requests, verdicts by rule, bytes, latency\n"
 		"\n"
 		"options (each also a key of the --config file; a flag wins over the file):\n"
-		"  --config FILE      a YAML file with the settings below and the fleet of\n"
-		"                     targets (see docs/serve.md)\n"
+		"  --config FILE      a YAML file with the settings below, the fleet of targets\n"
+		"                     (targets, policy) and the rules (rules: files or\n"
+		"                     directories added to the shipped ones, enable, disable);\n"
+		"                     see docs/serve.md. Read again on SIGHUP\n"
 		"  --listen HOST:PORT address and port to bind (default " SERVE_DEFAULT_LISTEN ");\n"
 		"                     port 0 picks a free one; the address bound is printed on\n"
 		"                     stderr. TLS: put a reverse proxy in front (docs/serve.md)\n"
-		"  --upstream URL     the repository uploads are forwarded to (its base: the\n"
-		"                     request's path is appended), e.g. https://host\n"
+		"  --upstream URL     the repository uploads are forwarded to: its origin,\n"
+		"                     https://HOST[:PORT], no path. The request's path is\n"
+		"                     appended: clients upload to the gate at the repository's\n"
+		"                     own path (twine --repository-url http://GATE/artifactory/\n"
+		"                     api/pypi/REPO goes to https://HOST/artifactory/api/pypi/REPO)\n"
 		"  --upstream-timeout SECONDS  the whole forward at most (default 300): 504 past it\n"
 		"  --connect-timeout SECONDS   connecting to the upstream at most (default 10)\n"
 		"  --check-other      refuse uploads that are not wheels (sdists...) instead of\n"
@@ -115,7 +129,9 @@ static void help(FILE *f)
 		"bytes, ms, verdict, rules, upstream_status); headers, credentials and query\n"
 		"strings are never logged.\n"
 		"\n"
-		"exit status: 0 after a signal, 2 for usage errors, a bad config or an address\n"
+		"SIGHUP: systemctl reload (ExecReload in docs/integrations/systemd).\n"
+		"\n"
+		"exit status: 0 after SIGTERM or SIGINT, 2 for usage errors, a bad config or an address\n"
 		"that cannot be bound.\n");
 }
 
@@ -403,6 +419,18 @@ static void reload(server *s, int argc, char **argv, unsigned long *gens)
 	fprintf(stderr, "wheelgate serve: SIGHUP: reading the configuration again\n");
 	if (read_settings(&cfg, argc, argv) != 0)
 		goto refused;
+	if (config_ruleset(&rs, &cfg, s->ctx, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wheelgate serve: %s\n", err);
+		goto refused;
+	}
+	if (wg_scanner_new(&sc, s->ctx) < 0) {
+		fprintf(stderr, "wheelgate serve: out of memory\n");
+		goto refused;
+	}
+	if (config_targets_open(&cfg, s->ctx, sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wheelgate serve: %s\n", err);
+		goto refused;
+	}
 	for (size_t i = 0; i < sizeof(FIXED) / sizeof(*FIXED); i++) {
 		long was = *(const long *)((const char *)&s->cfg + FIXED[i].off);
 		long now = *(const long *)((const char *)&cfg + FIXED[i].off);
@@ -417,12 +445,6 @@ static void reload(server *s, int argc, char **argv, unsigned long *gens)
 		fprintf(stderr, "wheelgate serve: SIGHUP: check_memory %llu -> %llu takes a restart; "
 			"kept\n", (unsigned long long)s->cfg.check_memory,
 			(unsigned long long)cfg.check_memory);
-	if (config_ruleset(&rs, &cfg, s->ctx, err, sizeof(err)) < 0 ||
-	    (wg_scanner_new(&sc, s->ctx) < 0 && snprintf(err, sizeof(err), "out of memory")) ||
-	    config_targets_open(&cfg, s->ctx, sc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "wheelgate serve: %s\n", err);
-		goto refused;
-	}
 	size_t nrules = wg_ruleset_count(rs), ntargets = cfg.ntargets;
 	bool up = cfg.upstream != NULL;
 	char upstream[300];
@@ -435,9 +457,9 @@ static void reload(server *s, int argc, char **argv, unsigned long *gens)
 	int under_way = atomic_load(&s->in_flight);
 	gen_install(s, g);
 	fprintf(stderr, "wheelgate serve: SIGHUP: configuration %lu in use (%zu rules, %zu "
-		"target(s); uploads %s%s); %d request(s) under way finish with configuration "
-		"%lu\n", g->id, nrules, ntargets, up ? "forwarded to " : "refused: no upstream",
-		upstream, under_way, id);
+		"target(s); uploads %s%s), replacing %lu; %d request(s) under way keep the "
+		"configuration they started with\n", g->id, nrules, ntargets,
+		up ? "forwarded to " : "refused: no upstream", upstream, id, under_way);
 	return;
 refused:
 	fprintf(stderr, "wheelgate serve: SIGHUP: the new configuration is refused; "
@@ -536,15 +558,16 @@ int cmd_serve(int argc, char **argv)
 	if (addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	struct MHD_Daemon *d = MHD_start_daemon(
-		flags, 0, NULL, NULL, serve_on_request, &s, MHD_OPTION_SOCK_ADDR,
+		flags, 0, NULL, NULL, serve_on_request, &s,
+		MHD_OPTION_EXTERNAL_LOGGER, serve_mhd_log, NULL, /* first: before any message */
+		MHD_OPTION_SOCK_ADDR,
 		(struct sockaddr *)&addr,
 		MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned int)(cfg->connections + SERVE_CONNECTION_RESERVE),
 		MHD_OPTION_URI_LOG_CALLBACK, serve_on_uri, &s,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout,
 		MHD_OPTION_NOTIFY_COMPLETED, serve_on_completed, &s,
-		MHD_OPTION_NOTIFY_CONNECTION, serve_on_connection, &s,
-		MHD_OPTION_EXTERNAL_LOGGER, serve_mhd_log, NULL, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_CONNECTION, serve_on_connection, &s, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "wheelgate serve: cannot listen on %s: %s\n", esc(cfg->listen),
 			errno ? strerror(errno) : "libmicrohttpd refused the options");
