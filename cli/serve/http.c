@@ -65,9 +65,17 @@ static _Thread_local bool raw_close;
 void serve_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
-	if (raw_close && strstr(fmt, "Application reported internal error")) {
-		raw_close = false;
-		return;
+	if (raw_close) {
+		/* The message comes as "%s\n" with the text its argument, or as the format. */
+		va_list peek;
+		va_copy(peek, ap);
+		const char *m = !strncmp(fmt, "%s", 2) ? va_arg(peek, const char *) : fmt;
+		bool ours = m && strstr(m, "Application reported internal error");
+		va_end(peek);
+		if (ours) {
+			raw_close = false;
+			return;
+		}
 	}
 	vfprintf(stderr, fmt, ap);
 }

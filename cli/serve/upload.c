@@ -263,18 +263,36 @@ static bool looks_like_wheel(const unsigned char *buf, size_t len)
 	return len > 4 && !memcmp(buf, "PK\x03\x04", 4) && memmem(buf, len, W, sizeof(W) - 1);
 }
 
+/* s as a query value (RFC 3986 unreserved characters kept, the rest %XX): a '+' in a
+ * wheel's local version would read as a space. Cut to fit n. */
+static void query_value(char *out, size_t n, const char *s)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 <= n; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '.' || *p == '_' || *p == '~')
+			out[o++] = (char)*p;
+		else
+			o += (size_t)snprintf(out + o, n - o, "%%%02X", *p);
+	}
+	if (n)
+		out[o < n ? o : n - 1] = '\0';
+}
+
 /* How to see the whole report of what refused the upload: the publish profile's, or the
  * fleet target's (its facts from the gate's config; a site-packages environment is named,
  * its path is the gate's own). */
 static void hint(char *out, size_t n, const serve_gen *g, const char *f, const char *tgt)
 {
 	const serve_target *st = NULL;
+	char q[800];
+	query_value(q, sizeof(q), f);
 	for (size_t i = 0; tgt && i < g->cfg.ntargets; i++)
 		if (!strcmp(g->cfg.targets[i].name, tgt))
 			st = &g->cfg.targets[i];
 	if (!st) {
 		snprintf(out, n, "The whole report: 'wheelgate check --profile publish %s', or POST "
-			 "the file to /v1/check?filename=%s&profile=publish on this gate.", f, f);
+			 "the file to /v1/check?filename=%s&profile=publish on this gate.", f, q);
 		return;
 	}
 	char facts[1024] = "";
@@ -294,8 +312,8 @@ static void hint(char *out, size_t n, const serve_gen *g, const char *f, const c
 		snprintf(facts + off, sizeof(facts) - off, " --env SITE_PACKAGES");
 	snprintf(out, n, "The fleet's target %s refused it (the publish profile alone may pass). "
 		 "Its whole report: POST the file to /v1/check?filename=%s&fleet=%s on this gate, or "
-		 "'wheelgate check --profile install%s %s'%s.", tgt, f, tgt, facts, f,
-		 st->site_packages ? " with SITE_PACKAGES the target's environment (site_packages "
+		 "run: wheelgate check --profile install%s %s%s", tgt, q, tgt, facts, f,
+		 st->site_packages ? " (SITE_PACKAGES: the target's environment, site_packages "
 				     "in the gate's config)" : "");
 }
 
