@@ -395,7 +395,10 @@ static request *request_new(server *s, const char *url)
 	snprintf(r->path, sizeof(r->path), "%.*s", (int)(n < sizeof(r->path) ? n :
 							 sizeof(r->path) - 1), url ? url : "");
 	/* The generation the request keeps to its end, whatever a reload swaps in meanwhile. */
-	r->gen = gen_acquire(s);
+	if (!(r->gen = gen_acquire(s))) {
+		free(r);
+		return NULL;
+	}
 	atomic_fetch_add(&s->in_flight, 1);
 	return r;
 }

@@ -211,7 +211,7 @@ int serve_answer_raw(struct MHD_Connection *c, request *r, unsigned int status,
 		     const char *body, size_t len);
 /* MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd's messages on stderr, but for the close that
  * follows an answer written by serve_answer_raw (not an error). */
-void serve_mhd_log(void *cls, const char *fmt, va_list ap);
+void serve_mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char *url,
 				 const char *method, const char *version, const char *data,
 				 size_t *data_size, void **con_cls);

@@ -170,7 +170,7 @@ def first_config(up):
 def second_config(up, extra=""):
     # WG-HOL-001 off, another fleet, another upstream: each visible in an answer.
     return ("upstream: %s\nmin_rate: 0\nworkers: 2\ndisable: [WG-HOL-001]\n"
-            "targets:\n  gen-two:\n    spec: %s\n%s" % (up, OLD, extra))
+            "targets:\n  gen-two:\n    spec: %s\n    gpus: [H100]\n%s" % (up, OLD, extra))
 
 
 @test
@@ -270,6 +270,61 @@ def sighup_with_a_broken_configuration_keeps_the_old_one():
             st, doc = check(srv, HOLLOW, profile="publish")
             assert st == 200 and doc["inputs"][0]["verdict"] == "pass", doc
             assert srv.stop() == 0, srv.err.decode()[-3000:]
+
+
+@test
+def reloads_while_checks_run():
+    """Checks from four threads while the configuration is swapped 12 times: every answer is
+    whole and comes from one configuration (its rules and its fleet agree), and both are seen.
+    Under ThreadSanitizer a race in the swap ends the server (exit 66)."""
+    hollow, fa = wheel(HOLLOW), wheel(FA_TRUE)
+    with Upstream("one") as up1, Upstream("two") as up2:
+        cfg = write(os.path.join(TMP, "load.yaml"), first_config(up1.url()))
+        texts = [first_config(up1.url()), second_config(up2.url())]
+        with Server("--config", cfg) as srv:
+            stop, seen, errors = threading.Event(), [], []
+
+            def client():
+                while not stop.is_set():
+                    try:
+                        st, doc = check(srv, HOLLOW)  # the fleet and the publish rules
+                        assert st == 200 and doc["schema"] == "wheelgate.fleet/1", (st, doc)
+                        names = [t["name"] for t in doc["targets"]]
+                        seen.append((tuple(names), doc["verdict"]))
+                        st, _, _ = request(srv.url("/v1/check?filename=%s&profile=publish"
+                                                   % HOLLOW), hollow)
+                        assert st == 200, st
+                        st, _, _ = request(srv.url("/v1/check?filename=%s"
+                                                   % urllib.parse.quote(FA_TRUE)), fa)
+                        assert st == 200, st
+                    except Exception as e:  # noqa: BLE001 (reported below)
+                        errors.append(repr(e))
+                        return
+
+            threads = [threading.Thread(target=client) for _ in range(4)]
+            for t in threads:
+                t.start()
+            try:
+                for i in range(12):
+                    write(cfg, texts[(i + 1) % 2])
+                    srv.hup()
+                    srv.wait_err("SIGHUP: configuration %d in use" % (i + 2))
+                    time.sleep(0.1)
+            finally:
+                stop.set()
+                for t in threads:
+                    t.join(TIMEOUT)
+            assert not errors, errors[:3]
+            # A /v1/check without a profile is the fleet alone: the target's name tells the
+            # configuration, and the verdict must be that configuration's: WG-HOL-001 is on
+            # in the first (fail), off in the second (pass). A mix is a torn generation.
+            kinds = set(seen)
+            assert kinds <= {(("gen-one",), "fail"), (("gen-two",), "pass")}, kinds
+            assert len(kinds) == 2, kinds
+            assert srv.stop() == 0, srv.err.decode()[-3000:]
+        log = [json.loads(l) for l in srv.access.splitlines()]
+        assert all(e["completed"] and e["status"] == 200 for e in log), \
+            [e for e in log if not e["completed"] or e["status"] != 200][:3]
 
 
 if __name__ == "__main__":
