@@ -131,8 +131,8 @@ static void help(FILE *f)
 		"\n"
 		"SIGHUP: systemctl reload (ExecReload in docs/integrations/systemd).\n"
 		"\n"
-		"exit status: 0 after SIGTERM or SIGINT, 2 for usage errors, a bad config or an address\n"
-		"that cannot be bound.\n");
+		"exit status: 0 after SIGTERM or SIGINT, 2 for usage errors, a bad config or an\n"
+		"address that cannot be bound.\n");
 }
 
 /* HOST:PORT ([V6]:PORT too) into an address; false with a message when it is not one. */
