@@ -378,6 +378,27 @@ static int load_list(loader *L, const yaml_node_t *v, const char *key, char ***l
 	return 0;
 }
 
+/* Rule paths relative to the config file's directory, as `wheelgate check`'s config does. */
+static int rebase_rules(loader *L, const yaml_node_t *v, serve_config *cfg, size_t from)
+{
+	const char *slash = strrchr(L->path, '/');
+	if (!slash)
+		return 0;
+	int dl = (int)(slash - L->path);
+	for (size_t i = from; i < cfg->nrules; i++) {
+		if (cfg->rules[i][0] == '/')
+			continue;
+		size_t n = (size_t)dl + strlen(cfg->rules[i]) + 2;
+		char *p = malloc(n);
+		if (!p)
+			return fail(L, v, "out of memory");
+		snprintf(p, n, "%.*s/%s", dl, L->path, cfg->rules[i]);
+		free(cfg->rules[i]);
+		cfg->rules[i] = p;
+	}
+	return 0;
+}
+
 static int load_root(loader *L, serve_config *cfg, const yaml_node_t *root)
 {
 	if (check_keys(L, root, "the config") < 0)
@@ -460,7 +481,10 @@ static int load_root(loader *L, serve_config *cfg, const yaml_node_t *root)
 		} else if (!strcmp(key, "fetch_allow")) {
 			rc = load_list(L, v, key, &cfg->fetch_allow, &cfg->nfetch_allow);
 		} else if (!strcmp(key, "rules")) {
+			size_t from = cfg->nrules;
 			rc = load_list(L, v, key, &cfg->rules, &cfg->nrules);
+			if (rc == 0)
+				rc = rebase_rules(L, v, cfg, from);
 		} else if (!strcmp(key, "enable")) {
 			rc = load_list(L, v, key, &cfg->enable, &cfg->nenable);
 		} else if (!strcmp(key, "disable")) {

@@ -244,8 +244,9 @@ def sighup_with_a_broken_configuration_keeps_the_old_one():
                 ("upstream: [a\n", "broken.yaml:2:1: "),
                 (first_config(up1.url()).replace(NEW, "python=three"), "broken.yaml:6:11: "
                  "targets: gen-one: spec: "),
-                (second_config(up1.url(), "rules: [%s]\n" % bad_rule),
-                 os.path.join(bad_rule, "broken.yaml") + ":"),
+                # A rule file (the path relative to the config's directory): its own line.
+                (second_config(up1.url(), "rules: [bad-rules]\n"),
+                 "rules: %s:4:1: " % os.path.join(bad_rule, "broken.yaml")),
             ]
             for text, said in cases:
                 write(cfg, text)
