@@ -1,7 +1,8 @@
 /*
  * `wheelgate serve`: the pieces of the HTTP service, one file each.
- *   main.c     options, the config, the daemon, signals and the drain
- *   config.c   the YAML config file (the same settings as the flags) and the fleet of targets
+ *   main.c     options, the config, the daemon, signals: the drain and the reload
+ *   config.c   the YAML config file (the same settings as the flags), the fleet of targets,
+ *              the generations a reload swaps
  *   http.c     the router: endpoints, the token, the access log, answers
  *   body.c     request bodies: held in memory while small, spooled to an unlinked file after
  *   judge.c    a wheel's bytes checked for the request's or the fleet's targets
