@@ -12,8 +12,7 @@ Artifactory's REST API (this test's HTTP server: GET of artifacts, PUT
     does (afterCreate, beforeDownload) over a repository tree on disk.
   - jfrog-cli: stage-and-promote.sh with a stub `jf` that records its arguments and moves
     files between directories standing for the repositories.
-  - systemd: the unit passes `systemd-analyze verify` and `security --offline`; its
-    ExecReload makes a serve of the example config read it again.
+  - systemd: the unit passes `systemd-analyze verify` and `security --offline`.
 The expected verdicts and rule ids come from `wheelgate check --format json` on the same bytes.
 
 Usage: test_integrations.py WHEELGATE FIXTURES WORKDIR
