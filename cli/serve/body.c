@@ -32,9 +32,9 @@ static void drop(serve_body *b)
 	b->fd = -1;
 }
 
-static int spool_open(const server *s)
+static int spool_open(const serve_config *cfg)
 {
-	const char *dir = s->cfg.spool_dir;
+	const char *dir = cfg->spool_dir;
 	if (!dir || !*dir)
 		dir = getenv("TMPDIR");
 	if (!dir || !*dir)
@@ -57,19 +57,19 @@ static bool write_all(int fd, const void *p, size_t n)
 	return true;
 }
 
-bool body_take(serve_body *b, const server *s, const char *data, size_t n)
+bool body_take(serve_body *b, const serve_config *cfg, const char *data, size_t n)
 {
 	b->seen += n;
 	if (b->too_large || b->err)
 		return false;
-	if (b->seen > s->cfg.max_body) {
+	if (b->seen > cfg->max_body) {
 		b->too_large = true;
 		drop(b);
 		return false;
 	}
 	if (b->fd < 0 && b->len + n > SERVE_SPOOL_THRESHOLD) {
 		/* Past the threshold: what is held moves to the file, and the rest goes there. */
-		int fd = spool_open(s);
+		int fd = spool_open(cfg);
 		if (fd < 0 || !write_all(fd, b->mem, b->len)) {
 			b->err = errno ? errno : EIO;
 			if (fd >= 0)

@@ -378,6 +378,27 @@ static int load_list(loader *L, const yaml_node_t *v, const char *key, char ***l
 	return 0;
 }
 
+/* Rule paths relative to the config file's directory, as `wheelgate check`'s config does. */
+static int rebase_rules(loader *L, const yaml_node_t *v, serve_config *cfg, size_t from)
+{
+	const char *slash = strrchr(L->path, '/');
+	if (!slash)
+		return 0;
+	int dl = (int)(slash - L->path);
+	for (size_t i = from; i < cfg->nrules; i++) {
+		if (cfg->rules[i][0] == '/')
+			continue;
+		size_t n = (size_t)dl + strlen(cfg->rules[i]) + 2;
+		char *p = malloc(n);
+		if (!p)
+			return fail(L, v, "out of memory");
+		snprintf(p, n, "%.*s/%s", dl, L->path, cfg->rules[i]);
+		free(cfg->rules[i]);
+		cfg->rules[i] = p;
+	}
+	return 0;
+}
+
 static int load_root(loader *L, serve_config *cfg, const yaml_node_t *root)
 {
 	if (check_keys(L, root, "the config") < 0)
@@ -459,6 +480,15 @@ static int load_root(loader *L, serve_config *cfg, const yaml_node_t *root)
 			ftoken_file_at = v;
 		} else if (!strcmp(key, "fetch_allow")) {
 			rc = load_list(L, v, key, &cfg->fetch_allow, &cfg->nfetch_allow);
+		} else if (!strcmp(key, "rules")) {
+			size_t from = cfg->nrules;
+			rc = load_list(L, v, key, &cfg->rules, &cfg->nrules);
+			if (rc == 0)
+				rc = rebase_rules(L, v, cfg, from);
+		} else if (!strcmp(key, "enable")) {
+			rc = load_list(L, v, key, &cfg->enable, &cfg->nenable);
+		} else if (!strcmp(key, "disable")) {
+			rc = load_list(L, v, key, &cfg->disable, &cfg->ndisable);
 		} else if (!strcmp(key, "targets")) {
 			rc = load_targets(L, cfg, v);
 		} else if (!strcmp(key, "policy")) {
@@ -476,7 +506,8 @@ static int load_root(loader *L, serve_config *cfg, const yaml_node_t *root)
 				  "connections, connections_per_client, timeout, header_timeout, "
 				  "min_rate, rate_window, deadline, queue, queue_wait, "
 				  "checks_per_client, check_memory, drain, token_file, token, "
-				  "fetch_token_file, fetch_token, fetch_allow, targets, policy)",
+				  "fetch_token_file, fetch_token, fetch_allow, rules, enable, "
+				  "disable, targets, policy)",
 				  esc(key));
 		}
 		if (rc < 0)
@@ -661,9 +692,13 @@ void config_free(serve_config *cfg)
 		pthread_mutex_destroy(&t->env_lock);
 	}
 	free(cfg->targets);
-	for (size_t i = 0; i < cfg->nfetch_allow; i++)
-		free(cfg->fetch_allow[i]);
-	free(cfg->fetch_allow);
+	char ***lists[] = {&cfg->fetch_allow, &cfg->rules, &cfg->enable, &cfg->disable};
+	size_t counts[] = {cfg->nfetch_allow, cfg->nrules, cfg->nenable, cfg->ndisable};
+	for (size_t l = 0; l < sizeof(counts) / sizeof(*counts); l++) {
+		for (size_t i = 0; i < counts[l]; i++)
+			free((*lists[l])[i]);
+		free(*lists[l]);
+	}
 	free(cfg->listen);
 	if (cfg->token)
 		memset(cfg->token, 0, strlen(cfg->token));
@@ -674,4 +709,79 @@ void config_free(serve_config *cfg)
 	free(cfg->fetch_token);
 	free(cfg->spool_dir);
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+int config_ruleset(wg_ruleset **out, const serve_config *cfg, wg_context *ctx, char *err,
+		   size_t errlen)
+{
+	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
+	ro.rule_paths = (const char *const *)cfg->rules;
+	ro.nrule_paths = cfg->nrules;
+	ro.enable = (const char *const *)cfg->enable;
+	ro.nenable = cfg->nenable;
+	ro.disable = (const char *const *)cfg->disable;
+	ro.ndisable = cfg->ndisable;
+	*out = NULL;
+	if (wg_ruleset_new(out, ctx, &ro) < 0) {
+		snprintf(err, errlen, "rules: %s", esc(wg_error_last()));
+		return -1;
+	}
+	return 0;
+}
+
+int config_copy_fixed(serve_config *dst, const serve_config *src)
+{
+	*dst = *src;
+	dst->listen = NULL;
+	dst->token = dst->upstream = dst->fetch_token = dst->spool_dir = NULL;
+	dst->fetch_allow = dst->rules = dst->enable = dst->disable = NULL;
+	dst->nfetch_allow = dst->nrules = dst->nenable = dst->ndisable = 0;
+	dst->targets = NULL;
+	dst->ntargets = 0;
+	return src->listen && !(dst->listen = strdup(src->listen)) ? -1 : 0;
+}
+
+serve_gen *gen_new(serve_config *cfg, wg_ruleset *rs, wg_scanner *sc, unsigned long id)
+{
+	serve_gen *g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	atomic_init(&g->refs, 1);
+	g->id = id;
+	g->cfg = *cfg;
+	memset(cfg, 0, sizeof(*cfg));
+	g->rs = rs;
+	g->sc = sc;
+	return g;
+}
+
+serve_gen *gen_acquire(server *s)
+{
+	/* Under the lock: the generation read cannot be freed before its count is raised
+	 * (the server's own reference is dropped by gen_install after the swap, under it). */
+	pthread_mutex_lock(&s->gen_lock);
+	serve_gen *g = s->gen;
+	if (g)
+		atomic_fetch_add_explicit(&g->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&s->gen_lock);
+	return g;
+}
+
+void gen_release(serve_gen *g)
+{
+	if (!g || atomic_fetch_sub_explicit(&g->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	config_free(&g->cfg); /* the fleet's environments before the scanner they were read with */
+	wg_scanner_free(g->sc);
+	wg_ruleset_free(g->rs);
+	free(g);
+}
+
+void gen_install(server *s, serve_gen *g)
+{
+	pthread_mutex_lock(&s->gen_lock);
+	serve_gen *old = s->gen;
+	s->gen = g;
+	pthread_mutex_unlock(&s->gen_lock);
+	gen_release(old);
 }

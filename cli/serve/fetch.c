@@ -86,10 +86,10 @@ done:
 }
 
 /* Under a --fetch-allow prefix, which ends at a '/' (or the prefix ends with one). */
-static bool url_allowed(const server *s, const fetch_url *u)
+static bool url_allowed(const serve_config *cfg, const fetch_url *u)
 {
-	for (size_t i = 0; i < s->cfg.nfetch_allow; i++) {
-		const char *p = s->cfg.fetch_allow[i];
+	for (size_t i = 0; i < cfg->nfetch_allow; i++) {
+		const char *p = cfg->fetch_allow[i];
 		size_t n = strlen(p);
 		if (!n || strncmp(u->url, p, n))
 			continue;
@@ -108,7 +108,7 @@ static bool same_origin(const fetch_url *a, const fetch_url *b)
 
 /* What the write callback fills. */
 typedef struct {
-	server *s;
+	const serve_config *cfg;
 	CURL *h;
 	serve_body *body;
 	char excerpt[FETCH_EXCERPT + 1]; /* the start of an error answer's body */
@@ -130,7 +130,7 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *cls)
 		k->excerpt[k->nexcerpt] = '\0';
 		return n;
 	}
-	if (!body_take(k->body, k->s, data, n)) {
+	if (!body_take(k->body, k->cfg, data, n)) {
 		k->too_large = k->body->too_large;
 		return CURL_WRITEFUNC_ERROR;
 	}
@@ -173,6 +173,7 @@ static char *url_filename(const fetch_url *u)
 
 enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 {
+	const serve_config *cfg = &r->gen->cfg;
 	enum MHD_Result ret;
 	json_t *req = NULL;
 	fetch_url first = {0}, cur = {0};
@@ -224,13 +225,13 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 		ret = fail(c, r, MHD_HTTP_BAD_REQUEST, url, err);
 		goto done;
 	}
-	if (!s->cfg.nfetch_allow) {
+	if (!cfg->nfetch_allow) {
 		ret = fail(c, r, MHD_HTTP_FORBIDDEN, first.url,
 			   "this service fetches nothing: no URL prefix is allowed (--fetch-allow "
 			   "PREFIX, or fetch_allow in the config)");
 		goto done;
 	}
-	if (!url_allowed(s, &first)) {
+	if (!url_allowed(cfg, &first)) {
 		ret = fail(c, r, MHD_HTTP_FORBIDDEN, first.url,
 			   "not under any --fetch-allow prefix of this service");
 		goto done;
@@ -254,14 +255,14 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 					"wheelgate serve: cannot make a libcurl handle\n");
 		goto done;
 	}
-	if (s->cfg.fetch_token) {
-		size_t n = strlen(s->cfg.fetch_token) + 32;
+	if (cfg->fetch_token) {
+		size_t n = strlen(cfg->fetch_token) + 32;
 		if (!(tok = malloc(n))) {
 			ret = serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 						"wheelgate serve: out of memory\n");
 			goto done;
 		}
-		snprintf(tok, n, "Authorization: Bearer %s", s->cfg.fetch_token);
+		snprintf(tok, n, "Authorization: Bearer %s", cfg->fetch_token);
 		auth = curl_slist_append(NULL, tok);
 	}
 	hdrs = curl_slist_append(NULL, "Accept: */*");
@@ -273,7 +274,7 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 					"wheelgate serve: out of memory\n");
 		goto done;
 	}
-	fetch_sink k = {.s = s, .h = h, .body = &art};
+	fetch_sink k = {.cfg = cfg, .h = h, .body = &art};
 	char cerr[CURL_ERROR_SIZE];
 	long code = 0;
 	for (int hop = 0;; hop++) {
@@ -286,9 +287,9 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 		curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* redirects: checked below */
 		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, s->cfg.connect_timeout);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT, s->cfg.upstream_timeout);
-		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)s->cfg.max_body);
+		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, cfg->connect_timeout);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT, cfg->upstream_timeout);
+		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)cfg->max_body);
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, own && auth ? auth : hdrs);
 		curl_easy_setopt(h, CURLOPT_USERAGENT, "wheelgate-serve");
 		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
@@ -300,7 +301,7 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 		if (cc == CURLE_FILESIZE_EXCEEDED || k.too_large) {
 			snprintf(what, sizeof(what), "the artifact is larger than the limit of %llu "
 				 "bytes (--max-body); not checked",
-				 (unsigned long long)s->cfg.max_body);
+				 (unsigned long long)cfg->max_body);
 			ret = fail(c, r, 413 /* Content Too Large */, cur.url, what);
 			goto done;
 		}
@@ -313,7 +314,7 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 		if (cc == CURLE_OPERATION_TIMEDOUT) {
 			snprintf(what, sizeof(what), "the repository did not answer in time "
 				 "(--connect-timeout %ld s, --upstream-timeout %ld s): %s",
-				 s->cfg.connect_timeout, s->cfg.upstream_timeout,
+				 cfg->connect_timeout, cfg->upstream_timeout,
 				 *cerr ? cerr : curl_easy_strerror(cc));
 			ret = fail(c, r, MHD_HTTP_GATEWAY_TIMEOUT, cur.url, what);
 			goto done;
@@ -340,7 +341,7 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 				ret = fail(c, r, MHD_HTTP_BAD_GATEWAY, cur.url, what);
 				goto done;
 			}
-			if (url_parse(&next, loc, err, sizeof(err)) < 0 || !url_allowed(s, &next)) {
+			if (url_parse(&next, loc, err, sizeof(err)) < 0 || !url_allowed(cfg, &next)) {
 				char *e = serve_esc(loc);
 				snprintf(what, sizeof(what), "the repository redirected (HTTP %ld) to "
 					 "%.300s, which is not under any --fetch-allow prefix; not "
@@ -360,7 +361,7 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 	if (code < 200 || code >= 300) {
 		char *e = k.nexcerpt ? serve_esc(k.excerpt) : NULL;
 		/* Never echo the token, even if an error page does. */
-		if (e && s->cfg.fetch_token && *s->cfg.fetch_token && strstr(e, s->cfg.fetch_token)) {
+		if (e && cfg->fetch_token && *cfg->fetch_token && strstr(e, cfg->fetch_token)) {
 			free(e);
 			e = NULL;
 		}
@@ -391,7 +392,7 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 		goto done;
 	}
 	serve_verdict v;
-	int rc = serve_judge(s, sc, bytes, len, name, spec, prof, false, &v, err, sizeof(err));
+	int rc = serve_judge(r->gen, sc, bytes, len, name, spec, prof, false, &v, err, sizeof(err));
 	body_free(&art);
 	gate_leave(s);
 	if (rc < 0) {

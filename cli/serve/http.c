@@ -5,9 +5,13 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -54,10 +58,112 @@ enum MHD_Result serve_answer_text(struct MHD_Connection *c, request *r, unsigned
 	return serve_answer(c, r, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
-/* Constant time in the length of the expected token. */
-static bool token_ok(const server *s, struct MHD_Connection *c)
+/* Set by serve_answer_raw on the thread that then returns MHD_NO: the message
+ * libmicrohttpd logs as it closes that connection is not an error. */
+static _Thread_local bool raw_close;
+
+void serve_mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	const char *token = s->cfg.token;
+	(void)cls;
+	if (raw_close) {
+		/* The message comes as "%s\n" with the text its argument, or as the format. */
+		va_list peek;
+		va_copy(peek, ap);
+		const char *m = !strncmp(fmt, "%s", 2) ? va_arg(peek, const char *) : fmt;
+		bool ours = m && strstr(m, "Application reported internal error");
+		va_end(peek);
+		if (ours) {
+			raw_close = false;
+			return;
+		}
+	}
+	vfprintf(stderr, fmt, ap);
+}
+
+/* All of buf to a non-blocking socket, waiting at most 10 s in all for room. */
+static bool send_all(int fd, const char *buf, size_t n)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (n) {
+		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
+		if (w > 0) {
+			buf += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return false;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long left = 10000 - (long)((now.tv_sec - t0.tv_sec) * 1000 +
+					    (now.tv_nsec - t0.tv_nsec) / 1000000);
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			return false;
+	}
+	return true;
+}
+
+int serve_answer_raw(struct MHD_Connection *c, request *r, unsigned int status,
+		     const char *reason, const char *const *hdrs, size_t nhdrs, const char *type,
+		     const char *body, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci || ci->connect_fd == MHD_INVALID_SOCKET)
+		return 0;
+	/* The phrase: printable ASCII on one line (RFC 9112: reason-phrase is HTAB, SP,
+	 * VCHAR and obs-text; obs-text left out, since clients decode it differently). */
+	char phrase[SERVE_REASON_MAX + 1];
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)(reason ? reason : "");
+	     *p && n < SERVE_REASON_MAX; p++)
+		phrase[n++] = *p >= 0x20 && *p < 0x7f ? (char)*p : *p == '\t' || *p == '\n' ? ' ' : '?';
+	if (reason && strlen(reason) > SERVE_REASON_MAX && n >= 3)
+		memcpy(phrase + n - 3, "...", 3);
+	phrase[n] = '\0';
+	if (!n)
+		snprintf(phrase, sizeof(phrase), "%s", MHD_get_reason_phrase_for(status));
+	char date[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&now, &tm));
+	size_t cap = 1024 + sizeof(phrase) + len;
+	for (size_t i = 0; i < nhdrs; i++)
+		cap += strlen(hdrs[2 * i]) + strlen(hdrs[2 * i + 1]) + 4;
+	char *out = malloc(cap);
+	if (!out)
+		return 0;
+	int off = snprintf(out, cap, "HTTP/1.1 %u %s\r\nDate: %s\r\nContent-Type: %s\r\n"
+			   "Content-Length: %zu\r\nConnection: close\r\n", status, phrase, date,
+			   type, len);
+	for (size_t i = 0; i < nhdrs && off > 0 && (size_t)off < cap; i++) {
+		const char *v = hdrs[2 * i + 1];
+		if (strpbrk(v, "\r\n"))
+			continue; /* never: the callers' values are fixed words and rule ids */
+		off += snprintf(out + off, cap - (size_t)off, "%s: %s\r\n", hdrs[2 * i], v);
+	}
+	if (off <= 0 || (size_t)off + 2 + len > cap) {
+		free(out);
+		return 0;
+	}
+	memcpy(out + off, "\r\n", 2);
+	memcpy(out + off + 2, body, len);
+	bool ok = send_all(ci->connect_fd, out, (size_t)off + 2 + len);
+	free(out);
+	r->status = (int)status;
+	r->answered_raw = ok;
+	raw_close = true;
+	return ok ? 1 : -1;
+}
+
+/* Constant time in the length of the expected token. */
+static bool token_ok(const request *r, struct MHD_Connection *c)
+{
+	const char *token = r->gen->cfg.token;
 	if (!token)
 		return true;
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -109,7 +215,7 @@ static enum MHD_Result do_check(server *s, struct MHD_Connection *c, request *r)
 					 "wheelgate serve: cannot make a scanner (out of memory?)\n");
 	}
 	serve_verdict v;
-	int rc = serve_judge_named(s, sc, buf, len, name, spec, prof, fleet, false, &v, err,
+	int rc = serve_judge_named(r->gen, sc, buf, len, name, spec, prof, fleet, false, &v, err,
 				   sizeof(err));
 	body_free(&r->body);
 	gate_leave(s);
@@ -215,7 +321,7 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 			r->ep = EP_CHECK_URL;
 		else
 			return serve_answer_text(c, r, MHD_HTTP_NOT_FOUND, NOT_FOUND);
-		if (!token_ok(s, c))
+		if (!token_ok(r, c))
 			return serve_answer_text(c, r, MHD_HTTP_UNAUTHORIZED,
 						 "wheelgate serve: /v1/* needs 'Authorization: Bearer "
 						 "TOKEN' with the server's token\n");
@@ -242,14 +348,14 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 						 "wheelgate serve: an upload is a multipart/form-data "
 						 "POST (the upload protocol twine speaks); other "
 						 "requests go to the repository directly\n");
-		if (!s->cfg.upstream)
+		if (!r->gen->cfg.upstream)
 			return serve_answer_text(c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
 						 "wheelgate serve: this gate has no upstream "
 						 "(--upstream URL): it takes no uploads\n");
 	}
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_CONTENT_LENGTH);
-	uint64_t cap = r->ep == EP_CHECK_URL ? URL_BODY_MAX : s->cfg.max_body;
+	uint64_t cap = r->ep == EP_CHECK_URL ? URL_BODY_MAX : r->gen->cfg.max_body;
 	if (cl) {
 		errno = 0;
 		char *end;
@@ -288,6 +394,11 @@ static request *request_new(server *s, const char *url)
 	size_t n = url ? strcspn(url, "?") : 0;
 	snprintf(r->path, sizeof(r->path), "%.*s", (int)(n < sizeof(r->path) ? n :
 							 sizeof(r->path) - 1), url ? url : "");
+	/* The generation the request keeps to its end, whatever a reload swaps in meanwhile. */
+	if (!(r->gen = gen_acquire(s))) {
+		free(r);
+		return NULL;
+	}
 	atomic_fetch_add(&s->in_flight, 1);
 	return r;
 }
@@ -337,7 +448,7 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 			r->body.too_large = true;
 			body_free(&r->body);
 		} else {
-			body_take(&r->body, s, data, *data_size);
+			body_take(&r->body, &r->gen->cfg, data, *data_size);
 		}
 		*data_size = 0;
 		return MHD_YES;
@@ -355,7 +466,7 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 		char msg[256];
 		snprintf(msg, sizeof(msg), "wheelgate serve: the body (%llu bytes) is larger than the "
 			 "limit of %llu bytes\n", (unsigned long long)r->body.seen,
-			 (unsigned long long)(r->ep == EP_CHECK_URL ? URL_BODY_MAX : s->cfg.max_body));
+			 (unsigned long long)(r->ep == EP_CHECK_URL ? URL_BODY_MAX : r->gen->cfg.max_body));
 		body_free(&r->body);
 		return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
 	}
@@ -456,7 +567,8 @@ void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			by = "libmicrohttpd";
 		}
 	}
-	bool done = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+	/* Answered on the socket itself (upload.c), then closed by libmicrohttpd: answered. */
+	bool done = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK || r->answered_raw;
 	/* Answered, though the connection then ended otherwise, is still answered. */
 	metrics_observe(s->metrics, r->ep, done || by ? status : 0, r->verdict, r->rules,
 			r->body.seen, secs);
@@ -468,6 +580,7 @@ void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	upload_free(r);
 	body_free(&r->body);
 	free(r->rules);
+	gen_release(r->gen);
 	free(r);
 	*con_cls = NULL;
 	atomic_fetch_sub(&s->in_flight, 1);

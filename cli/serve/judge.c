@@ -92,12 +92,12 @@ static int collect(const wg_report *rep, char **list, char **first)
 }
 
 /* The check document of one report (or of an unreadable input: rep NULL, e its message). */
-static int format_one(server *s, const wg_target *t, const char *name, const wg_report *rep,
-		      const char *e, char **doc, char *err, size_t errlen)
+static int format_one(const serve_gen *g, const wg_target *t, const char *name,
+		      const wg_report *rep, const char *e, char **doc, char *err, size_t errlen)
 {
 	const wg_report *reps[1] = {rep};
 	const char *paths[1] = {name}, *errs[1] = {e};
-	if (wg_reports_format(doc, WG_FORMAT_JSON, s->rs, t, paths, reps, errs, 1,
+	if (wg_reports_format(doc, WG_FORMAT_JSON, g->rs, t, paths, reps, errs, 1,
 			      WG_SEV_ERROR) < 0 || !*doc) {
 		char *m = serve_esc(wg_error_last());
 		snprintf(err, errlen, "cannot format the report: %s", m ? m : "out of memory");
@@ -110,7 +110,7 @@ static int format_one(server *s, const wg_target *t, const char *name, const wg_
 /* wg_check for t; with a site-packages target (env), the wheel is judged as installed
  * there (what it would break among the installed distributions too), as `check --env` does.
  * The environment's state is one thread's at a time: under lock. */
-static int check_at(wg_report **rep, server *s, wg_scanner *sc, const wg_scan *scan,
+static int check_at(wg_report **rep, serve_gen *g, wg_scanner *sc, const wg_scan *scan,
 		    const wg_target *t, wg_env *env, pthread_mutex_t *lock)
 {
 	if (lock)
@@ -118,7 +118,7 @@ static int check_at(wg_report **rep, server *s, wg_scanner *sc, const wg_scan *s
 	bool install = env && wg_scan_get_kind(scan) == WG_SCAN_WHEEL;
 	int rc = install ? wg_env_set_install(env, sc, &scan, 1) : WG_OK;
 	if (rc == WG_OK)
-		rc = wg_check(rep, sc, s->rs, scan, t);
+		rc = wg_check(rep, sc, g->rs, scan, t);
 	if (install)
 		wg_env_set_install(env, sc, NULL, 0);
 	if (lock)
@@ -127,7 +127,7 @@ static int check_at(wg_report **rep, server *s, wg_scanner *sc, const wg_scan *s
 }
 
 /* One wheel, one target: the check document (docs/check-json.md). t is owned by the caller. */
-static int judge_one(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+static int judge_one(serve_gen *g, wg_scanner *sc, const unsigned char *buf, size_t len,
 		     const char *name, const wg_target *t, wg_env *env, pthread_mutex_t *lock,
 		     serve_verdict *v, char *err, size_t errlen)
 {
@@ -135,14 +135,14 @@ static int judge_one(server *s, wg_scanner *sc, const unsigned char *buf, size_t
 	wg_report *rep = NULL;
 	int rc = wg_scan_buffer(&scan, sc, buf, len, name);
 	if (rc == WG_OK)
-		rc = check_at(&rep, s, sc, scan, t, env, lock);
+		rc = check_at(&rep, g, sc, scan, t, env, lock);
 	wg_scan_free(scan);
 	const char *e = NULL;
 	if (rc < 0) {
 		e = wg_scanner_error(sc);
 		e = *e ? e : "cannot be read";
 	}
-	int ret = format_one(s, t, name, rep, e, &v->doc, err, errlen);
+	int ret = format_one(g, t, name, rep, e, &v->doc, err, errlen);
 	if (ret < 0) {
 	} else if (!rep) {
 		v->verdict = "error";
@@ -176,14 +176,14 @@ typedef struct {
 
 /* The fleet envelope (docs/check-json.md, "wheelgate.fleet/1"): every part's unchanged check
  * document, the policy and the overall verdict. */
-static char *envelope(const server *s, const part *parts, size_t n, const char *verdict,
+static char *envelope(const serve_gen *g, const part *parts, size_t n, const char *verdict,
 		      const char *first_target)
 {
 	json_t *env = json_object(), *targets = json_array();
 	bool ok = env && targets;
 	ok = ok && !json_object_set_new(env, "schema", json_string("wheelgate.fleet/1")) &&
 	     !json_object_set_new(env, "wheelgate_version", json_string(wg_version_string())) &&
-	     !json_object_set_new(env, "policy", json_string(s->cfg.policy == SERVE_POLICY_ANY
+	     !json_object_set_new(env, "policy", json_string(g->cfg.policy == SERVE_POLICY_ANY
 								       ? "any" : "every")) &&
 	     !json_object_set_new(env, "verdict", json_string(verdict)) &&
 	     !json_object_set_new(env, "first_target",
@@ -217,10 +217,10 @@ static char *envelope(const server *s, const part *parts, size_t n, const char *
 
 /* The wheel scanned once, then checked for the publish profile (an upload) and each target of
  * the fleet (or the one named). */
-static int judge_fleet(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+static int judge_fleet(serve_gen *g, wg_scanner *sc, const unsigned char *buf, size_t len,
 		       const char *name, bool upload, serve_verdict *v, char *err, size_t errlen)
 {
-	const serve_config *cfg = &s->cfg;
+	const serve_config *cfg = &g->cfg;
 	size_t n = cfg->ntargets + (upload ? 1 : 0);
 	part *parts = calloc(n, sizeof(*parts));
 	wg_target *pub = NULL;
@@ -256,13 +256,13 @@ static int judge_fleet(server *s, wg_scanner *sc, const unsigned char *buf, size
 		part *p = &parts[i];
 		const char *pe = emsg;
 		if (scan) {
-			rc = check_at(&p->rep, s, sc, scan, p->t, p->env, p->lock);
+			rc = check_at(&p->rep, g, sc, scan, p->t, p->env, p->lock);
 			if (rc < 0) {
 				pe = wg_scanner_error(sc);
 				pe = *pe ? pe : "cannot be checked";
 			}
 		}
-		if ((ret = format_one(s, p->t, name, p->rep, pe, &p->doc, err, errlen)) < 0)
+		if ((ret = format_one(g, p->t, name, p->rep, pe, &p->doc, err, errlen)) < 0)
 			goto out_msg;
 		if (!p->rep) {
 			p->verdict = "error";
@@ -307,7 +307,7 @@ static int judge_fleet(server *s, wg_scanner *sc, const unsigned char *buf, size
 			}
 		}
 	}
-	if (!(v->doc = envelope(s, parts, n, v->verdict, v->first_target))) {
+	if (!(v->doc = envelope(g, parts, n, v->verdict, v->first_target))) {
 		snprintf(err, errlen, "cannot format the fleet's report (out of memory?)");
 		ret = -2;
 	}
@@ -326,7 +326,7 @@ out:
 	return ret;
 }
 
-int serve_judge_named(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+int serve_judge_named(serve_gen *g, wg_scanner *sc, const unsigned char *buf, size_t len,
 		      const char *name, const char *spec, const char *profile, const char *fleet,
 		      bool upload, serve_verdict *v, char *err, size_t errlen)
 {
@@ -337,24 +337,24 @@ int serve_judge_named(server *s, wg_scanner *sc, const unsigned char *buf, size_
 				 "target= or profile=");
 			return -1;
 		}
-		for (size_t i = 0; i < s->cfg.ntargets; i++) {
-			serve_target *st = &s->cfg.targets[i];
+		for (size_t i = 0; i < g->cfg.ntargets; i++) {
+			serve_target *st = &g->cfg.targets[i];
 			if (!strcmp(st->name, fleet))
-				return judge_one(s, sc, buf, len, name, st->target, st->env,
+				return judge_one(g, sc, buf, len, name, st->target, st->env,
 						 st->env ? &st->env_lock : NULL, v, err, errlen);
 		}
 		char *e = serve_esc(fleet);
 		size_t off = (size_t)snprintf(err, errlen, "fleet=%.64s: no such target (the "
 					      "config's:", e ? e : "?");
 		free(e);
-		for (size_t i = 0; i < s->cfg.ntargets && off < errlen; i++)
-			off += (size_t)snprintf(err + off, errlen - off, " %s", s->cfg.targets[i].name);
+		for (size_t i = 0; i < g->cfg.ntargets && off < errlen; i++)
+			off += (size_t)snprintf(err + off, errlen - off, " %s", g->cfg.targets[i].name);
 		if (off < errlen)
-			snprintf(err + off, errlen - off, "%s)", s->cfg.ntargets ? "" : " none");
+			snprintf(err + off, errlen - off, "%s)", g->cfg.ntargets ? "" : " none");
 		return -1;
 	}
-	if (s->cfg.ntargets && !spec && !profile)
-		return judge_fleet(s, sc, buf, len, name, upload, v, err, errlen);
+	if (g->cfg.ntargets && !spec && !profile)
+		return judge_fleet(g, sc, buf, len, name, upload, v, err, errlen);
 	int prof = upload ? (int)WG_PROFILE_PUBLISH : wg_profile_parse(profile ? profile : "auto");
 	if (prof < 0) {
 		snprintf(err, errlen, "profile takes install, publish or auto");
@@ -370,15 +370,15 @@ int serve_judge_named(server *s, wg_scanner *sc, const unsigned char *buf, size_
 		wg_target_free(t);
 		return -1;
 	}
-	int ret = judge_one(s, sc, buf, len, name, t, NULL, NULL, v, err, errlen);
+	int ret = judge_one(g, sc, buf, len, name, t, NULL, NULL, v, err, errlen);
 	wg_target_free(t);
 	return ret;
 }
 
-int serve_judge(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+int serve_judge(serve_gen *g, wg_scanner *sc, const unsigned char *buf, size_t len,
 		const char *name, const char *spec, const char *profile, bool upload,
 		serve_verdict *v, char *err, size_t errlen)
 {
-	return serve_judge_named(s, sc, buf, len, name, spec, profile, NULL, upload, v, err,
+	return serve_judge_named(g, sc, buf, len, name, spec, profile, NULL, upload, v, err,
 				 errlen);
 }

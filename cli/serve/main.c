@@ -1,6 +1,7 @@
 /*
  * `wheelgate serve`: options and the config file, the daemon (libmicrohttpd, a pool of
- * threads, each with its own scanner; the context, the rules and the fleet shared), SIGTERM.
+ * threads, each with its own scanner; the context, the rules and the fleet shared), SIGTERM
+ * (the drain), SIGHUP (a new generation of the config, the rules and the fleet).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <malloc.h>
 #include <netdb.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -25,7 +27,12 @@ static void help(FILE *f)
 		"\n"
 		"A gate in front of a Python package repository, and a check API. Runs until\n"
 		"SIGTERM or SIGINT (then the listening socket closes, the requests under way\n"
-		"finish, within --drain seconds, and it exits 0).\n"
+		"finish, within --drain seconds, and it exits 0). SIGHUP reads the --config\n"
+		"file (the flags still win), the rules and the fleet again: requests under way\n"
+		"finish with the configuration they started with, the next ones get the new\n"
+		"one; a new configuration with a mistake is refused (said on stderr, with the\n"
+		"file and line) and the current one stays. listen, workers, the connections'\n"
+		"limits and timeouts, queue, check_memory and drain take a restart.\n"
 		"\n"
 		"endpoints:\n"
 		"  POST <any other path>  an upload (the upload protocol twine, uv publish and\n"
@@ -36,8 +43,11 @@ static void help(FILE *f)
 		"                     when it passes, the request goes unchanged (with the\n"
 		"                     client's Authorization) to the same path on --upstream and\n"
 		"                     the upstream's answer comes back; when it fails, 400 with\n"
-		"                     the rule ids and the first message, and the upstream never\n"
-		"                     sees it. 502/504 when the upstream is down or slow.\n"
+		"                     the reason in the status line (what twine prints without\n"
+		"                     --verbose), the rule ids and the first message in the\n"
+		"                     body, and the upstream never sees it. 502/504 when the\n"
+		"                     upstream is down or slow. Other files (sdists) go on\n"
+		"                     unchecked (verdict forwarded) unless --check-other.\n"
 		"  POST /v1/check?filename=NAME.whl[&target=SPEC][&profile=publish|install]\n"
 		"                     the wheel (or ELF object) as the body; answers 200 with the\n"
 		"                     JSON document 'wheelgate check --format json' prints (the\n"
@@ -53,13 +63,18 @@ static void help(FILE *f)
 		"  GET  /metrics      Prometheus text: requests, verdicts by rule, bytes, latency\n"
 		"\n"
 		"options (each also a key of the --config file; a flag wins over the file):\n"
-		"  --config FILE      a YAML file with the settings below and the fleet of\n"
-		"                     targets (see docs/serve.md)\n"
+		"  --config FILE      a YAML file with the settings below, the fleet of targets\n"
+		"                     (targets, policy) and the rules (rules: files or\n"
+		"                     directories added to the shipped ones, enable, disable);\n"
+		"                     see docs/serve.md. Read again on SIGHUP\n"
 		"  --listen HOST:PORT address and port to bind (default " SERVE_DEFAULT_LISTEN ");\n"
 		"                     port 0 picks a free one; the address bound is printed on\n"
 		"                     stderr. TLS: put a reverse proxy in front (docs/serve.md)\n"
-		"  --upstream URL     the repository uploads are forwarded to (its base: the\n"
-		"                     request's path is appended), e.g. https://host\n"
+		"  --upstream URL     the repository uploads are forwarded to: its origin,\n"
+		"                     https://HOST[:PORT], no path. The request's path is\n"
+		"                     appended: clients upload to the gate at the repository's\n"
+		"                     own path (twine's http://GATE/artifactory/api/pypi/REPO\n"
+		"                     goes to https://HOST/artifactory/api/pypi/REPO)\n"
 		"  --upstream-timeout SECONDS  the whole forward at most (default 300): 504 past it\n"
 		"  --connect-timeout SECONDS   connecting to the upstream at most (default 10)\n"
 		"  --check-other      refuse uploads that are not wheels (sdists...) instead of\n"
@@ -114,8 +129,10 @@ static void help(FILE *f)
 		"bytes, ms, verdict, rules, upstream_status); headers, credentials and query\n"
 		"strings are never logged.\n"
 		"\n"
-		"exit status: 0 after a signal, 2 for usage errors, a bad config or an address\n"
-		"that cannot be bound.\n");
+		"SIGHUP: systemctl reload (ExecReload in docs/integrations/systemd).\n"
+		"\n"
+		"exit status: 0 after SIGTERM or SIGINT, 2 for usage errors, a bad config or an\n"
+		"address that cannot be bound.\n");
 }
 
 /* HOST:PORT ([V6]:PORT too) into an address; false with a message when it is not one. */
@@ -192,7 +209,10 @@ static bool valid_upstream(const char *u)
 	return true;
 }
 
-int cmd_serve(int argc, char **argv)
+/* The settings: the defaults, $WHEELGATE_TOKEN and $WHEELGATE_FETCH_TOKEN, the --config
+ * file, then the flags (which win). 0; 1 when --help was asked for (printed); -1 after a
+ * message on stderr. At start, and again for each SIGHUP (argv as at start). */
+static int read_settings(serve_config *cfg, int argc, char **argv)
 {
 	enum {
 		O_LISTEN = 256, O_MAXBODY, O_WORKERS, O_TOKEN, O_CONNS, O_TIMEOUT, O_DRAIN,
@@ -227,8 +247,6 @@ int cmd_serve(int argc, char **argv)
 		{"fetch-allow", required_argument, NULL, O_FETCHALLOW},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 
-	server s = {0};
-	serve_config *cfg = &s.cfg;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	cfg->max_body = SERVE_DEFAULT_MAX_BODY;
 	cfg->workers = ncpu > 0 ? (ncpu < SERVE_MAX_WORKERS ? ncpu : SERVE_MAX_WORKERS) : 2;
@@ -247,13 +265,13 @@ int cmd_serve(int argc, char **argv)
 	cfg->upstream_timeout = 300;
 	cfg->connect_timeout = 10;
 	cfg->forward_other = true;
-	int status = EXIT_USAGE;
+	int status = -1;
 	if (!set_str(&cfg->listen, SERVE_DEFAULT_LISTEN))
-		return EXIT_USAGE;
+		return -1;
 	const char *envtok = getenv("WHEELGATE_TOKEN"), *envfetch = getenv("WHEELGATE_FETCH_TOKEN");
 	if ((envtok && *envtok && !set_str(&cfg->token, envtok)) ||
 	    (envfetch && *envfetch && !set_str(&cfg->fetch_token, envfetch)))
-		goto out_cfg;
+		return status;
 
 	/* First pass: --help and --config (the file's values are defaults the flags override). */
 	int c;
@@ -262,14 +280,13 @@ int cmd_serve(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			help(stdout);
-			status = EXIT_CLEAN;
-			goto out_cfg;
+			return 1;
 		}
 		if (c == O_CONFIG) {
 			char err[1024];
 			if (config_load(cfg, optarg, err, sizeof(err)) < 0) {
 				fprintf(stderr, "wheelgate serve: --config: %s\n", err);
-				goto out_cfg;
+				return status;
 			}
 		}
 	}
@@ -354,12 +371,12 @@ int cmd_serve(int argc, char **argv)
 			ok = false;
 		}
 		if (!ok)
-			goto out_cfg;
+			return status;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "wheelgate serve: unexpected argument '%s'\nTry 'wheelgate serve "
 			"--help'.\n", esc(argv[optind]));
-		goto out_cfg;
+		return status;
 	}
 	if (cfg->checks_per_client <= 0)
 		cfg->checks_per_client = cfg->workers > 1 ? cfg->workers - 1 : 1;
@@ -368,11 +385,109 @@ int cmd_serve(int argc, char **argv)
 		cfg->token = NULL;
 	}
 	if (cfg->upstream && !valid_upstream(cfg->upstream))
+		return status;
+	return 0;
+}
+/* The settings a reload cannot change: a restart does (the listening socket, the threads,
+ * the connections' limits, the context's memory budget). */
+static const struct {
+	const char *name;
+	size_t off;
+} FIXED[] = {
+#define F(field, name) {name, offsetof(serve_config, field)}
+	F(workers, "workers"), F(connections, "connections"), F(timeout, "timeout"),
+	F(drain, "drain"), F(deadline, "deadline"), F(header_timeout, "header_timeout"),
+	F(min_rate, "min_rate"), F(rate_window, "rate_window"),
+	F(per_client, "connections_per_client"), F(checks_per_client, "checks_per_client"),
+	F(queue, "queue"), F(queue_wait, "queue_wait"),
+#undef F
+};
+
+/* SIGHUP: the settings, the rules and the fleet read again into a new generation. Requests
+ * under way keep theirs; the next ones take the new one. Anything wrong (the file, a rule
+ * file, a target's environment) keeps the current generation, said on stderr. */
+static void reload(server *s, int argc, char **argv, unsigned long *gens)
+{
+	serve_config cfg = {0};
+	wg_ruleset *rs = NULL;
+	wg_scanner *sc = NULL;
+	serve_gen *g = NULL;
+	char err[1024];
+	serve_gen *cur = gen_acquire(s);
+	unsigned long id = cur->id;
+	gen_release(cur);
+	fprintf(stderr, "wheelgate serve: SIGHUP: reading the configuration again\n");
+	if (read_settings(&cfg, argc, argv) != 0)
+		goto refused;
+	if (config_ruleset(&rs, &cfg, s->ctx, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wheelgate serve: %s\n", err);
+		goto refused;
+	}
+	if (wg_scanner_new(&sc, s->ctx) < 0) {
+		fprintf(stderr, "wheelgate serve: out of memory\n");
+		goto refused;
+	}
+	if (config_targets_open(&cfg, s->ctx, sc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "wheelgate serve: %s\n", err);
+		goto refused;
+	}
+	for (size_t i = 0; i < sizeof(FIXED) / sizeof(*FIXED); i++) {
+		long was = *(const long *)((const char *)&s->cfg + FIXED[i].off);
+		long now = *(const long *)((const char *)&cfg + FIXED[i].off);
+		if (was != now)
+			fprintf(stderr, "wheelgate serve: SIGHUP: %s %ld -> %ld takes a restart; "
+				"%ld kept\n", FIXED[i].name, was, now, was);
+	}
+	if (strcmp(cfg.listen, s->cfg.listen))
+		fprintf(stderr, "wheelgate serve: SIGHUP: listen %s -> %s takes a restart; kept\n",
+			esc(s->cfg.listen), esc(cfg.listen));
+	if (cfg.check_memory != s->cfg.check_memory)
+		fprintf(stderr, "wheelgate serve: SIGHUP: check_memory %llu -> %llu takes a restart; "
+			"kept\n", (unsigned long long)s->cfg.check_memory,
+			(unsigned long long)cfg.check_memory);
+	size_t nrules = wg_ruleset_count(rs), ntargets = cfg.ntargets;
+	bool up = cfg.upstream != NULL;
+	char upstream[300];
+	snprintf(upstream, sizeof(upstream), "%s", up ? esc(cfg.upstream) : "");
+	if (!(g = gen_new(&cfg, rs, sc, ++*gens))) {
+		--*gens;
+		fprintf(stderr, "wheelgate serve: out of memory\n");
+		goto refused;
+	}
+	int under_way = atomic_load(&s->in_flight);
+	gen_install(s, g);
+	fprintf(stderr, "wheelgate serve: SIGHUP: configuration %lu in use (%zu rules, %zu "
+		"target(s); uploads %s%s), replacing %lu; %d request(s) under way keep the "
+		"configuration they started with\n", g->id, nrules, ntargets,
+		up ? "forwarded to " : "refused: no upstream", upstream, id, under_way);
+	return;
+refused:
+	fprintf(stderr, "wheelgate serve: SIGHUP: the new configuration is refused; "
+		"configuration %lu stays in use\n", id);
+	config_free(&cfg); /* the fleet's environments before their scanner */
+	wg_scanner_free(sc);
+	wg_ruleset_free(rs);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	server s = {0};
+	serve_config *cfg = &s.cfg, first = {0};
+	int status = EXIT_USAGE;
+	int rs_ = read_settings(&first, argc, argv);
+	if (rs_ != 0) {
+		config_free(&first);
+		return rs_ > 0 ? EXIT_CLEAN : EXIT_USAGE;
+	}
+	if (config_copy_fixed(cfg, &first) < 0) {
+		fprintf(stderr, "wheelgate serve: out of memory\n");
 		goto out_cfg;
+	}
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	if (!parse_listen(cfg->listen, &addr, &addrlen))
 		goto out_cfg;
+	pthread_mutex_init(&s.gen_lock, NULL);
 
 	atomic_init(&s.in_flight, 0);
 	/* Flat memory under load: glibc raises its mmap threshold to the largest block freed so
@@ -389,18 +504,27 @@ int cmd_serve(int argc, char **argv)
 		opts.max_text_total = cfg->check_memory / 4;
 	if (opts.max_python_bytes > cfg->check_memory / 4)
 		opts.max_python_bytes = cfg->check_memory / 4;
-	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
+	wg_ruleset *rs0 = NULL;
 	wg_scanner *sc0 = NULL;
 	char err[1024];
-	if (wg_context_new(&s.ctx, &opts) < 0 || wg_ruleset_new(&s.rs, s.ctx, &ro) < 0 ||
-	    wg_scanner_new(&sc0, s.ctx) < 0) {
+	if (wg_context_new(&s.ctx, &opts) < 0 || wg_scanner_new(&sc0, s.ctx) < 0) {
 		fprintf(stderr, "wheelgate serve: %s\n", esc(wg_error_last()));
 		goto out_lib;
 	}
-	if (config_targets_open(cfg, s.ctx, sc0, err, sizeof(err)) < 0) {
+	if (config_ruleset(&rs0, &first, s.ctx, err, sizeof(err)) < 0 ||
+	    config_targets_open(&first, s.ctx, sc0, err, sizeof(err)) < 0) {
 		fprintf(stderr, "wheelgate serve: %s\n", err);
 		goto out_lib;
 	}
+	unsigned long gens = 1;
+	serve_gen *g0 = gen_new(&first, rs0, sc0, gens);
+	if (!g0) {
+		fprintf(stderr, "wheelgate serve: out of memory\n");
+		goto out_lib;
+	}
+	rs0 = NULL;
+	sc0 = NULL; /* the generation's now */
+	gen_install(&s, g0);
 	if (metrics_new(&s.metrics) < 0 || serve_scanner_key(&s) != 0 ||
 	    gate_new(&s.gate, cfg) < 0) {
 		fprintf(stderr, "wheelgate serve: out of memory\n");
@@ -416,6 +540,7 @@ int cmd_serve(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	metrics_set_gate(s.metrics, s.gate);
@@ -433,7 +558,9 @@ int cmd_serve(int argc, char **argv)
 	if (addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	struct MHD_Daemon *d = MHD_start_daemon(
-		flags, 0, NULL, NULL, serve_on_request, &s, MHD_OPTION_SOCK_ADDR,
+		flags, 0, NULL, NULL, serve_on_request, &s,
+		MHD_OPTION_EXTERNAL_LOGGER, serve_mhd_log, NULL, /* first: before any message */
+		MHD_OPTION_SOCK_ADDR,
 		(struct sockaddr *)&addr,
 		MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned int)(cfg->connections + SERVE_CONNECTION_RESERVE),
@@ -452,16 +579,21 @@ int cmd_serve(int argc, char **argv)
 		 cfg->listen);
 	fprintf(stderr, "wheelgate serve: listening on http://%s:%u (%ld workers, max body %llu "
 		"bytes%s; uploads %s%s; %zu target(s)%s)\n", esc(shown),
-		pi ? (unsigned)pi->port : 0u, cfg->workers, (unsigned long long)cfg->max_body,
-		cfg->token ? ", token required on /v1/*" : "",
-		cfg->upstream ? "forwarded to " : "refused: no --upstream",
-		cfg->upstream ? esc(cfg->upstream) : "", cfg->ntargets,
-		cfg->ntargets ? (cfg->policy == SERVE_POLICY_ANY ? ", at least one must pass"
-								  : ", every one must pass")
-			      : "");
+		pi ? (unsigned)pi->port : 0u, cfg->workers, (unsigned long long)g0->cfg.max_body,
+		g0->cfg.token ? ", token required on /v1/*" : "",
+		g0->cfg.upstream ? "forwarded to " : "refused: no --upstream",
+		g0->cfg.upstream ? esc(g0->cfg.upstream) : "", g0->cfg.ntargets,
+		g0->cfg.ntargets ? (g0->cfg.policy == SERVE_POLICY_ANY ? ", at least one must pass"
+									: ", every one must pass")
+				 : "");
 
+	/* SIGHUP: a new generation (reload()); SIGTERM, SIGINT: the drain. */
 	int sig = 0;
-	sigwait(&sigs, &sig);
+	for (;;) {
+		if (sigwait(&sigs, &sig) != 0 || sig != SIGHUP)
+			break;
+		reload(&s, argc, argv, &gens);
+	}
 	fprintf(stderr, "wheelgate serve: %s: no new connections; finishing %d request(s)\n",
 		sig == SIGTERM ? "SIGTERM" : "SIGINT", atomic_load(&s.in_flight));
 	MHD_socket lfd = MHD_quiesce_daemon(d);
@@ -488,12 +620,16 @@ out_key:
 out_lib:
 	gate_free(s.gate);
 	metrics_free(s.metrics);
+	gen_install(&s, NULL); /* the last request is over: the generation's last reference */
+	config_free(&first); /* the fleet's targets before their scanner and the context */
 	wg_scanner_free(sc0);
-	config_free(cfg); /* the fleet's targets before the context */
-	wg_ruleset_free(s.rs);
+	wg_ruleset_free(rs0);
 	wg_context_free(s.ctx);
+	pthread_mutex_destroy(&s.gen_lock);
+	config_free(cfg);
 	return status;
 out_cfg:
+	config_free(&first);
 	config_free(cfg);
 	return status;
 }

@@ -22,7 +22,7 @@ static const char *const EP_NAMES[N_EP] = {
 	[EP_CHECK] = "check", [EP_CHECK_URL] = "check_url", [EP_UPLOAD] = "upload",
 };
 
-static const char *const VERDICTS[] = {"pass", "fail", "error", "forwarded", "other"};
+static const char *const VERDICTS[] = {"pass", "fail", "error", "forwarded", "refused", "other"};
 #define N_VERDICTS (sizeof(VERDICTS) / sizeof(*VERDICTS))
 
 /* Upper bounds of the latency histogram's buckets, in seconds (+Inf apart). */

@@ -1,7 +1,8 @@
 /*
  * `wheelgate serve`: the pieces of the HTTP service, one file each.
- *   main.c     options, the config, the daemon, signals and the drain
- *   config.c   the YAML config file (the same settings as the flags) and the fleet of targets
+ *   main.c     options, the config, the daemon, signals: the drain and the reload
+ *   config.c   the YAML config file (the same settings as the flags), the fleet of targets,
+ *              the generations a reload swaps
  *   http.c     the router: endpoints, the token, the access log, answers
  *   body.c     request bodies: held in memory while small, spooled to an unlinked file after
  *   judge.c    a wheel's bytes checked for the request's or the fleet's targets
@@ -17,6 +18,7 @@
 #define WG_SERVE_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +39,8 @@
 /* Connections libmicrohttpd takes past --connections, so that a new one can be seen and room
  * made for it (reaper.c) instead of it waiting in the listen queue. */
 #define SERVE_CONNECTION_RESERVE 16
+/* The longest reason phrase a refusal's status line carries (printable ASCII, one line). */
+#define SERVE_REASON_MAX 300
 /* A body up to this size stays in memory; a larger one is spooled to an unlinked file. */
 #define SERVE_SPOOL_THRESHOLD (1U << 20)
 
@@ -85,13 +89,32 @@ typedef struct {
 	serve_target *targets;    /* the fleet; none: the publish profile alone */
 	size_t ntargets;
 	serve_policy policy;
+	char **rules;             /* user rule files or directories (config: rules) */
+	size_t nrules;
+	char **enable, **disable; /* rule selectors (config: enable, disable) */
+	size_t nenable, ndisable;
 } serve_config;
+
+/* One generation of what SIGHUP reloads: the whole config as read (the settings a restart
+ * alone changes are read from server.cfg instead: listen, workers, connections, the
+ * timeouts and limits of connections, queue, check_memory, drain), the rules and the fleet.
+ * A request takes a reference when it starts (request_new) and keeps that generation until
+ * it completes; a reload swaps in a new one, and the old one is freed by whoever drops its
+ * last reference. */
+typedef struct serve_gen {
+	atomic_uint refs;
+	unsigned long id;         /* 1 at start, one more for each reload */
+	serve_config cfg;
+	wg_ruleset *rs;
+	wg_scanner *sc;           /* the scanner the fleet's environments were opened with */
+} serve_gen;
 
 /* What is shared by every request. */
 typedef struct {
-	serve_config cfg;
+	serve_config cfg;         /* as at start: the settings a reload does not change */
+	pthread_mutex_t gen_lock; /* guards gen (the pointer; a generation is read-only) */
+	serve_gen *gen;           /* the current generation (the server holds a reference) */
 	wg_context *ctx;
-	wg_ruleset *rs;
 	serve_metrics *metrics;
 	serve_reaper *reaper;     /* NULL: connections are not watched (the fuzz harness) */
 	serve_gate *gate;         /* NULL: checks are not queued (the fuzz harness) */
@@ -113,8 +136,9 @@ typedef struct {
 } serve_body;
 
 void body_init(serve_body *b);
-/* Takes n more bytes; false once the body is refused (too_large or err set). */
-bool body_take(serve_body *b, const server *s, const char *data, size_t n);
+/* Takes n more bytes (cfg: max_body, spool_dir); false once the body is refused (too_large
+ * or err set). */
+bool body_take(serve_body *b, const serve_config *cfg, const char *data, size_t n);
 /* The whole body, contiguous (the spooled file mapped); NULL with err set on failure. */
 const unsigned char *body_bytes(serve_body *b, size_t *len);
 void body_free(serve_body *b);
@@ -138,6 +162,8 @@ typedef struct {
 	char method[16], path[256];
 	struct upload_state *upload;
 	bool headers;           /* the access handler has seen its headers */
+	bool answered_raw;      /* answered on the socket itself (a reason phrase of ours) */
+	serve_gen *gen;         /* the configuration, rules and fleet this request uses */
 } request;
 
 /* A wheel judged for the request's target or the fleet. */
@@ -149,17 +175,18 @@ typedef struct {
 	char *first_target;     /* the target it failed on, for a fleet; or NULL */
 } serve_verdict;
 
-/* judge.c. spec/profile from the query (NULL: the fleet, or publish without one). For the
- * upload gate (upload true) the publish profile is always applied, plus each target. 0 with
- * v filled (an unreadable body too: verdict "error"); -1 with a message in err for a bad
- * spec or profile (answered 400); -2 with err when the service failed (out of memory). */
-int serve_judge(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+/* judge.c. With g's rules and fleet. spec/profile from the query (NULL: the fleet, or
+ * publish without one). For the upload gate (upload true) the publish profile is always
+ * applied, plus each target. 0 with v filled (an unreadable body too: verdict "error"); -1
+ * with a message in err for a bad spec or profile (answered 400); -2 with err when the
+ * service failed (out of memory). */
+int serve_judge(serve_gen *g, wg_scanner *sc, const unsigned char *buf, size_t len,
 		const char *name, const char *spec, const char *profile, bool upload,
 		serve_verdict *v, char *err, size_t errlen);
 /* The same, fleet the name of one target of the config (?fleet=NAME: that target alone, a
  * single check document; -1 for an unknown name), or NULL. With a fleet and neither spec nor
  * profile, the document is the fleet envelope "wheelgate.fleet/1" (docs/check-json.md). */
-int serve_judge_named(server *s, wg_scanner *sc, const unsigned char *buf, size_t len,
+int serve_judge_named(serve_gen *g, wg_scanner *sc, const unsigned char *buf, size_t len,
 		      const char *name, const char *spec, const char *profile, const char *fleet,
 		      bool upload, serve_verdict *v, char *err, size_t errlen);
 void serve_verdict_clear(serve_verdict *v);
@@ -173,6 +200,19 @@ enum MHD_Result serve_answer(struct MHD_Connection *c, request *r, unsigned int 
 			     const char *type, const char *body, size_t len);
 enum MHD_Result serve_answer_text(struct MHD_Connection *c, request *r, unsigned int status,
 				  const char *text);
+/* An answer written on the connection's socket by the service itself, with reason (made
+ * printable ASCII, one line, at most SERVE_REASON_MAX bytes) as the status line's reason
+ * phrase: libmicrohttpd 0.9 writes its own fixed phrase and has no way to set another. The
+ * connection is closed after it (Connection: close): the access handler then returns
+ * MHD_NO. hdrs: nhdrs name/value pairs. 1: written; 0: nothing written (answer through
+ * libmicrohttpd instead); -1: failed part-way (the connection is to be closed). Only once
+ * the whole request body is in. */
+int serve_answer_raw(struct MHD_Connection *c, request *r, unsigned int status,
+		     const char *reason, const char *const *hdrs, size_t nhdrs, const char *type,
+		     const char *body, size_t len);
+/* MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd's messages on stderr, but for the close that
+ * follows an answer written by serve_answer_raw (not an error). */
+void serve_mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char *url,
 				 const char *method, const char *version, const char *data,
 				 size_t *data_size, void **con_cls);
@@ -189,9 +229,9 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r);
 void upload_free(request *r);
 
 /* upstream.c: forwards the request (its method, path, query, Content-Type, Authorization and
- * body) to the configured upstream and answers with the upstream's status and body; 502 or
- * 504 with a message when it cannot. */
-enum MHD_Result upstream_forward(server *s, struct MHD_Connection *c, request *r,
+ * body) to the upstream of the request's generation and answers with the upstream's status
+ * and body; 502 or 504 with a message when it cannot. */
+enum MHD_Result upstream_forward(struct MHD_Connection *c, request *r,
 				 const unsigned char *body, size_t len);
 
 /* fetch.c: POST /v1/check/url, once the body (a JSON object {"url": ...}) is in. */
@@ -253,5 +293,20 @@ int config_load(serve_config *cfg, const char *path, char *err, size_t errlen);
 int config_targets_open(serve_config *cfg, wg_context *ctx, wg_scanner *sc, char *err,
 			size_t errlen);
 void config_free(serve_config *cfg);
+/* Makes the ruleset cfg asks for (the shipped rules, then cfg's rules, enable, disable);
+ * 0, or -1 with "FILE:LINE:COL: problem" (or the reason) in err. */
+int config_ruleset(wg_ruleset **out, const serve_config *cfg, wg_context *ctx, char *err,
+		   size_t errlen);
+/* The settings a reload does not change, copied from src (strings duplicated; the fleet,
+ * the tokens and the lists left out): 0, or -1 when out of memory. */
+int config_copy_fixed(serve_config *dst, const serve_config *src);
+
+/* The generations (config.c). gen_new takes cfg's contents (cfg is left empty), rs and sc. */
+serve_gen *gen_new(serve_config *cfg, wg_ruleset *rs, wg_scanner *sc, unsigned long id);
+/* A reference to the current generation (never NULL once one is installed). */
+serve_gen *gen_acquire(server *s);
+void gen_release(serve_gen *g);
+/* g becomes current (its reference is the server's); the old one's is dropped. */
+void gen_install(server *s, serve_gen *g);
 
 #endif

@@ -21,7 +21,7 @@
 #define FEED_CHUNK (64U * 1024)
 
 typedef struct upload_state {
-	const server *s;
+	const serve_config *cfg;
 	char action[FIELD_MAX], sha256[FIELD_MAX], filetype[FIELD_MAX], name[FIELD_MAX],
 		version[FIELD_MAX];
 	char filename[FIELD_MAX + 1]; /* of the content part; '\0': none */
@@ -100,7 +100,7 @@ static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *
 			snprintf(u->filename, sizeof(u->filename), "%s", filename);
 		}
 		if (u->content_parts == 1 && size && !u->content_failed &&
-		    !body_take(&u->content, u->s, data, size))
+		    !body_take(&u->content, u->cfg, data, size))
 			u->content_failed = true;
 		return MHD_YES;
 	}
@@ -126,10 +126,25 @@ void upload_free(request *r)
 	r->upload = NULL;
 }
 
-/* The text a refused upload answers: twine shows it with --verbose, uv publish always. */
-static enum MHD_Result refuse(struct MHD_Connection *c, request *r, const char *verdict,
-			      const char *rules, const char *text)
+/* A refusal (400): text as the body, reason (or the text's first line) as the status
+ * line's reason phrase. */
+static enum MHD_Result refuse_why(struct MHD_Connection *c, request *r, const char *verdict,
+				  const char *rules, const char *text, const char *reason)
 {
+	r->verdict = verdict;
+	const char *hdrs[4] = {"X-Wheelgate-Verdict", verdict, rules ? "X-Wheelgate-Rules" : NULL,
+			       rules};
+	size_t nl = strcspn(text, "\n");
+	char first[SERVE_REASON_MAX + 1];
+	if (!reason) {
+		snprintf(first, sizeof(first), "%.*s", (int)(nl < SERVE_REASON_MAX ? nl
+							     : SERVE_REASON_MAX), text);
+		reason = first;
+	}
+	int raw = serve_answer_raw(c, r, MHD_HTTP_BAD_REQUEST, reason, hdrs, rules ? 2 : 1,
+				   "text/plain; charset=utf-8", text, strlen(text));
+	if (raw != 0)
+		return MHD_NO; /* answered (or broken mid-way): libmicrohttpd closes the connection */
 	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), (void *)text,
 								    MHD_RESPMEM_MUST_COPY);
 	if (!resp)
@@ -141,8 +156,16 @@ static enum MHD_Result refuse(struct MHD_Connection *c, request *r, const char *
 	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_BAD_REQUEST, resp);
 	MHD_destroy_response(resp);
 	r->status = MHD_HTTP_BAD_REQUEST;
-	r->verdict = verdict;
 	return ret;
+}
+
+/* The text a refused upload answers: twine shows it with --verbose, uv publish always. Its
+ * first line goes into the status line's reason phrase too (as PyPI does): twine without
+ * --verbose prints the reason phrase alone ("400 Bad Request from URL" and the phrase). */
+static enum MHD_Result refuse(struct MHD_Connection *c, request *r, const char *verdict,
+			      const char *rules, const char *text)
+{
+	return refuse_why(c, r, verdict, rules, text, NULL);
 }
 
 static enum MHD_Result refuse_msg(struct MHD_Connection *c, request *r, const char *text)
@@ -240,31 +263,91 @@ static bool looks_like_wheel(const unsigned char *buf, size_t len)
 	return len > 4 && !memcmp(buf, "PK\x03\x04", 4) && memmem(buf, len, W, sizeof(W) - 1);
 }
 
+/* s as a query value (RFC 3986 unreserved characters kept, the rest %XX): a '+' in a
+ * wheel's local version would read as a space. Cut to fit n. */
+static void query_value(char *out, size_t n, const char *s)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 <= n; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    *p == '-' || *p == '.' || *p == '_' || *p == '~')
+			out[o++] = (char)*p;
+		else
+			o += (size_t)snprintf(out + o, n - o, "%%%02X", *p);
+	}
+	if (n)
+		out[o < n ? o : n - 1] = '\0';
+}
+
+/* How to see the whole report of what refused the upload: the publish profile's, or the
+ * fleet target's (its facts from the gate's config; a site-packages environment is named,
+ * its path is the gate's own). */
+static void hint(char *out, size_t n, const serve_gen *g, const char *f, const char *tgt)
+{
+	const serve_target *st = NULL;
+	char q[800];
+	query_value(q, sizeof(q), f);
+	for (size_t i = 0; tgt && i < g->cfg.ntargets; i++)
+		if (!strcmp(g->cfg.targets[i].name, tgt))
+			st = &g->cfg.targets[i];
+	if (!st) {
+		snprintf(out, n, "The whole report: 'wheelgate check --profile publish %s', or POST "
+			 "the file to /v1/check?filename=%s&profile=publish on this gate.", f, q);
+		return;
+	}
+	char facts[1024] = "";
+	size_t off = 0;
+	if (st->spec) {
+		char *sp = serve_esc(st->spec);
+		off += (size_t)snprintf(facts + off, sizeof(facts) - off, " --target '%s'",
+					sp ? sp : "?");
+		free(sp);
+	}
+	for (size_t j = 0; j < st->ngpus && off < sizeof(facts); j++) {
+		char *gp = serve_esc(st->gpus[j]);
+		off += (size_t)snprintf(facts + off, sizeof(facts) - off, " --gpu %s", gp ? gp : "?");
+		free(gp);
+	}
+	if (st->site_packages && off < sizeof(facts))
+		snprintf(facts + off, sizeof(facts) - off, " --env SITE_PACKAGES");
+	snprintf(out, n, "The fleet's target %s refused it (the publish profile alone may pass). "
+		 "Its whole report: POST the file to /v1/check?filename=%s&fleet=%s on this gate, or "
+		 "run: wheelgate check --profile install%s %s%s", tgt, q, tgt, facts, f,
+		 st->site_packages ? " (SITE_PACKAGES: the target's environment, site_packages "
+				     "in the gate's config)" : "");
+}
+
 /* The report's gist for the client: the verdict, the rule ids, the first message, and how to
- * get the whole report. */
+ * get the whole report (for the part that refused it). */
 static enum MHD_Result blocked(struct MHD_Connection *c, request *r, const char *file,
 			       const serve_verdict *v)
 {
 	char *f = serve_esc(file), *first = serve_esc(v->first), *tgt = serve_esc(v->first_target);
-	char text[2048];
-	if (!strcmp(v->verdict, "error"))
+	char text[4096], how[2048], reason[SERVE_REASON_MAX + 1];
+	bool error = !strcmp(v->verdict, "error");
+	if (error) {
 		snprintf(text, sizeof(text),
 			 "wheelgate: %s was refused: it cannot be read as a wheel: %s\n"
 			 "Nothing was uploaded. Run 'wheelgate check %s' for the details.\n",
 			 f ? f : "?", first ? first : "?", f ? f : "?");
-	else
+		snprintf(reason, sizeof(reason), "wheelgate refused %s: cannot be read as a wheel: "
+			 "%s", f ? f : "?", first ? first : "?");
+	} else {
+		hint(how, sizeof(how), r->gen, f ? f : "?", v->first_target);
 		snprintf(text, sizeof(text),
 			 "wheelgate: %s was refused (%s%s): %s\n"
 			 "%s\n"
-			 "Nothing was uploaded. The whole report: 'wheelgate check --profile publish "
-			 "%s'%s, or POST the file to /v1/check?filename=%s on this gate.\n",
+			 "Nothing was uploaded. %s\n",
 			 f ? f : "?", tgt ? "target " : "", tgt ? tgt : "publish profile",
-			 v->rules ? v->rules : "", first ? first : "", f ? f : "?",
-			 tgt ? " with that target's facts" : "", f ? f : "?");
+			 v->rules ? v->rules : "", first ? first : "", how);
+		snprintf(reason, sizeof(reason), "wheelgate refused %s (%s%s): %s", f ? f : "?",
+			 tgt ? "target " : "", tgt ? tgt : "publish profile",
+			 first ? first : v->rules ? v->rules : "");
+	}
 	free(f);
 	free(first);
 	free(tgt);
-	return refuse(c, r, !strcmp(v->verdict, "error") ? "error" : "fail", v->rules, text);
+	return refuse_why(c, r, error ? "error" : "fail", v->rules, text, reason);
 }
 
 enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
@@ -282,7 +365,7 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
 		return serve_answer_text(c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
 					 "wheelgate serve: out of memory\n");
 	r->upload = u;
-	u->s = s;
+	u->cfg = &r->gen->cfg;
 	body_init(&u->content);
 	struct MHD_PostProcessor *pp = MHD_create_post_processor(c, FEED_CHUNK, on_field, u);
 	if (!pp)
@@ -308,8 +391,8 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
 		if (*u->action && strcmp(u->action, "file_upload")) {
 			/* Not an upload of a file (another action of the protocol): the
 			 * repository answers it. */
-			r->verdict = "unchecked";
-			return upstream_forward(s, c, r, raw, len);
+			r->verdict = "forwarded";
+			return upstream_forward(c, r, raw, len);
 		}
 		return refuse_msg(c, r, "wheelgate: the upload has no part named 'content' (the "
 				  "file); nothing was uploaded\n");
@@ -388,15 +471,15 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
 		return refuse(c, r, "refused", NULL, text);
 	}
 	if (!wheel) {
-		if (!s->cfg.forward_other) {
+		if (!r->gen->cfg.forward_other) {
 			char *f = serve_esc(u->filename), text[512];
 			snprintf(text, sizeof(text), "wheelgate: %s is not a wheel, and this gate takes "
 				 "wheels only (--check-other); nothing was uploaded\n", f ? f : "?");
 			free(f);
 			return refuse(c, r, "refused", NULL, text);
 		}
-		r->verdict = "unchecked";
-		return upstream_forward(s, c, r, raw, len);
+		r->verdict = "forwarded";
+		return upstream_forward(c, r, raw, len);
 	}
 	serve_verdict v;
 	char err[512];
@@ -412,7 +495,7 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
 		return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 					 "wheelgate serve: cannot make a scanner (out of memory?)\n");
 	}
-	int rc = serve_judge(s, sc, content, clen, u->filename, NULL, NULL, true, &v, err,
+	int rc = serve_judge(r->gen, sc, content, clen, u->filename, NULL, NULL, true, &v, err,
 			     sizeof(err));
 	body_free(&u->content);
 	gate_leave(s);
@@ -430,7 +513,7 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
 		v.rules = NULL;
 	} else {
 		r->verdict = "pass";
-		ret = upstream_forward(s, c, r, raw, len);
+		ret = upstream_forward(c, r, raw, len);
 	}
 	serve_verdict_clear(&v);
 	return ret;

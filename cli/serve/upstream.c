@@ -122,10 +122,10 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 
 /* The upstream URL of the request: the base, then the request's path (libmicrohttpd hands it
  * decoded: it is encoded again) and its query. NULL when out of memory. */
-static char *upstream_url(const server *s, struct MHD_Connection *c, const char *path)
+static char *upstream_url(const serve_config *cfg, struct MHD_Connection *c, const char *path)
 {
 	query q = {NULL, 0, 0, true, false};
-	const char *base = s->cfg.upstream;
+	const char *base = cfg->upstream;
 	size_t bl = strlen(base);
 	while (bl && base[bl - 1] == '/')
 		bl--;
@@ -147,7 +147,7 @@ static char *upstream_url(const server *s, struct MHD_Connection *c, const char 
 	return q.url;
 }
 
-enum MHD_Result upstream_forward(server *s, struct MHD_Connection *c, request *r,
+enum MHD_Result upstream_forward(struct MHD_Connection *c, request *r,
 				 const unsigned char *body, size_t len)
 {
 	if (strstr(r->path, "/../") || strstr(r->path, "/./") ||
@@ -155,7 +155,8 @@ enum MHD_Result upstream_forward(server *s, struct MHD_Connection *c, request *r
 		return serve_answer_text(c, r, MHD_HTTP_BAD_REQUEST,
 					 "wheelgate serve: the upload path has '.' or '..' "
 					 "segments; nothing was uploaded\n");
-	char *url = upstream_url(s, c, r->path);
+	const serve_config *cfg = &r->gen->cfg;
+	char *url = upstream_url(cfg, c, r->path);
 	CURL *h = curl_easy_init();
 	header_list hl = {NULL, false};
 	static const char *const pass[] = {MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -197,8 +198,8 @@ enum MHD_Result upstream_forward(server *s, struct MHD_Connection *c, request *r
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, s->cfg.connect_timeout);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, s->cfg.upstream_timeout);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, cfg->connect_timeout);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, cfg->upstream_timeout);
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	CURLcode rc = curl_easy_perform(h);
 	long status = 0;
@@ -207,7 +208,7 @@ enum MHD_Result upstream_forward(server *s, struct MHD_Connection *c, request *r
 	curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ctype);
 	enum MHD_Result ret;
 	if (rc != CURLE_OK || status < 100 || status > 599) {
-		char *u = serve_esc(s->cfg.upstream), *e = serve_esc(*errbuf ? errbuf
+		char *u = serve_esc(cfg->upstream), *e = serve_esc(*errbuf ? errbuf
 									  : curl_easy_strerror(rc));
 		char msg[1024];
 		bool slow = rc == CURLE_OPERATION_TIMEDOUT;

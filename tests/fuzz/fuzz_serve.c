@@ -49,7 +49,9 @@ static void fz_serve_init(void)
 	if (fz_d)
 		return;
 	signal(SIGPIPE, SIG_IGN);
-	serve_config *cfg = &fz_s.cfg;
+	/* The whole config goes into the one generation; the server keeps the fixed settings. */
+	static serve_config live;
+	serve_config *cfg = &live;
 	cfg->listen = strdup("127.0.0.1:0");
 	cfg->max_body = 1U << 20;
 	cfg->workers = 1;
@@ -67,11 +69,17 @@ static void fz_serve_init(void)
 	wg_options o = WG_OPTIONS_INIT;
 	o.max_member_size = 16u << 20;
 	o.max_total_size = 64u << 20;
+	wg_ruleset *rs = NULL;
+	serve_gen *g = NULL;
+	pthread_mutex_init(&fz_s.gen_lock, NULL);
 	if (!cfg->listen || !cfg->token || !cfg->upstream || wg_context_new(&fz_s.ctx, &o) < 0 ||
-	    wg_ruleset_new(&fz_s.rs, fz_s.ctx, NULL) < 0 || metrics_new(&fz_s.metrics) < 0 ||
+	    config_copy_fixed(&fz_s.cfg, cfg) < 0 || wg_ruleset_new(&rs, fz_s.ctx, NULL) < 0 ||
+	    !(g = gen_new(cfg, rs, NULL, 1)) || metrics_new(&fz_s.metrics) < 0 ||
 	    serve_scanner_key(&fz_s) != 0 || !(fz_sc = serve_scanner(&fz_s)) ||
 	    curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		abort();
+	gen_install(&fz_s, g);
+	cfg = &fz_s.cfg; /* live's contents are the generation's now */
 	/* Suspend/resume allowed, as a gate that waits on its upstream may use it. */
 	fz_d = MHD_start_daemon(MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
 				serve_on_request, &fz_s, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->connections,

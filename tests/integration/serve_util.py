@@ -42,6 +42,25 @@ class Server:
     def url(self, path):
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
+    def wait_err(self, needle, bound=30):
+        """Reads stderr until needle (bytes or str) is in it, at most bound seconds; the
+        stderr read so far (all of it: self.err). AssertionError past the bound."""
+        if isinstance(needle, str):
+            needle = needle.encode()
+        start = len(self.err)
+        deadline = time.monotonic() + bound
+        while needle not in self.err[start:] and time.monotonic() < deadline:
+            r, _, _ = select.select([self.proc.stderr], [], [], 0.5)
+            if r:
+                chunk = os.read(self.proc.stderr.fileno(), 4096)
+                if not chunk:
+                    break
+                self.err += chunk
+        if needle not in self.err[start:]:
+            raise AssertionError("serve's stderr has no %r within %d s: %r (exit %r)" % (
+                needle, bound, self.err[start:][-3000:], self.proc.poll()))
+        return self.err[start:].decode("utf-8", "replace")
+
     def rss_kib(self, settle=True):
         """The server's resident memory (VmRSS, KiB). settle: the least of 10 readings
         50 ms apart, so that connections the clients are done with but the server is still

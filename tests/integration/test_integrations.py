@@ -786,6 +786,18 @@ def systemd_unit():
             f.write(text.replace("/usr/bin/wheelgate", WG).replace("ProtectSystem=", "ProtectSystm="))
         p = run(["systemd-analyze", "verify", bad])
         assert b"ProtectSystm" in p.stderr, p.stderr
+        # systemctl reload runs ExecReload with $MAINPID: run it against a serve of the
+        # example config here; the configuration is read again, the service serves on.
+        reload = [l.split("=", 1)[1] for l in text.splitlines() if l.startswith("ExecReload=")]
+        assert len(reload) == 1, "no ExecReload= in the unit"
+        cfg = os.path.join(tmp, "serve.yaml")
+        with open(os.path.join(DOCS, "systemd", "serve.yaml")) as f, open(cfg, "w") as g:
+            g.write(f.read().replace("listen: 127.0.0.1:8000", "listen: 127.0.0.1:0"))
+        with Server("--config", cfg) as srv:
+            p = run(reload[0].replace("$MAINPID", str(srv.proc.pid)).split())
+            assert p.returncode == 0, p
+            srv.wait_err("SIGHUP: configuration 2 in use")
+            assert srv.stop() == 0, srv.err
         p = run(["systemd-analyze", "security", "--offline=true", unit])
         out = p.stdout.decode()
         line = [l for l in out.splitlines() if "Overall exposure level" in l]

@@ -366,14 +366,99 @@ def sdists_pass_through_unless_checked():
     body, ctype = multipart("pkg-1.0.tar.gz", data)
     with Recorder() as up, Gate("--upstream", up.url()) as gate:
         st, h, _ = upload(gate.port, "/legacy/", body, ctype)
-        assert st == 200 and h.get("X-Wheelgate-Verdict") == "unchecked", (st, h)
+        assert st == 200 and h.get("X-Wheelgate-Verdict") == "forwarded", (st, h)
         assert len(up.seen) == 1 and up.seen[0][3] == body
+        # Counted as docs/serve.md says: verdict="forwarded" (passed through unchecked).
+        # Counted on completion, which can follow the client's read: waited for.
+        deadline, line = time.monotonic() + 10, 'wheelgate_verdicts_total{endpoint="upload",'
+        while True:
+            _, _, text = request(gate.url("/metrics"))
+            got = [l for l in text.decode().splitlines() if l.startswith(line)]
+            if got or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert got == [line + 'verdict="forwarded"} 1'], got
         assert gate.stop() == 0
+    assert json.loads(gate.access.splitlines()[0])["verdict"] == "forwarded", gate.access
     with Recorder() as up, Gate("--upstream", up.url(), "--check-other") as gate:
         st, _, text = upload(gate.port, "/legacy/", body, ctype)
         assert st == 400 and "not a wheel" in text, (st, text)
         assert up.seen == []
         assert gate.stop() == 0
+
+
+FA_TRUE = "flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+OLD_ABI = "python=3.12,torch=2.8.0+cu128,cxx11abi=0"
+
+
+def fleet_config():
+    path = os.path.join(tempfile.mkdtemp(prefix="wg-upl-"), "serve.yaml")
+    with open(path, "w") as f:
+        f.write("targets:\n  old-abi:\n    spec: %s\n    gpus: [H100]\n" % OLD_ABI)
+    os.chmod(path, 0o600)
+    return path
+
+
+def reason_of(port, path, body, ctype):
+    """The status line's reason phrase and the body of one POST."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+    try:
+        c.request("POST", path, body=body, headers={"Content-Type": ctype})
+        r = c.getresponse()
+        return r.status, r.reason, r.read().decode("utf-8", "replace")
+    finally:
+        c.close()
+
+
+@test
+def refusal_hints_match_the_cause():
+    """A wheel refused by a fleet target (the publish profile passes it) is said to be the
+    target's doing, with how to see that target's report; one refused by the publish profile
+    points to the publish profile. Both reasons are in the status line too."""
+    need_path(WHEELS, "the wheel fixtures")
+    with Recorder() as up, Gate("--upstream", up.url(), "--config", fleet_config()) as gate:
+        body, ctype = multipart(FA_TRUE, wheel(FA_TRUE))
+        st, reason, text = reason_of(gate.port, "/legacy/", body, ctype)
+        assert st == 400 and "target old-abi" in text, (st, text)
+        assert "filename=%s&fleet=old-abi" % FA_TRUE.replace("+", "%2B") in text, text
+        assert "--target '%s'" % OLD_ABI in text, text
+        assert "--gpu H100" in text, text
+        assert "--profile publish" not in text, text
+        assert reason.startswith("wheelgate refused %s (target old-abi): WG-" % FA_TRUE), reason
+        body, ctype = multipart(BAD, wheel(BAD))
+        st, reason, text = reason_of(gate.port, "/legacy/", body, ctype)
+        assert st == 400 and "(publish profile)" in text, (st, text)
+        assert "'wheelgate check --profile publish %s'" % BAD in text, text
+        assert "fleet=" not in text, text
+        assert reason.startswith("wheelgate refused %s (publish profile): WG-HOL-001: " % BAD), \
+            reason
+        assert up.seen == []
+        assert gate.stop() == 0
+    # Answered on the socket by the gate itself: not an error of libmicrohttpd's.
+    assert b"internal error" not in gate.err, gate.err
+    log = log_of(gate)
+    assert [(e["status"], e["verdict"], e["completed"]) for e in log] == [
+        (400, "fail", True), (400, "fail", True)], log
+
+
+@test
+def twine_shows_the_reason_without_verbose():
+    """twine without --verbose prints the status line's reason phrase (twine/__main__.py:
+    "400 Bad Request from URL" and response.reason), as PyPI's refusals use it: the gate's
+    reason is there, one line, ASCII, bounded."""
+    need_path(WHEELS, "the wheel fixtures")
+    with Recorder() as up, Gate("--upstream", up.url(), "--config", fleet_config()) as gate:
+        rc, out = twine(gate.url("/legacy/"), os.path.join(WHEELS, BAD))
+        assert rc != 0 and "400 Bad Request" in out, out
+        assert "wheelgate refused %s (publish profile): WG-HOL-001: " % BAD in out, out
+        assert "hollow._C" in out, out
+        rc, out = twine(gate.url("/legacy/"), os.path.join(WHEELS, FA_TRUE))
+        assert rc != 0 and "wheelgate refused %s (target old-abi): WG-ABI-001: " % FA_TRUE \
+            in out, out
+        assert up.seen == []
+        assert gate.stop() == 0
+    for e in log_of(gate):
+        assert e["status"] == 400 and e["verdict"] == "fail" and e["completed"], e
 
 
 @test
