@@ -64,7 +64,8 @@ case "$mode" in
   # A race (or a lock-order inversion) is a failure: the first report ends the run.
   # tests/threads/tsan.supp lists what is not a race (glibc's own locking), and why.
   export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:exitcode=66:suppressions=$PWD/tests/threads/tsan.supp}
-  targets=(--target wg_threads check_wheelgate wheelgate-cli)
+  # fixtures: serve_reload (label threads) swaps configurations under checks of the wheels.
+  targets=(--target wg_threads check_wheelgate wheelgate-cli fixtures)
   tests=(-L "threads|unit")
   ;;
 *)
