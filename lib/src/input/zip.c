@@ -560,6 +560,14 @@ static int check_member(wg_zip *z, uint64_t i, uint64_t cd_off, span *sp, wg_err
 	zip_int64_t got = f && want ? zip_fread(f, head, want) : 0;
 	uint64_t dp = z->src.first_read;
 	bool cenc = (st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE;
+	if (!f && cenc && !zip_encryption_method_supported(st.encryption_method, 0)) {
+		/* Strong encryption or a method libzip does not know: opening it with a password
+		 * leaks libzip's source chain (libzip 1.7.3), and nothing of it can be read. */
+		z->src.armed = false;
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: encrypted with a method that cannot be "
+				 "read (encryption method %u)", z->name, name,
+				 (unsigned)st.encryption_method);
+	}
 	if (!f && cenc) {
 		/* Encrypted: libzip opens it only with a password, and seeks to the local header
 		 * before it finds the password wrong. The data is not read (never viewed). */
