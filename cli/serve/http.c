@@ -372,7 +372,18 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 	}
 	if (cl && r->ep == EP_CHECK && s->cfg.check_memory &&
 	    strtoull(cl, NULL, 10) > s->cfg.check_memory) {
-		/* The wheel alone is past what one check may hold: refused, never run. */
+		/* The wheel alone is past what one check may hold: refused, never run. A client
+		 * that waits for 100 Continue is answered now. One that sends its body at once
+		 * (requests, urllib) is answered once the body is read and discarded: closing on
+		 * unread data resets the connection, and the client sees that reset, not the
+		 * 413. The body is at most --max-body (checked above), so the extra reading is
+		 * bounded. */
+		const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+								 MHD_HTTP_HEADER_EXPECT);
+		if (!expect || strcasecmp(expect, "100-continue")) {
+			r->body.too_large = true;
+			return MHD_YES;
+		}
 		char msg[256];
 		snprintf(msg, sizeof(msg), "wheelgate serve: a check of %llu bytes is over the "
 			 "memory budget of one check (%llu bytes, --check-memory)\n",
@@ -442,7 +453,7 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 		reaper_progress(s, c, *data_size);
 		bool over_budget = r->ep == EP_CHECK && s->cfg.check_memory &&
 				   r->body.seen + *data_size > s->cfg.check_memory;
-		if (over_budget ||
+		if (r->body.too_large || over_budget ||
 		    (r->ep == EP_CHECK_URL && r->body.seen + *data_size > URL_BODY_MAX)) {
 			r->body.seen += *data_size;
 			r->body.too_large = true;
