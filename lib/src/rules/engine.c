@@ -450,8 +450,8 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	if (rc == WG_ELIMIT && cc.limit_list) {
 		wg_report_free(r);
 		return wg_seterr(&sc->err, rc, "%s: rule %s not decided: its '%s' pattern ran past the "
-				 "regular-expression match limit on \"%s\"", scan->path,
-				 cc.rule->id, cc.limit_list, cc.limit_subject);
+				 "regular-expression match limit on \"%s\" (the rule: %s)", scan->path,
+				 cc.rule->id, cc.limit_list, cc.limit_subject, cc.rule->source);
 	}
 	if (rc < 0) {
 		wg_report_free(r);

@@ -56,6 +56,7 @@ typedef struct {
 	wg_regex *scope_objects, *scope_members;
 	wg_when *when;
 	size_t nwhen;
+	const char *facts, *condition; /* check: match's fact list and condition (any/all/none) */
 } wg_rule;
 
 struct wg_ruleset {
@@ -65,6 +66,10 @@ struct wg_ruleset {
 };
 
 const wg_check_kind *wg_check_kind_find(const char *name);
+/** check: match (checks/match.c): the placeholders fact list name fills (NULL-terminated),
+ * or NULL when there is no such list; the names of every list, ", "-separated, into buf. */
+const char *const *wg_match_fact_vars(const char *name);
+size_t wg_match_fact_names(char *buf, size_t n);
 
 typedef struct {
 	const char *rule, *title, *message, *fix, *path, *member, *symbol, *file;
