@@ -278,7 +278,7 @@ static unsigned fact_of_key(const char *k)
  * keys and its kind's needs. The filename is a fact of wheels only. */
 static unsigned lacking(const wg_rule *r, const wg_target *t, const wg_scan *scan)
 {
-	unsigned need = r->kind->needs, known = 0;
+	unsigned need = r->kind->needs | r->needs, known = 0;
 	for (size_t i = 0; i < r->nwhen; i++)
 		need |= fact_of_key(r->when[i].key);
 	known |= t->python_major ? WG_FACT_PYTHON : 0;

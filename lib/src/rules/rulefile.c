@@ -43,7 +43,7 @@ static bool in_list(const char *const *l, const char *s, size_t n)
 static int check_placeholders(const wg_check_kind *k, const char *facts, const char *tpl,
 			      const wg_yaml_node *n, const char *what, wg_err *err)
 {
-	const char *const *vars = facts ? wg_match_fact_vars(facts) : k->vars;
+	const char *const *vars = facts ? wg_match_fact_vars(facts, NULL) : k->vars;
 	char where[512];
 	for (const char *p = tpl; (p = strchr(p, '{'));) {
 		if (p[1] == '{') {
@@ -279,15 +279,16 @@ static int load_match(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *n, wg_err 
 {
 	char where[512];
 	const wg_yaml_node *fn = wg_yaml_get(n, "facts"), *cn = wg_yaml_get(n, "condition");
-	const char *facts = wg_yaml_scalar(fn), *cond = wg_yaml_scalar(cn);
+	const wg_yaml_node *nn = wg_yaml_get(n, "name");
+	const char *facts = wg_yaml_scalar(fn), *cond = wg_yaml_scalar(cn), *name = wg_yaml_scalar(nn);
 	bool match = !strcmp(r->kind->name, "match");
-	if (!match && (fn || cn))
+	if (!match && (fn || cn || nn))
 		return wg_seterr(err, WG_EDATA, "%s: rule %s: '%s' is for check: match only",
-				 wg_yaml_where(fn ? fn : cn, where, sizeof(where)), r->id,
-				 fn ? "facts" : "condition");
+				 wg_yaml_where(fn ? fn : cn ? cn : nn, where, sizeof(where)), r->id,
+				 fn ? "facts" : cn ? "condition" : "name");
 	if (!match)
 		return WG_OK;
-	if (!facts || !wg_match_fact_vars(facts)) {
+	if (!facts || !wg_match_fact_vars(facts, &r->needs)) {
 		char names[1024];
 		wg_match_fact_names(names, sizeof(names));
 		return wg_seterr(err, WG_EDATA, "%s: rule %s: check: match needs 'facts', one of: %s%s%s",
@@ -297,6 +298,16 @@ static int load_match(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *n, wg_err 
 	if (cn && (!cond || (strcmp(cond, "any") && strcmp(cond, "all") && strcmp(cond, "none"))))
 		return wg_seterr(err, WG_EDATA, "%s: rule %s: condition must be any, all or none",
 				 wg_yaml_where(cn, where, sizeof(where)), r->id);
+	/* The rule's name where a kind's would be (--disable NAME, --list-rules, SARIF): a rule
+	 * that was a C kind keeps that kind's name. */
+	bool name_ok = name && *name && strlen(name) < 64;
+	for (const char *p = name; name_ok && *p; p++)
+		name_ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-';
+	if (nn && !name_ok)
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: 'name' must use a-z, 0-9 and '-' (at "
+				 "most 63)", wg_yaml_where(nn, where, sizeof(where)), r->id);
+	if (name && !(r->check = wg_arena_strdup(&rs->arena, name)))
+		return WG_ENOMEM;
 	r->facts = wg_arena_strdup(&rs->arena, facts);
 	r->condition = cond ? wg_arena_strdup(&rs->arena, cond) : NULL;
 	return r->facts && (!cond || r->condition) ? WG_OK : WG_ENOMEM;
@@ -311,13 +322,13 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 				 wg_yaml_where(n, where, sizeof(where)));
 	static const char *const known[] = {"id", "check", "severity", "profiles", "title",
 					    "message", "fix", "patterns", "examples", "scope", "when",
-					    "enabled", "security", "facts", "condition", NULL};
+					    "enabled", "security", "facts", "condition", "name", NULL};
 	for (size_t i = 0; i < wg_yaml_len(n); i++) {
 		const char *k = wg_yaml_key(n, i);
 		if (!k || !in_list(known, k, strlen(k)))
 			return wg_seterr(err, WG_EDATA, "%s: unknown rule field '%s' (known: id, check, "
 					 "severity, profiles, title, message, fix, patterns, examples, "
-					 "scope, when, enabled, security, facts, condition)",
+					 "scope, when, enabled, security, facts, condition, name)",
 					 wg_yaml_where(wg_yaml_value(n, i), where, sizeof(where)), k ? k : "?");
 	}
 	wg_rule r;

@@ -20,7 +20,10 @@
 typedef struct {
 	const char *value, *member, *symbol;
 	wg_vars vars;
+	int sev; /* a wg_severity lower than the rule's for this item, or -1 */
 } item;
+
+#define ITEM(v, m, y) {(v), (m), (y), {{{0}}, 0}, -1}
 
 typedef struct walk walk;
 typedef int (*fact_fn)(walk *w);
@@ -68,7 +71,8 @@ static int visit(walk *w, item *it)
 		return WG_OK;
 	scope_vars(w, &it->vars);
 	wg_vars_set(&it->vars, "value", v);
-	return wg_emit(cc, &it->vars, it->member, it->symbol, NULL, 0);
+	return wg_emit_sev(cc, it->sev >= 0 ? (wg_severity)it->sev : cc->severity, &it->vars,
+			   it->member, it->symbol, NULL, 0);
 }
 
 /* After a scope's items: the finding of condition all or none. */
@@ -96,7 +100,7 @@ static int scope_end(walk *w)
 
 static int one(walk *w, const char *value, const char *member, const char *symbol)
 {
-	item it = {value, member, symbol, {{{0}}, 0}};
+	item it = ITEM(value, member, symbol);
 	return visit(w, &it);
 }
 
@@ -117,7 +121,7 @@ static int members_of(walk *w, bool absent_only)
 		const char *file = wg_check_member_file(cc, m->name);
 		if (!file)
 			return WG_ENOMEM;
-		item it = {m->name, m->name, NULL, {{{0}}, 0}};
+		item it = ITEM(m->name, m->name, NULL);
 		wg_vars_set(&it.vars, "member", m->name);
 		wg_vars_set(&it.vars, "file", file);
 		wg_vars_set(&it.vars, "distribution", dist);
@@ -140,7 +144,7 @@ static int f_unsafe(walk *w)
 		const wg_problem *p = wg_vec_at(&s->problems, i);
 		if (p->code != WG_EUNSAFE)
 			continue;
-		item it = {p->message, p->where, NULL, {{{0}}, 0}};
+		item it = ITEM(p->message, p->where, NULL);
 		wg_vars_set(&it.vars, "member", p->where ? p->where : "?");
 		wg_vars_set(&it.vars, "problem", p->message);
 		rc = visit(w, &it);
@@ -157,7 +161,7 @@ static int f_python_partial(walk *w)
 	const wg_scan *s = w->cc->scan;
 	if (!wg_scan_is_dist(s) || !s->python_partial)
 		return WG_OK;
-	item it = {s->python_partial, s->python_partial, NULL, {{{0}}, 0}};
+	item it = ITEM(s->python_partial, s->python_partial, NULL);
 	wg_vars_set(&it.vars, "member", s->python_partial);
 	wg_vars_set(&it.vars, "limit", s->python_partial_why ? s->python_partial_why
 				       : "and what follows were not read (a limit)");
@@ -250,7 +254,7 @@ static int symbols(walk *w, bool defined, bool demangled)
 		if (!y->name || !*y->name || (bool)y->defined != defined || (defined && y->hidden))
 			continue;
 		const char *v = demangled && y->demangled ? y->demangled : y->name;
-		item it = {v, object_member(w), y->name, {{{0}}, 0}};
+		item it = ITEM(v, object_member(w), y->name);
 		wg_vars_set(&it.vars, "symbol", y->name);
 		wg_vars_set(&it.vars, "demangled", y->demangled ? y->demangled : y->name);
 		rc = visit(w, &it);
@@ -268,7 +272,7 @@ static int f_versions_needed(walk *w)
 	int rc = WG_OK;
 	for (size_t i = 0; i < w->o->verneeds.len && rc == WG_OK; i++) {
 		const wg_verneed *vn = wg_vec_at(&w->o->verneeds, i);
-		item it = {vn->version, object_member(w), NULL, {{{0}}, 0}};
+		item it = ITEM(vn->version, object_member(w), NULL);
 		wg_vars_set(&it.vars, "library", vn->file ? vn->file : "?");
 		rc = visit(w, &it);
 	}
@@ -305,11 +309,118 @@ static int f_sections_lie(walk *w)
 {
 	if (!w->o->sections_lie)
 		return WG_OK;
-	item it = {w->o->sections_lie, object_member(w), NULL, {{{0}}, 0}};
+	item it = ITEM(w->o->sections_lie, object_member(w), NULL);
 	wg_vars_set(&it.vars, "lie", w->o->sections_lie);
 	wg_vars_set(&it.vars, "symbols", wg_check_printf(w->cc, "%zu", w->o->nsyms));
 	return visit(w, &it);
 }
+
+/* Problems of the scan that are not the record-* and unsafe-member rules' (WG_EUNSAFE,
+ * WG_EINTEGRITY): what could not be read or was refused, in the rule's members: scope; and
+ * those counted past max_problems. */
+static int f_unreadable(walk *w)
+{
+	wg_check_ctx *cc = w->cc;
+	const wg_scan *s = cc->scan;
+	int rc = WG_OK;
+	for (size_t i = 0; i < s->problems.len && rc == WG_OK; i++) {
+		const wg_problem *p = wg_vec_at(&s->problems, i);
+		if (p->code == WG_EUNSAFE || p->code == WG_EINTEGRITY ||
+		    (p->where && !wg_rule_in_scope(cc, false, p->where)))
+			continue;
+		item it = ITEM(p->message, p->where, NULL);
+		wg_vars_set(&it.vars, "member", p->where ? p->where : s->path);
+		wg_vars_set(&it.vars, "problem", p->message);
+		wg_vars_set(&it.vars, "code", wg_error_name(p->code));
+		rc = visit(w, &it);
+	}
+	if (rc != WG_OK || w->condition != MATCH_ANY || has_list(cc->rule, "match") ||
+	    has_list(cc->rule, "unless"))
+		return rc;
+	size_t more = 0;
+	for (int code = 0; code > -WG_PROBLEM_CODES; code--)
+		if (code != WG_EUNSAFE && code != WG_EINTEGRITY)
+			more += wg_scan_problems_more_of(s, code);
+	return wg_emit_count(cc, cc->severity, more);
+}
+
+/* A wheel's (or installed distribution's) missing RECORD: one item, its .dist-info. A RECORD
+ * that is there but was not read (too large, corrupt) is not missing: `unreadable` says why. */
+static int f_record_missing(walk *w)
+{
+	const wg_scan *s = w->cc->scan;
+	if (!wg_scan_is_dist(s) || s->has_record)
+		return WG_OK;
+	const char *di = s->fields[WG_WHEEL_DIST_INFO];
+	size_t dl = di ? strlen(di) : 0;
+	for (size_t i = 0; di && i < s->members.len; i++) {
+		const wg_member *m = wg_vec_at(&s->members, i);
+		if (!strncmp(m->name, di, dl) && !strcmp(m->name + dl, "/RECORD"))
+			return WG_OK;
+	}
+	item it = ITEM(di ? di : "(no .dist-info)", NULL, NULL);
+	wg_vars_set(&it.vars, "dist_info", it.value);
+	return visit(w, &it);
+}
+
+/* ---- the loader's verdicts in the environment (--env) ---- */
+
+/* No interpreter found for --env: the Python C API was taken as provided; one item, the
+ * environment. */
+static int f_ld_python_assumed(walk *w)
+{
+	int rc = wg_check_ld(w->cc);
+	if (rc < 0 || !w->cc->python_assumed)
+		return rc;
+	item it = ITEM(w->cc->target->env->site, NULL, NULL);
+	wg_vars_set(&it.vars, "env", w->cc->target->env->site);
+	return visit(w, &it);
+}
+
+/* The loader's issues of one kind, each object (in the rule's objects: scope) and library
+ * once (and version, for versions); the item is the library (versions: the version), its
+ * severity at most a warning where only an optional import fails (wg_ld_severity). */
+static int ld_issues(walk *w, int kind)
+{
+	wg_check_ctx *cc = w->cc;
+	int rc = wg_check_ld(cc);
+	bool version = kind == WG_LD_MISSING_VERSION;
+	for (size_t i = 0; i < cc->ld_issues.len && rc == WG_OK; i++) {
+		const wg_ld_issue *x = wg_vec_at(&cc->ld_issues, i);
+		if ((int)x->kind != kind || (version && x->system) ||
+		    !wg_rule_in_scope(cc, true, x->object) || wg_ld_seen_before(cc, i, version))
+			continue;
+		item it = ITEM(version ? x->version : x->library, x->object, NULL);
+		wg_vars_set(&it.vars, "object", x->object);
+		wg_vars_set(&it.vars, "library", x->library);
+		if (kind == WG_LD_NOT_READ) {
+			wg_vars_set(&it.vars, "detail", x->detail ? x->detail : "");
+		} else {
+			const char *why;
+			it.sev = (int)wg_ld_severity(cc, x->object, x->kind, &why);
+			wg_vars_set(&it.vars, "scope", why);
+		}
+		if (version)
+			wg_vars_set(&it.vars, "version", x->version);
+		if (kind == WG_LD_MISSING_LIBRARY) {
+			/* Where the search ended: nowhere, or at a file that is not a library. */
+			char *where = x->detail ? wg_check_printf(cc, "%s", x->detail)
+				: wg_check_printf(cc, "is not loaded by torch, not on its RPATH/RUNPATH "
+						  "and not in the system's library directories: importing it "
+						  "fails with \"%s: cannot open shared object file\"",
+						  x->library);
+			if (!where)
+				return WG_ENOMEM;
+			wg_vars_set(&it.vars, "why", where);
+		}
+		rc = visit(w, &it);
+	}
+	return rc;
+}
+
+static int f_ld_not_read(walk *w) { return ld_issues(w, WG_LD_NOT_READ); }
+static int f_ld_missing_library(walk *w) { return ld_issues(w, WG_LD_MISSING_LIBRARY); }
+static int f_ld_missing_version(walk *w) { return ld_issues(w, WG_LD_MISSING_VERSION); }
 
 /* ---- the table ---- */
 
@@ -323,39 +434,54 @@ static const char *const v_object[] = {OBJ, NULL};
 static const char *const v_symbols[] = {OBJ, "symbol", "demangled", NULL};
 static const char *const v_versions[] = {OBJ, "library", NULL};
 static const char *const v_lie[] = {OBJ, "lie", "symbols", NULL};
+static const char *const v_unreadable[] = {COMMON, "member", "problem", "code", NULL};
+static const char *const v_record_missing[] = {COMMON, "dist_info", NULL};
+static const char *const v_env[] = {COMMON, "env", NULL};
+static const char *const v_not_read[] = {COMMON, "object", "library", "detail", NULL};
+static const char *const v_missing_library[] = {COMMON, "object", "library", "scope", "why",
+						NULL};
+static const char *const v_missing_version[] = {COMMON, "object", "library", "version",
+						"scope", NULL};
 
 static const struct fact {
 	const char *name;
 	bool object; /* a list of each object, else of the input */
 	fact_fn fn;
 	const char *const *vars;
+	unsigned needs; /* WG_FACT_*: the rule is not applied without them */
 } facts[] = {
-	{"members", false, f_members, v_members},
-	{"record_absent", false, f_record_absent, v_members},
-	{"unsafe_members", false, f_unsafe, v_unsafe},
-	{"python_partial", false, f_python_partial, v_partial},
-	{"python_tags", false, f_python_tags, v_wheel},
-	{"abi_tags", false, f_abi_tags, v_wheel},
-	{"platform_tags", false, f_platform_tags, v_wheel},
-	{"wheel_tags", false, f_wheel_tags, v_wheel},
-	{"requires_dist", false, f_requires_dist, v_wheel},
-	{"top_level", false, f_top_level, v_wheel},
-	{"metadata_name", false, f_metadata_name, v_wheel},
-	{"metadata_version", false, f_metadata_version, v_wheel},
-	{"requires_python", false, f_requires_python, v_wheel},
-	{"generator", false, f_generator, v_wheel},
-	{"root_is_purelib", false, f_root_is_purelib, v_wheel},
-	{"needed", true, f_needed, v_object},
-	{"soname", true, f_soname, v_object},
-	{"rpath", true, f_rpath, v_object},
-	{"runpath", true, f_runpath, v_object},
-	{"imports", true, f_imports, v_symbols},
-	{"exports", true, f_exports, v_symbols},
-	{"imports_demangled", true, f_imports_demangled, v_symbols},
-	{"exports_demangled", true, f_exports_demangled, v_symbols},
-	{"versions_needed", true, f_versions_needed, v_versions},
-	{"fatbin_archs", true, f_fatbin_archs, v_object},
-	{"sections_lie", true, f_sections_lie, v_lie},
+	{"members", false, f_members, v_members, 0},
+	{"record_absent", false, f_record_absent, v_members, 0},
+	{"unsafe_members", false, f_unsafe, v_unsafe, 0},
+	{"python_partial", false, f_python_partial, v_partial, 0},
+	{"python_tags", false, f_python_tags, v_wheel, 0},
+	{"abi_tags", false, f_abi_tags, v_wheel, 0},
+	{"platform_tags", false, f_platform_tags, v_wheel, 0},
+	{"wheel_tags", false, f_wheel_tags, v_wheel, 0},
+	{"requires_dist", false, f_requires_dist, v_wheel, 0},
+	{"top_level", false, f_top_level, v_wheel, 0},
+	{"metadata_name", false, f_metadata_name, v_wheel, 0},
+	{"metadata_version", false, f_metadata_version, v_wheel, 0},
+	{"requires_python", false, f_requires_python, v_wheel, 0},
+	{"generator", false, f_generator, v_wheel, 0},
+	{"root_is_purelib", false, f_root_is_purelib, v_wheel, 0},
+	{"needed", true, f_needed, v_object, 0},
+	{"soname", true, f_soname, v_object, 0},
+	{"rpath", true, f_rpath, v_object, 0},
+	{"runpath", true, f_runpath, v_object, 0},
+	{"imports", true, f_imports, v_symbols, 0},
+	{"exports", true, f_exports, v_symbols, 0},
+	{"imports_demangled", true, f_imports_demangled, v_symbols, 0},
+	{"exports_demangled", true, f_exports_demangled, v_symbols, 0},
+	{"versions_needed", true, f_versions_needed, v_versions, 0},
+	{"fatbin_archs", true, f_fatbin_archs, v_object, 0},
+	{"sections_lie", true, f_sections_lie, v_lie, 0},
+	{"unreadable", false, f_unreadable, v_unreadable, 0},
+	{"record_missing", false, f_record_missing, v_record_missing, 0},
+	{"ld_python_assumed", false, f_ld_python_assumed, v_env, WG_FACT_ENV},
+	{"ld_not_read", false, f_ld_not_read, v_not_read, WG_FACT_ENV},
+	{"ld_missing_library", false, f_ld_missing_library, v_missing_library, WG_FACT_ENV},
+	{"ld_missing_version", false, f_ld_missing_version, v_missing_version, WG_FACT_ENV},
 };
 
 static const struct fact *fact_find(const char *name)
@@ -366,9 +492,11 @@ static const struct fact *fact_find(const char *name)
 	return NULL;
 }
 
-const char *const *wg_match_fact_vars(const char *name)
+const char *const *wg_match_fact_vars(const char *name, unsigned *needs)
 {
 	const struct fact *f = fact_find(name);
+	if (needs)
+		*needs = f ? f->needs : 0;
 	return f ? f->vars : NULL;
 }
 
@@ -411,5 +539,6 @@ static int run(wg_check_ctx *cc)
 
 static const char *const all_vars[] = {"value", "count", "object", "module", "member", "file",
 				       "distribution", "problem", "limit", "symbol", "demangled",
-				       "library", "lie", "symbols", NULL};
+				       "library", "lie", "symbols", "code", "dist_info", "env",
+				       "detail", "scope", "why", "version", NULL};
 const wg_check_kind wg_check_match = {"match", run, NULL, all_vars, 0};
