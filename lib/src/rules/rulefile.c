@@ -130,6 +130,39 @@ static int compile(wg_ruleset *rs, wg_regex **out, const char *pat, const wg_yam
 	return WG_OK;
 }
 
+/* The C kinds that became check: match over a fact list: a rule file naming one still loads,
+ * as that fact list under that name (its pattern list `list`, if any, is the match list). */
+static const struct legacy {
+	const char *name, *facts, *list;
+} legacy[] = {
+	{"elf-sections-lie", "sections_lie", NULL},
+	{"unsafe-member", "unsafe_members", NULL},
+	{"unreadable", "unreadable", NULL},
+	{"imports-partial", "python_partial", NULL},
+	{"record-missing", "record_missing", NULL},
+	{"record-absent", "record_absent", NULL},
+	{"ld-not-read", "ld_not_read", NULL},
+	{"ld-python-assumed", "ld_python_assumed", NULL},
+	{"ld-missing-version", "ld_missing_version", NULL},
+	{"ld-missing-library", "ld_missing_library", "libraries"},
+};
+
+static const struct legacy *legacy_find(const char *name)
+{
+	for (size_t i = 0; name && i < WG_ARRAY_LEN(legacy); i++)
+		if (!strcmp(legacy[i].name, name))
+			return &legacy[i];
+	return NULL;
+}
+
+static bool has_match_list(const wg_rule *r)
+{
+	for (size_t j = 0; j < r->nlists; j++)
+		if (!strcmp(r->lists[j].name, "match"))
+			return true;
+	return false;
+}
+
 static int load_patterns(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *rule, wg_err *err)
 {
 	char where[512];
@@ -190,6 +223,14 @@ static int load_patterns(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *rule, w
 			return wg_seterr(err, WG_EDATA, "%s: examples for '%s', which is no pattern list",
 					 wg_yaml_where(wg_yaml_value(ex, i), where, sizeof(where)), name);
 	}
+	const struct legacy *lg = r->facts ? legacy_find(r->check) : NULL;
+	for (size_t j = 0; lg && lg->list && j < r->nlists; j++)
+		if (!strcmp(r->lists[j].name, lg->list))
+			r->lists[j].name = "match";
+	if (lg && lg->list && !has_match_list(r))
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: check '%s' needs a pattern list '%s'",
+				 wg_yaml_where(pats ? pats : rule, where, sizeof(where)), r->id,
+				 lg->name, lg->list);
 	/* check: match reads its `match` and `unless` lists: another name is a typo that would
 	 * select every item. */
 	for (size_t j = 0; r->facts && j < r->nlists; j++)
@@ -281,7 +322,14 @@ static int load_match(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *n, wg_err 
 	const wg_yaml_node *fn = wg_yaml_get(n, "facts"), *cn = wg_yaml_get(n, "condition");
 	const wg_yaml_node *nn = wg_yaml_get(n, "name");
 	const char *facts = wg_yaml_scalar(fn), *cond = wg_yaml_scalar(cn), *name = wg_yaml_scalar(nn);
-	bool match = !strcmp(r->kind->name, "match");
+	bool match = !strcmp(r->kind->name, "match") && !r->facts;
+	if (r->facts) { /* a legacy kind's name (legacy[]): nothing of match's to give */
+		if (fn || cn || nn)
+			return wg_seterr(err, WG_EDATA, "%s: rule %s: '%s' is for check: match only",
+					 wg_yaml_where(fn ? fn : cn ? cn : nn, where, sizeof(where)), r->id,
+					 fn ? "facts" : cn ? "condition" : "name");
+		return wg_match_fact_vars(r->facts, &r->needs) ? WG_OK : WG_EINVAL;
+	}
 	if (!match && (fn || cn || nn))
 		return wg_seterr(err, WG_EDATA, "%s: rule %s: '%s' is for check: match only",
 				 wg_yaml_where(fn ? fn : cn ? cn : nn, where, sizeof(where)), r->id,
@@ -350,6 +398,12 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 		if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
 			return wg_seterr(err, WG_EDATA, "%s: rule id '%s' must use A-Z, 0-9, '-' and '_'",
 					 wg_yaml_where(wg_yaml_get(n, "id"), where, sizeof(where)), id);
+	/* The kinds that became check: match data keep their names for rule files. */
+	const struct legacy *lg = legacy_find(check);
+	if (lg) {
+		r.facts = lg->facts;
+		check = "match";
+	}
 	if (!(r.kind = wg_check_kind_find(check)))
 		return wg_seterr(err, WG_EDATA, "%s: rule %s: unknown check '%s'",
 				 wg_yaml_where(wg_yaml_get(n, "check"), where, sizeof(where)), id, check);
@@ -367,7 +421,7 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 		return wg_seterr(err, WG_EDATA, "%s: 'security' must be true or false",
 				 wg_yaml_where(wg_yaml_get(n, "security"), where, sizeof(where)));
 	r.id = wg_arena_strdup(&rs->arena, id);
-	r.check = r.kind->name;
+	r.check = lg ? lg->name : r.kind->name;
 	r.title = wg_arena_strdup(&rs->arena, title);
 	r.message = wg_arena_strdup(&rs->arena, msg);
 	r.fix = wg_arena_strdup(&rs->arena, fix);

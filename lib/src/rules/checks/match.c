@@ -58,6 +58,8 @@ static void scope_vars(walk *w, wg_vars *v)
 static int visit(walk *w, item *it)
 {
 	wg_check_ctx *cc = w->cc;
+	if (cc->limit_list)
+		return WG_OK; /* a pattern ran past its limits: the rule decides nothing */
 	w->total++;
 	const char *v = it->value ? it->value : "";
 	bool sel = !has_list(cc->rule, "match") || wg_rule_matches(cc, "match", v, NULL, 0);
