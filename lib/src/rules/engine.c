@@ -278,7 +278,7 @@ static unsigned fact_of_key(const char *k)
  * keys and its kind's needs. The filename is a fact of wheels only. */
 static unsigned lacking(const wg_rule *r, const wg_target *t, const wg_scan *scan)
 {
-	unsigned need = r->kind->needs, known = 0;
+	unsigned need = r->kind->needs | r->needs, known = 0;
 	for (size_t i = 0; i < r->nwhen; i++)
 		need |= fact_of_key(r->when[i].key);
 	known |= t->python_major ? WG_FACT_PYTHON : 0;
@@ -450,8 +450,8 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	if (rc == WG_ELIMIT && cc.limit_list) {
 		wg_report_free(r);
 		return wg_seterr(&sc->err, rc, "%s: rule %s not decided: its '%s' pattern ran past the "
-				 "regular-expression match limit on \"%s\"", scan->path,
-				 cc.rule->id, cc.limit_list, cc.limit_subject);
+				 "regular-expression match limit on \"%s\" (the rule: %s)", scan->path,
+				 cc.rule->id, cc.limit_list, cc.limit_subject, cc.rule->source);
 	}
 	if (rc < 0) {
 		wg_report_free(r);

@@ -38,10 +38,12 @@ static bool in_list(const char *const *l, const char *s, size_t n)
 	return false;
 }
 
-/* Every {placeholder} of a template must be one the check kind or the target provides. */
-static int check_placeholders(const wg_check_kind *k, const char *tpl, const wg_yaml_node *n,
-			      const char *what, wg_err *err)
+/* Every {placeholder} of a template must be one the check kind (for check: match, its fact
+ * list) or the target provides. */
+static int check_placeholders(const wg_check_kind *k, const char *facts, const char *tpl,
+			      const wg_yaml_node *n, const char *what, wg_err *err)
 {
+	const char *const *vars = facts ? wg_match_fact_vars(facts, NULL) : k->vars;
 	char where[512];
 	for (const char *p = tpl; (p = strchr(p, '{'));) {
 		if (p[1] == '{') {
@@ -53,10 +55,19 @@ static int check_placeholders(const wg_check_kind *k, const char *tpl, const wg_
 			return wg_seterr(err, WG_EDATA, "%s: %s: '{' without a closing '}'",
 					 wg_yaml_where(n, where, sizeof(where)), what);
 		size_t len = (size_t)(e - p - 1);
-		if (!in_list(k->vars, p + 1, len) && !in_list(common_vars, p + 1, len))
+		if (!facts && !in_list(vars, p + 1, len) && !in_list(common_vars, p + 1, len))
 			return wg_seterr(err, WG_EDATA, "%s: %s: unknown placeholder {%.*s} for check "
 					 "'%s' (it provides: %s...)", wg_yaml_where(n, where, sizeof(where)),
 					 what, (int)len, p + 1, k->name, k->vars && k->vars[0] ? k->vars[0] : "");
+		if (!in_list(vars, p + 1, len) && !in_list(common_vars, p + 1, len)) {
+			char have[512] = "";
+			for (size_t i = 0, o = 0; vars && vars[i] && o < sizeof(have); i++)
+				o += (size_t)snprintf(have + o, sizeof(have) - o, "%s{%s}", i ? ", " : "",
+						      vars[i]);
+			return wg_seterr(err, WG_EDATA, "%s: %s: unknown placeholder {%.*s} for facts "
+					 "'%s' (it provides: %s)", wg_yaml_where(n, where, sizeof(where)),
+					 what, (int)len, p + 1, facts, have);
+		}
 		p = e + 1;
 	}
 	return WG_OK;
@@ -119,6 +130,39 @@ static int compile(wg_ruleset *rs, wg_regex **out, const char *pat, const wg_yam
 	return WG_OK;
 }
 
+/* The C kinds that became check: match over a fact list: a rule file naming one still loads,
+ * as that fact list under that name (its pattern list `list`, if any, is the match list). */
+static const struct legacy {
+	const char *name, *facts, *list;
+} legacy[] = {
+	{"elf-sections-lie", "sections_lie", NULL},
+	{"unsafe-member", "unsafe_members", NULL},
+	{"unreadable", "unreadable", NULL},
+	{"imports-partial", "python_partial", NULL},
+	{"record-missing", "record_missing", NULL},
+	{"record-absent", "record_absent", NULL},
+	{"ld-not-read", "ld_not_read", NULL},
+	{"ld-python-assumed", "ld_python_assumed", NULL},
+	{"ld-missing-version", "ld_missing_version", NULL},
+	{"ld-missing-library", "ld_missing_library", "libraries"},
+};
+
+static const struct legacy *legacy_find(const char *name)
+{
+	for (size_t i = 0; name && i < WG_ARRAY_LEN(legacy); i++)
+		if (!strcmp(legacy[i].name, name))
+			return &legacy[i];
+	return NULL;
+}
+
+static bool has_match_list(const wg_rule *r)
+{
+	for (size_t j = 0; j < r->nlists; j++)
+		if (!strcmp(r->lists[j].name, "match"))
+			return true;
+	return false;
+}
+
 static int load_patterns(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *rule, wg_err *err)
 {
 	char where[512];
@@ -179,6 +223,21 @@ static int load_patterns(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *rule, w
 			return wg_seterr(err, WG_EDATA, "%s: examples for '%s', which is no pattern list",
 					 wg_yaml_where(wg_yaml_value(ex, i), where, sizeof(where)), name);
 	}
+	const struct legacy *lg = r->facts ? legacy_find(r->check) : NULL;
+	for (size_t j = 0; lg && lg->list && j < r->nlists; j++)
+		if (!strcmp(r->lists[j].name, lg->list))
+			r->lists[j].name = "match";
+	if (lg && lg->list && !has_match_list(r))
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: check '%s' needs a pattern list '%s'",
+				 wg_yaml_where(pats ? pats : rule, where, sizeof(where)), r->id,
+				 lg->name, lg->list);
+	/* check: match reads its `match` and `unless` lists: another name is a typo that would
+	 * select every item. */
+	for (size_t j = 0; r->facts && j < r->nlists; j++)
+		if (strcmp(r->lists[j].name, "match") && strcmp(r->lists[j].name, "unless"))
+			return wg_seterr(err, WG_EDATA, "%s: rule %s: check: match's pattern lists are "
+					 "'match' and 'unless', not '%s'", wg_yaml_where(pats, where,
+					 sizeof(where)), r->id, r->lists[j].name);
 	for (const char *const *need = r->kind->patterns; need && *need; need++) {
 		bool found = false;
 		for (size_t j = 0; j < r->nlists && !found; j++)
@@ -255,6 +314,53 @@ static int load_severity(wg_rule *r, const wg_yaml_node *n, const char *id, cons
 	return WG_OK;
 }
 
+/* check: match's `facts` (a fact list it knows) and `condition` (any, all, none); other kinds
+ * take neither. */
+static int load_match(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *n, wg_err *err)
+{
+	char where[512];
+	const wg_yaml_node *fn = wg_yaml_get(n, "facts"), *cn = wg_yaml_get(n, "condition");
+	const wg_yaml_node *nn = wg_yaml_get(n, "name");
+	const char *facts = wg_yaml_scalar(fn), *cond = wg_yaml_scalar(cn), *name = wg_yaml_scalar(nn);
+	bool match = !strcmp(r->kind->name, "match") && !r->facts;
+	if (r->facts) { /* a legacy kind's name (legacy[]): nothing of match's to give */
+		if (fn || cn || nn)
+			return wg_seterr(err, WG_EDATA, "%s: rule %s: '%s' is for check: match only",
+					 wg_yaml_where(fn ? fn : cn ? cn : nn, where, sizeof(where)), r->id,
+					 fn ? "facts" : cn ? "condition" : "name");
+		return wg_match_fact_vars(r->facts, &r->needs) ? WG_OK : WG_EINVAL;
+	}
+	if (!match && (fn || cn || nn))
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: '%s' is for check: match only",
+				 wg_yaml_where(fn ? fn : cn ? cn : nn, where, sizeof(where)), r->id,
+				 fn ? "facts" : cn ? "condition" : "name");
+	if (!match)
+		return WG_OK;
+	if (!facts || !wg_match_fact_vars(facts, &r->needs)) {
+		char names[1024];
+		wg_match_fact_names(names, sizeof(names));
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: check: match needs 'facts', one of: %s%s%s",
+				 wg_yaml_where(fn ? fn : n, where, sizeof(where)), r->id, names,
+				 facts ? "; not " : "", facts ? facts : "");
+	}
+	if (cn && (!cond || (strcmp(cond, "any") && strcmp(cond, "all") && strcmp(cond, "none"))))
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: condition must be any, all or none",
+				 wg_yaml_where(cn, where, sizeof(where)), r->id);
+	/* The rule's name where a kind's would be (--disable NAME, --list-rules, SARIF): a rule
+	 * that was a C kind keeps that kind's name. */
+	bool name_ok = name && *name && strlen(name) < 64;
+	for (const char *p = name; name_ok && *p; p++)
+		name_ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-';
+	if (nn && !name_ok)
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: 'name' must use a-z, 0-9 and '-' (at "
+				 "most 63)", wg_yaml_where(nn, where, sizeof(where)), r->id);
+	if (name && !(r->check = wg_arena_strdup(&rs->arena, name)))
+		return WG_ENOMEM;
+	r->facts = wg_arena_strdup(&rs->arena, facts);
+	r->condition = cond ? wg_arena_strdup(&rs->arena, cond) : NULL;
+	return r->facts && (!cond || r->condition) ? WG_OK : WG_ENOMEM;
+}
+
 static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg_err *err)
 {
 	char where[512];
@@ -264,13 +370,13 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 				 wg_yaml_where(n, where, sizeof(where)));
 	static const char *const known[] = {"id", "check", "severity", "profiles", "title",
 					    "message", "fix", "patterns", "examples", "scope", "when",
-					    "enabled", "security", NULL};
+					    "enabled", "security", "facts", "condition", "name", NULL};
 	for (size_t i = 0; i < wg_yaml_len(n); i++) {
 		const char *k = wg_yaml_key(n, i);
 		if (!k || !in_list(known, k, strlen(k)))
 			return wg_seterr(err, WG_EDATA, "%s: unknown rule field '%s' (known: id, check, "
 					 "severity, profiles, title, message, fix, patterns, examples, "
-					 "scope, when, enabled, security)",
+					 "scope, when, enabled, security, facts, condition, name)",
 					 wg_yaml_where(wg_yaml_value(n, i), where, sizeof(where)), k ? k : "?");
 	}
 	wg_rule r;
@@ -292,6 +398,12 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 		if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
 			return wg_seterr(err, WG_EDATA, "%s: rule id '%s' must use A-Z, 0-9, '-' and '_'",
 					 wg_yaml_where(wg_yaml_get(n, "id"), where, sizeof(where)), id);
+	/* The kinds that became check: match data keep their names for rule files. */
+	const struct legacy *lg = legacy_find(check);
+	if (lg) {
+		r.facts = lg->facts;
+		check = "match";
+	}
 	if (!(r.kind = wg_check_kind_find(check)))
 		return wg_seterr(err, WG_EDATA, "%s: rule %s: unknown check '%s'",
 				 wg_yaml_where(wg_yaml_get(n, "check"), where, sizeof(where)), id, check);
@@ -309,15 +421,19 @@ static int load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg
 		return wg_seterr(err, WG_EDATA, "%s: 'security' must be true or false",
 				 wg_yaml_where(wg_yaml_get(n, "security"), where, sizeof(where)));
 	r.id = wg_arena_strdup(&rs->arena, id);
-	r.check = r.kind->name;
+	r.check = lg ? lg->name : r.kind->name;
 	r.title = wg_arena_strdup(&rs->arena, title);
 	r.message = wg_arena_strdup(&rs->arena, msg);
 	r.fix = wg_arena_strdup(&rs->arena, fix);
 	(void)file;
 	r.source = wg_arena_strdup(&rs->arena, wg_yaml_where(n, where, sizeof(where)));
-	if ((rc = check_placeholders(r.kind, msg, wg_yaml_get(n, "message"), "message", err)) < 0 ||
-	    (rc = check_placeholders(r.kind, fix, wg_yaml_get(n, "fix"), "fix", err)) < 0 ||
-	    (rc = check_placeholders(r.kind, title, wg_yaml_get(n, "title"), "title", err)) < 0)
+	if ((rc = load_match(rs, &r, n, err)) < 0)
+		return rc;
+	if ((rc = check_placeholders(r.kind, r.facts, msg, wg_yaml_get(n, "message"), "message",
+				     err)) < 0 ||
+	    (rc = check_placeholders(r.kind, r.facts, fix, wg_yaml_get(n, "fix"), "fix", err)) < 0 ||
+	    (rc = check_placeholders(r.kind, r.facts, title, wg_yaml_get(n, "title"), "title",
+				     err)) < 0)
 		return rc;
 	const wg_yaml_node *scope = wg_yaml_get(n, "scope");
 	if (scope) {

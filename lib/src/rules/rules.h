@@ -56,6 +56,8 @@ typedef struct {
 	wg_regex *scope_objects, *scope_members;
 	wg_when *when;
 	size_t nwhen;
+	const char *facts, *condition; /* check: match's fact list and condition (any/all/none) */
+	unsigned needs; /* WG_FACT_* the rule needs besides its kind's (its fact list's) */
 } wg_rule;
 
 struct wg_ruleset {
@@ -65,6 +67,10 @@ struct wg_ruleset {
 };
 
 const wg_check_kind *wg_check_kind_find(const char *name);
+/** check: match (checks/match.c): the placeholders fact list name fills (NULL-terminated),
+ * or NULL when there is no such list, and (needs, unless NULL) the WG_FACT_* it needs; the names of every list, ", "-separated, into buf. */
+const char *const *wg_match_fact_vars(const char *name, unsigned *needs);
+size_t wg_match_fact_names(char *buf, size_t n);
 
 typedef struct {
 	const char *rule, *title, *message, *fix, *path, *member, *symbol, *file;
