@@ -26,7 +26,11 @@ typedef struct {
 
 /** Sets err (if not NULL) and returns code; messages name the file and the problem. */
 int wg_seterr(wg_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void wg_set_last_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Fills this thread's error record (wg_error_last, wg_error_last_info) for a failing call
+ * that has no scanner to hold it: the code it returns, what failed (WG_ENOMEM is always class
+ * NOMEM) and the message. Only failing calls call it: notices go elsewhere (public header). */
+void wg_set_error(wg_error_class klass, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* ---- memory and text (memory.c) ---- */
 

@@ -736,7 +736,8 @@ WG_API const char *wg_env_list_item(const wg_env *e, wg_env_list l, size_t i)
 WG_API int wg_env_fill_target(wg_env *e, wg_target *t)
 {
 	if (!e || !t) {
-		wg_set_last_error(WG_EINVAL, "wg_env_fill_target: no %s", e ? "target" : "environment");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,
+			     "wg_env_fill_target: no %s", e ? "target" : "environment");
 		return WG_EINVAL;
 	}
 	unsigned a, b;

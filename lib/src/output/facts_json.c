@@ -752,7 +752,7 @@ WG_API int wg_file_sha256(char hex[65], const char *path)
 		return wg_null_arg("wg_file_sha256");
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		wg_set_last_error(WG_EIO, "%s: %s", path, strerror(errno));
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_EIO, "%s: %s", path, strerror(errno));
 		return WG_EIO;
 	}
 	wg_sha256 *h = wg_sha256_new();
@@ -765,14 +765,14 @@ WG_API int wg_file_sha256(char hex[65], const char *path)
 			int e = errno;
 			close(fd);
 			wg_sha256_free(h);
-			wg_set_last_error(WG_EIO, "%s: %s", path, strerror(e));
+			wg_set_error(WG_ERROR_CLASS_STORE, WG_EIO, "%s: %s", path, strerror(e));
 			return WG_EIO;
 		}
 		wg_sha256_update(h, buf, (size_t)n);
 	}
 	close(fd);
 	if (!h) {
-		wg_set_last_error(WG_ENOMEM, "out of memory");
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
 	uint8_t d[32];
@@ -796,12 +796,13 @@ static bool is_sha(const char *s)
 WG_API int wg_facts_path(char *buf, size_t n, const char *dir, const char *sha256_hex)
 {
 	if (!buf || !dir || !is_sha(sha256_hex)) {
-		wg_set_last_error(WG_EINVAL, "wg_facts_path: %s", !buf || !dir ? "no directory"
-				  : "not a sha256 (64 lower-case hexadecimal digits)");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL, "wg_facts_path: %s",
+			     !buf || !dir ? "no directory"
+					  : "not a sha256 (64 lower-case hexadecimal digits)");
 		return WG_EINVAL;
 	}
 	if ((size_t)snprintf(buf, n, "%s/%.2s/%s.json.zst", dir, sha256_hex, sha256_hex) >= n) {
-		wg_set_last_error(WG_ELIMIT, "%s: the path is too long", dir);
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_ELIMIT, "%s: the path is too long", dir);
 		return WG_ELIMIT;
 	}
 	return WG_OK;
@@ -817,7 +818,8 @@ WG_API int wg_facts_store(const char *dir, const char *sha256_hex, const wg_scan
 		return wg_null_arg("wg_facts_store");
 	snprintf(sub, sizeof(sub), "%s/%.2s", dir, sha256_hex);
 	if ((mkdir(dir, 0777) < 0 && errno != EEXIST) || (mkdir(sub, 0777) < 0 && errno != EEXIST)) {
-		wg_set_last_error(WG_EIO, "%s: cannot make the directory: %s", sub, strerror(errno));
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_EIO,
+			     "%s: cannot make the directory: %s", sub, strerror(errno));
 		return WG_EIO;
 	}
 	char *doc = NULL;
@@ -835,7 +837,8 @@ WG_API int wg_facts_store(const char *dir, const char *sha256_hex, const wg_scan
 	free(doc);
 	if (!z || ZSTD_isError(zn)) {
 		free(z);
-		wg_set_last_error(WG_ENOMEM, "%s: cannot compress the facts", path);
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_ENOMEM,
+			     "%s: cannot compress the facts", path);
 		return WG_ENOMEM;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%lx", path, (long)getpid(),
@@ -856,7 +859,8 @@ WG_API int wg_facts_store(const char *dir, const char *sha256_hex, const wg_scan
 		e = errno ? errno : e;
 		if (fd >= 0)
 			unlink(tmp);
-		wg_set_last_error(WG_EIO, "%s: cannot write the facts: %s", path, strerror(e));
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_EIO,
+			     "%s: cannot write the facts: %s", path, strerror(e));
 		return WG_EIO;
 	}
 	return WG_OK;

@@ -502,7 +502,7 @@ WG_API int wg_report_suppress(wg_report *r, size_t i, const char *justification)
 	if (!to || !why) {
 		if (to)
 			r->suppressed.len--;
-		wg_set_last_error(WG_ENOMEM, "out of memory");
+		wg_set_error(WG_ERROR_CLASS_RULES, WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
 	*to = *(const wg_finding *)wg_vec_at(&r->findings, i);
