@@ -7,19 +7,20 @@
  *    _free(NULL) is safe;
  *  - functions return WG_OK (0) or a negative WG_E* code; out-params come first.
  *
- * Errors: one message per failed call, in one place, known from the call alone:
- *  - a call made with a scanner (wg_scan_path/_fd/_buffer, wg_check, wg_env_open) that fails
- *    on its input or data leaves the message on the scanner: wg_scanner_error() (which a
- *    scan clears when it starts);
- *  - every other failing call (constructors, wg_target_*, wg_ruleset_*, getters, formatters)
- *    leaves it in wg_error_last(), which is per thread, and so does any call refused for its
- *    arguments (a NULL where a handle or out-param is needed, a struct version this library
- *    does not read), scanner calls included: there may be no handle to hold the message;
- *    wg_error_last_info() gives the same failure as a record, with the code the call
- *    returned and a class (what failed), and a successful call leaves it as it was;
- *  - notices of a call that succeeds are never put there: they stay on the object the call
- *    set up (wg_target_notice()) or in the report (wg_report_not_applied());
- *  - an index past a count returns WG_ENOTFOUND with no message (ask the count first);
+ * Errors: every failing call fills this thread's error record, wg_error_last_info(): the
+ * code it returned, a class (what failed: wg_error_class) and the message, which
+ * wg_error_last() returns alone. A successful call leaves the record as it was (libgit2's
+ * rule): read it after a negative return, on the thread that made the call.
+ *  - a call made with a scanner (wg_scan_path/_fd/_buffer, wg_check, wg_env_open, ...) that
+ *    fails on its input or data also leaves the message on the scanner: wg_scanner_error()
+ *    (which such a call clears when it starts);
+ *  - a call refused for its arguments (a NULL where a handle or out-param is needed, a
+ *    struct version this library does not read) has class WG_ERROR_CLASS_INVALID, scanner
+ *    calls included: there may be no handle to hold the message;
+ *  - notices of a call that succeeds are never put in the record: they stay on the object
+ *    the call set up (wg_target_notice()) or in the report (wg_report_not_applied());
+ *  - an index past a count returns WG_ENOTFOUND and leaves the record as it was (ask the
+ *    count first);
  *  - findings about a wheel are facts in a report, never errors; parts of an input that
  *    cannot be read are problems of the scan (wg_scan_problem), the call succeeds.
  *
@@ -96,9 +97,9 @@ typedef enum {
 WG_API const char *wg_strerror(int code);
 /** A short stable token for an error code ("format", "limit", "unsafe", ...); never NULL. */
 WG_API const char *wg_error_name(int code);
-/** The message of this thread's last failed call that has no scanner to hold it (see Errors
- * above); never NULL. Valid until the next failing call on this thread. The same text as
- * wg_error_last_info()->message. */
+/** The message of this thread's last failed call (see Errors above; before 0.2 a scanner
+ * call's failure left it as it was); never NULL. Valid until the next failing call on this
+ * thread. The same text as wg_error_last_info()->message. */
 WG_API const char *wg_error_last(void);
 
 /** What a failed call was doing when it failed (the "class" of libgit2's git_error): with
@@ -115,7 +116,15 @@ typedef enum {
 	WG_ERROR_CLASS_TARGET,    /**< target facts, specs and profiles (wg_target_*) */
 	WG_ERROR_CLASS_GPU,       /**< GPU names and compute capabilities (wg_gpu_*) */
 	WG_ERROR_CLASS_VARIANTS,  /**< variant index files (wg_target_add_variants) */
-	WG_ERROR_CLASS_STORE      /**< the facts store, file hashes (wg_facts_*, wg_file_sha256) */
+	WG_ERROR_CLASS_STORE,     /**< the facts store, file hashes (wg_facts_*, wg_file_sha256) */
+	/* The classes of scanner calls (wg_scan_*, wg_check, wg_env_*): */
+	WG_ERROR_CLASS_INPUT,     /**< opening an input: the file, its kind, an installed
+				       distribution's files */
+	WG_ERROR_CLASS_ZIP,       /**< the zip archive of a wheel */
+	WG_ERROR_CLASS_WHEEL,     /**< a wheel's name, metadata and RECORD */
+	WG_ERROR_CLASS_ELF,       /**< an ELF object and its symbols */
+	WG_ERROR_CLASS_FATBIN,    /**< a CUDA fatbin */
+	WG_ERROR_CLASS_ENV        /**< an environment (wg_env_open, wg_env_set_install) */
 } wg_error_class;
 
 /** One error record: this thread's last failure that has no scanner to hold it. */
@@ -129,8 +138,8 @@ typedef struct {
 
 /**
  * This thread's error record (the libgit2 rule, as git_error_last()): never NULL; set by
- * every failing call that leaves its message in wg_error_last() (see Errors above), with
- * the code that call returned and its class. A successful call leaves it as it was, so it
+ * every failing call (see Errors above), with the code that call returned, its class and its
+ * message (a scanner call's message is wg_scanner_error()'s too). A successful call leaves it as it was, so it
  * may describe an earlier failure: read it only when a call has just returned a negative
  * code, and tell success from failure by that code. wg_error_clear() empties it. The record
  * and its message are the library's, per thread, valid until the next failing call on this
@@ -141,7 +150,8 @@ WG_API const wg_error *wg_error_last_info(void);
 /** Empties this thread's record: code WG_OK, class NONE, message "". */
 WG_API void wg_error_clear(void);
 /** A short stable token for a class ("none", "nomem", "invalid", "data", "rules", "target",
- * "gpu", "variants", "store"); "unknown" for another value; never NULL. */
+ * "gpu", "variants", "store", "input", "zip", "wheel", "elf", "fatbin", "env"); "unknown" for
+ * another value; never NULL. */
 WG_API const char *wg_error_class_name(int klass);
 /** "0.1.0" */
 WG_API const char *wg_version_string(void);

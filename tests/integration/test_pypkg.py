@@ -380,8 +380,8 @@ print(json.dumps(out))
     assert o["type"][0] == "TypeError" and "disable" in o["type"][1], o
     name, msg, is_wg, _, _, path, got_code, got_class = o["env"]
     assert name == "WheelgateError" and is_wg and path == two + "/nothere", o["env"]
-    # the scanner's message, not the record: no code or class claimed
-    assert (got_code, got_class) == (None, None), o["env"]
+    # a scanner call's failure is in the record too: -8 WG_ENOTFOUND, class env
+    assert (got_code, got_class) == (-8, "env"), o["env"]
     assert "nothere" in msg and "No such file" in msg, msg
     rc, out, err = run([sys.executable, "-c", "import wheelgate\ntry:\n    wheelgate.library_path()\n"
                         "except OSError as e:\n    print(type(e).__name__, e)"],

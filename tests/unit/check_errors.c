@@ -115,6 +115,21 @@ START_TEST(test_each_path_sets_code_and_class)
 	assert_error(wg_facts_path(buf, 8, "/tmp/store",
 				   "0000000000000000000000000000000000000000000000000000000000000000"),
 		     WG_ELIMIT, WG_ERROR_CLASS_STORE, "the path is too long");
+	/* Scanner calls: the message stays on the scanner too. */
+	wg_scan *s = NULL;
+	static const char junk[] = "PK\003\004 this is no zip";
+	assert_error(wg_scan_buffer(&s, t_sc, junk, sizeof(junk), "junk.whl"), WG_EFORMAT,
+		     WG_ERROR_CLASS_ZIP, "junk.whl: not a readable zip archive");
+	ck_assert_ptr_nonnull(strstr(wg_scanner_error(t_sc), "junk.whl: not a readable zip"));
+	assert_error(wg_scan_buffer(&s, t_sc, "abc", 3, NULL), WG_EUNSUPPORTED,
+		     WG_ERROR_CLASS_INPUT, "(buffer): neither a wheel");
+	assert_error(wg_scan_path(&s, NULL, "x"), WG_EINVAL, WG_ERROR_CLASS_INVALID,
+		     "wg_scan_path: a required argument");
+	ck_assert_ptr_null(s);
+	wg_env *env = NULL;
+	assert_error(wg_env_open(&env, t_sc, "/nonexistent/site-packages", NULL), WG_ENOTFOUND,
+		     WG_ERROR_CLASS_ENV, "/nonexistent/site-packages");
+	ck_assert_ptr_null(env);
 	/* Out of memory is one class wherever it happens (no call can be made to run out). */
 	wg_set_error(WG_ERROR_CLASS_RULES, WG_ENOMEM, "out of memory");
 	assert_error(WG_ENOMEM, WG_ENOMEM, WG_ERROR_CLASS_NOMEM, "out of memory");
@@ -145,13 +160,12 @@ START_TEST(test_success_leaves_the_record)
 	ck_assert_int_eq(wg_target_to_json(&j, t), WG_OK);
 	wg_free(j);
 	assert_unchanged(&before);
-	/* A scanner's failure goes to the scanner, not to the record. */
+	/* Only a failure replaces it, a scanner's too; wg_error_clear() empties it. */
 	wg_scan *none = NULL;
-	ck_assert_int_lt(wg_scan_path(&none, t_sc, "/nonexistent/x.whl"), 0);
+	ck_assert_int_eq(wg_scan_path(&none, t_sc, "/nonexistent/x.whl"), WG_ENOTFOUND);
 	ck_assert_ptr_null(none);
-	ck_assert_ptr_nonnull(strstr(wg_scanner_error(t_sc), "/nonexistent/x.whl"));
-	assert_unchanged(&before);
-	/* Only a failure replaces it; wg_error_clear() empties it. */
+	ck_assert_int_eq(wg_error_last_info()->klass, WG_ERROR_CLASS_INPUT);
+	ck_assert_str_eq(wg_error_last_info()->message, wg_scanner_error(t_sc));
 	ck_assert_int_eq(wg_gpu_parse(&g, t_ctx, "no-such-gpu"), WG_ENOTFOUND);
 	ck_assert_int_eq(wg_error_last_info()->klass, WG_ERROR_CLASS_GPU);
 	wg_error_clear();
@@ -173,11 +187,14 @@ START_TEST(test_class_names)
 		{ WG_ERROR_CLASS_INVALID, "invalid" }, { WG_ERROR_CLASS_DATA, "data" },
 		{ WG_ERROR_CLASS_RULES, "rules" },	 { WG_ERROR_CLASS_TARGET, "target" },
 		{ WG_ERROR_CLASS_GPU, "gpu" },	 { WG_ERROR_CLASS_VARIANTS, "variants" },
-		{ WG_ERROR_CLASS_STORE, "store" },
+		{ WG_ERROR_CLASS_STORE, "store" },	 { WG_ERROR_CLASS_INPUT, "input" },
+		{ WG_ERROR_CLASS_ZIP, "zip" },	 { WG_ERROR_CLASS_WHEEL, "wheel" },
+		{ WG_ERROR_CLASS_ELF, "elf" },	 { WG_ERROR_CLASS_FATBIN, "fatbin" },
+		{ WG_ERROR_CLASS_ENV, "env" },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		ck_assert_str_eq(wg_error_class_name(names[i].klass), names[i].name);
-	ck_assert_str_eq(wg_error_class_name(WG_ERROR_CLASS_STORE + 1), "unknown");
+	ck_assert_str_eq(wg_error_class_name(WG_ERROR_CLASS_ENV + 1), "unknown");
 	ck_assert_str_eq(wg_error_class_name(-1), "unknown");
 }
 END_TEST

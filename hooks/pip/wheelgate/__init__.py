@@ -473,7 +473,8 @@ class Checker:
             if len(env_b) != 1:
                 raise TypeError("env must be one path, not %d" % len(env_b))
             if lib.wg_env_open(ctypes.byref(self._env), self._sc, env_b[0], None) < 0:
-                raise WheelgateError("env: " + _s(lib.wg_scanner_error(self._sc)), env_b[0])
+                raise _recorded(WheelgateError("env: " + _s(lib.wg_scanner_error(self._sc)),
+                                               env_b[0]))
             lib.wg_target_set_env(self._target, self._env)
         for spec in lists["target"]:
             if lib.wg_target_parse(self._target, spec) < 0:
@@ -513,7 +514,7 @@ class Checker:
             if self._env.value and together and wheel_scans:
                 arr = (ctypes.c_void_p * len(wheel_scans))(*[w.value for w in wheel_scans])
                 if lib.wg_env_set_install(self._env, self._sc, arr, len(wheel_scans)) < 0:
-                    raise WheelgateError(_s(lib.wg_scanner_error(self._sc)))
+                    raise _recorded(WheelgateError(_s(lib.wg_scanner_error(self._sc))))
             for p, scan, err in scans:
                 if scan is None:
                     done.append((p, None, err))

@@ -49,7 +49,7 @@ WG_API const char *wg_error_name(int code)
 	}
 }
 
-int wg_seterr(wg_err *err, int code, const char *fmt, ...)
+int wg_seterr_class(wg_err *err, wg_error_class klass, int code, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
@@ -57,8 +57,27 @@ int wg_seterr(wg_err *err, int code, const char *fmt, ...)
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
 		err->code = code;
+		err->klass = code == WG_ENOMEM ? WG_ERROR_CLASS_NOMEM : klass;
 	}
 	return code;
+}
+
+int wg_err_copy(wg_err *dst, const wg_err *src, int code)
+{
+	if (dst && dst != src) {
+		snprintf(dst->msg, sizeof(dst->msg), "%s", src->msg);
+		dst->klass = src->klass;
+	}
+	if (dst)
+		dst->code = code;
+	return code;
+}
+
+int wg_error_from(wg_err *err, int rc)
+{
+	if (rc < 0 && err && err->msg[0])
+		wg_set_error(err->klass, rc, "%s", err->msg);
+	return rc;
 }
 
 void wg_set_error(wg_error_class klass, int code, const char *fmt, ...)
@@ -103,6 +122,12 @@ WG_API const char *wg_error_class_name(int klass)
 	case WG_ERROR_CLASS_GPU: return "gpu";
 	case WG_ERROR_CLASS_VARIANTS: return "variants";
 	case WG_ERROR_CLASS_STORE: return "store";
+	case WG_ERROR_CLASS_INPUT: return "input";
+	case WG_ERROR_CLASS_ZIP: return "zip";
+	case WG_ERROR_CLASS_WHEEL: return "wheel";
+	case WG_ERROR_CLASS_ELF: return "elf";
+	case WG_ERROR_CLASS_FATBIN: return "fatbin";
+	case WG_ERROR_CLASS_ENV: return "env";
 	default: return "unknown";
 	}
 }

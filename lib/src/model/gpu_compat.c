@@ -4,6 +4,7 @@
  * versions come from data (rules/gpu/cuda.yaml).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_GPU /* wg_seterr: what fails here */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>

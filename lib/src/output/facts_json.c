@@ -5,6 +5,7 @@
  * and read back into a scan (jansson) that the rules judge as they would the input itself.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_STORE /* wg_seterr: what fails here */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -689,7 +690,7 @@ static void read_facts(rd *r, json_t *f)
 	}
 }
 
-WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, size_t len)
+static int wg_scan_from_facts_impl(wg_scan **out, wg_scanner *sc, const char *json, size_t len)
 {
 	if (!out || !sc || (!json && len))
 		return wg_null_arg("wg_scan_from_facts");
@@ -741,6 +742,14 @@ WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, s
 	wg_arena_free(&pa);
 	json_decref(doc);
 	return rc;
+}
+
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, size_t len)
+{
+	if (sc)
+		sc->err.msg[0] = '\0';
+	return wg_error_from(sc ? &sc->err : NULL, wg_scan_from_facts_impl(out, sc, json, len));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -866,7 +875,7 @@ WG_API int wg_facts_store(const char *dir, const char *sha256_hex, const wg_scan
 	return WG_OK;
 }
 
-WG_API int wg_facts_load(wg_scan **out, wg_scanner *sc, const char *file)
+static int wg_facts_load_impl(wg_scan **out, wg_scanner *sc, const char *file)
 {
 	if (!out || !sc || !file)
 		return wg_null_arg("wg_facts_load");
@@ -936,4 +945,12 @@ WG_API int wg_facts_load(wg_scan **out, wg_scanner *sc, const char *file)
 		wg_seterr(&sc->err, rc, "%s: %s", file, msg);
 	}
 	return rc;
+}
+
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_facts_load(wg_scan **out, wg_scanner *sc, const char *file)
+{
+	if (sc)
+		sc->err.msg[0] = '\0';
+	return wg_error_from(sc ? &sc->err : NULL, wg_facts_load_impl(out, sc, file));
 }

@@ -5,6 +5,7 @@
  * user's rule with a shipped id replaces it. Every error says file:line:col.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_RULES /* wg_seterr: what fails here */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
