@@ -508,9 +508,8 @@ static int make_target(wg_target **t, wg_env **env, const check_args *a, wg_cont
 			fail("--gpu: %s\n", esc(wg_error_last()));
 			return EXIT_USAGE;
 		}
-		if (!strcmp(a->cfg.gpus[i], "auto") && *wg_error_last())
-			fail("--gpu auto: %s: GPU rules do not apply\n",
-				esc(wg_error_last()));
+		if (!strcmp(a->cfg.gpus[i], "auto") && wg_target_notice(*t))
+			fail("--gpu auto: %s: GPU rules do not apply\n", esc(wg_target_notice(*t)));
 	}
 	return -1;
 }

@@ -1046,10 +1046,10 @@ static int make_one_target(scanner_state *s, scan_target *tg, const char *set)
 		}
 		/* As check says it: the records have no not_applied list to carry it. */
 		bool set_gpu = what && i >= s->cfg.ngpus;
-		if (!strcmp(g, "auto") && *wg_error_last())
+		if (!strcmp(g, "auto") && wg_target_notice(tg->target))
 			fail("%s%s%s: %s: GPU rules do not apply\n", set_gpu ? "--target-set " : "",
 			     set_gpu ? esc(what) : "", set_gpu ? ": gpu=auto" : "--gpu auto",
-			     esc(wg_error_last()));
+			     esc(wg_target_notice(tg->target)));
 	}
 	if (!set) {
 		/* The target's name in the records: what defines it, else "default". */

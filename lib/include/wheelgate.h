@@ -7,15 +7,20 @@
  *    _free(NULL) is safe;
  *  - functions return WG_OK (0) or a negative WG_E* code; out-params come first.
  *
- * Errors: one message per failed call, in one place, known from the call alone:
- *  - a call made with a scanner (wg_scan_path/_fd/_buffer, wg_check, wg_env_open) that fails
- *    on its input or data leaves the message on the scanner: wg_scanner_error() (which a
- *    scan clears when it starts);
- *  - every other failing call (constructors, wg_target_*, wg_ruleset_*, getters, formatters)
- *    leaves it in wg_error_last(), which is per thread, and so does any call refused for its
- *    arguments (a NULL where a handle or out-param is needed, a struct version this library
- *    does not read), scanner calls included: there may be no handle to hold the message;
- *  - an index past a count returns WG_ENOTFOUND with no message (ask the count first);
+ * Errors: every failing call fills this thread's error record, wg_error_last_info(): the
+ * code it returned, a class (what failed: wg_error_class) and the message, which
+ * wg_error_last() returns alone. A successful call leaves the record as it was (libgit2's
+ * rule): read it after a negative return, on the thread that made the call.
+ *  - a call made with a scanner (wg_scan_path/_fd/_buffer, wg_check, wg_env_open, ...) that
+ *    fails on its input or data also leaves the message on the scanner: wg_scanner_error()
+ *    (which such a call clears when it starts);
+ *  - a call refused for its arguments (a NULL where a handle or out-param is needed, a
+ *    struct version this library does not read) has class WG_ERROR_CLASS_INVALID, scanner
+ *    calls included: there may be no handle to hold the message;
+ *  - notices of a call that succeeds are never put in the record: they stay on the object
+ *    the call set up (wg_target_notice()) or in the report (wg_report_not_applied());
+ *  - an index past a count returns WG_ENOTFOUND and leaves the record as it was (ask the
+ *    count first);
  *  - findings about a wheel are facts in a report, never errors; parts of an input that
  *    cannot be read are problems of the scan (wg_scan_problem), the call succeeds.
  *
@@ -32,7 +37,8 @@
  * call returns, or leaves in a struct it fills, is borrowed and must not be freed:
  *  - constant text (wg_strerror, wg_error_name, wg_version_string, the *_name and *_str
  *    functions) lives as long as the program;
- *  - wg_error_last() lives until the next failing call on the same thread, and
+ *  - wg_error_last() and wg_error_last_info() live until the next failing call on the same
+ *    thread (or wg_error_clear()), and
  *    wg_scanner_error() until the next call with that scanner or its _free;
  *  - the facts of a scan (wg_scan_get_path, wg_wheel_get, wg_wheel_list_item,
  *    wg_scan_wheel_path, wg_scan_object and everything read from the object, the strings
@@ -91,9 +97,62 @@ typedef enum {
 WG_API const char *wg_strerror(int code);
 /** A short stable token for an error code ("format", "limit", "unsafe", ...); never NULL. */
 WG_API const char *wg_error_name(int code);
-/** The message of this thread's last failed call that has no scanner to hold it (see Errors
- * above); never NULL. Valid until the next failing call on this thread. */
+/** The message of this thread's last failed call (see Errors above; before 0.2 a scanner
+ * call's failure left it as it was); never NULL. Valid until the next failing call on this
+ * thread. The same text as wg_error_last_info()->message. */
 WG_API const char *wg_error_last(void);
+
+/** What a failed call was doing when it failed (the "class" of libgit2's git_error): with
+ * the code, which says what went wrong, it tells an embedder what to do about it without
+ * matching message text. Values are only ever appended. */
+typedef enum {
+	WG_ERROR_CLASS_NONE = 0,  /**< no error on this thread yet, or wg_error_clear() */
+	WG_ERROR_CLASS_NOMEM,     /**< out of memory, wherever (code WG_ENOMEM) */
+	WG_ERROR_CLASS_INVALID,   /**< a call refused for its arguments: a NULL handle or
+				       out-param, a struct version this library does not read,
+				       an unknown enum value */
+	WG_ERROR_CLASS_DATA,      /**< the data files built into the library (wg_context_new) */
+	WG_ERROR_CLASS_RULES,     /**< rule files, rule selectors, rulesets (wg_ruleset_*) */
+	WG_ERROR_CLASS_TARGET,    /**< target facts, specs and profiles (wg_target_*) */
+	WG_ERROR_CLASS_GPU,       /**< GPU names and compute capabilities (wg_gpu_*) */
+	WG_ERROR_CLASS_VARIANTS,  /**< variant index files (wg_target_add_variants) */
+	WG_ERROR_CLASS_STORE,     /**< the facts store, file hashes (wg_facts_*, wg_file_sha256) */
+	/* The classes of scanner calls (wg_scan_*, wg_check, wg_env_*): */
+	WG_ERROR_CLASS_INPUT,     /**< opening an input: the file, its kind, an installed
+				       distribution's files */
+	WG_ERROR_CLASS_ZIP,       /**< the zip archive of a wheel */
+	WG_ERROR_CLASS_WHEEL,     /**< a wheel's name, metadata and RECORD */
+	WG_ERROR_CLASS_ELF,       /**< an ELF object and its symbols */
+	WG_ERROR_CLASS_FATBIN,    /**< a CUDA fatbin */
+	WG_ERROR_CLASS_ENV        /**< an environment (wg_env_open, wg_env_set_install) */
+} wg_error_class;
+
+/** One error record: this thread's last failure that has no scanner to hold it. */
+typedef struct {
+	unsigned int version;  /**< WG_ERROR_VERSION of the library that filled it */
+	int code;              /**< a wg_error_code; WG_OK when there is none */
+	wg_error_class klass;  /**< what failed; WG_ERROR_CLASS_NONE when there is none */
+	const char *message;   /**< never NULL; "" when there is none */
+} wg_error;
+#define WG_ERROR_VERSION 1
+
+/**
+ * This thread's error record (the libgit2 rule, as git_error_last()): never NULL; set by
+ * every failing call (see Errors above), with the code that call returned, its class and its
+ * message (a scanner call's message is wg_scanner_error()'s too). A successful call leaves it as it was, so it
+ * may describe an earlier failure: read it only when a call has just returned a negative
+ * code, and tell success from failure by that code. wg_error_clear() empties it. The record
+ * and its message are the library's, per thread, valid until the next failing call on this
+ * thread or wg_error_clear(). A program built against a newer header reads a field only
+ * when version says the record has it (fields are only ever appended).
+ */
+WG_API const wg_error *wg_error_last_info(void);
+/** Empties this thread's record: code WG_OK, class NONE, message "". */
+WG_API void wg_error_clear(void);
+/** A short stable token for a class ("none", "nomem", "invalid", "data", "rules", "target",
+ * "gpu", "variants", "store", "input", "zip", "wheel", "elf", "fatbin", "env"); "unknown" for
+ * another value; never NULL. */
+WG_API const char *wg_error_class_name(int klass);
 /** "0.1.0" */
 WG_API const char *wg_version_string(void);
 /** "Did you mean": the one of names[0..n) nearest to word (case-insensitive edit distance),
@@ -710,11 +769,17 @@ WG_API int wg_target_set(wg_target *t, const char *key, const char *value);
  * platform=manylinux_2_28_x86_64"; WG_EINVAL with the reason in wg_error_last(). */
 WG_API int wg_target_parse(wg_target *t, const char *spec);
 /** Adds a GPU (as wg_gpu_parse reads it), or with "auto" the local GPUs found through NVML
- * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_error_last()
- * then says "no local GPU (...)" (and is "" when some were found); the GPU rules do not
- * apply and say "no GPU found by --gpu auto (...)", and "auto" still declares the target
- * (this machine): wg_target_profile() is install unless the profile is set. */
+ * (loaded at run time). No NVML or no GPU adds none and is not an error: wg_target_notice()
+ * then says "no local GPU (...)"; the GPU rules do not apply and say "no GPU found by --gpu
+ * auto (...)" in the report, and "auto" still declares the target (this machine):
+ * wg_target_profile() is install unless the profile is set. "auto" empties this thread's
+ * error record (wg_error_clear()), so that a program that read the notice from
+ * wg_error_last() (library 0.1.0) reads "" rather than an older failure. */
 WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *gpu);
+/** The notice of setting t up that is not an error: "no local GPU (...)" after "auto" found
+ * no GPU (wg_target_add_gpu); NULL when there is none or t is NULL. It lives until
+ * wg_target_free(t). */
+WG_API const char *wg_target_notice(const wg_target *t);
 /**
  * Adds a PEP 825 variant index file, {name}-{version}-variants.json (the name and version are
  * read from its file name): every variant wheel of that name and version checked with t must

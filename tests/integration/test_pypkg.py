@@ -324,8 +324,9 @@ except TypeError as e:
 def one_return_type_and_errors_that_speak_python():
     """check() a Report (a list of paths is TypeError, a directory of several wheels
     ValueError: check_all's), check_all() a list; refused arguments are InvalidArgument
-    (ValueError) naming the keyword, not a CLI flag; a missing env a WheelgateError with
-    .path; a library that cannot be found a LibraryError (OSError)."""
+    (ValueError) naming the keyword, not a CLI flag, with the library's error code and class
+    when the library refused them (.code, .error_class; None when Python did); a missing env a
+    WheelgateError with .path; a library that cannot be found a LibraryError (OSError)."""
     need_fixtures()
     two = os.path.join(TMP, "two")
     os.makedirs(two, exist_ok=True)
@@ -344,7 +345,8 @@ def err(fn):
         return "no exception"
     except Exception as e:
         return [type(e).__name__, str(e), isinstance(e, wheelgate.WheelgateError),
-                isinstance(e, ValueError), getattr(e, "argument", None), getattr(e, "path", None)]
+                isinstance(e, ValueError), getattr(e, "argument", None), getattr(e, "path", None),
+                getattr(e, "code", None), getattr(e, "error_class", None)]
 out["list"] = err(lambda: wheelgate.check([hollow, pure]))
 out["dir"] = err(lambda: wheelgate.check(two))
 out["disable"] = err(lambda: wheelgate.check(hollow, disable="W"))
@@ -364,15 +366,22 @@ print(json.dumps(out))
     assert o["check_all_dir"] == ["fail", "pass"], o
     assert o["list"][0] == "TypeError" and "check_all()" in o["list"][1], o
     assert o["dir"][0] == "ValueError" and "2 inputs" in o["dir"][1], o
-    for k, kw, text in (("disable", "disable", "no rule 'W'"), ("gpus", "gpus", "unknown GPU 'Q999'"),
-                        ("target", "target", "'bogus' is not key=value"),
-                        ("profile", "profile", "install, publish or auto")):
-        name, msg, is_wg, is_value, arg, _ = o[k]
+    # code and class from the library's error record (wg_error_last_info): -3 WG_EINVAL,
+    # -8 WG_ENOTFOUND; the profile is refused by Python, before the library is asked
+    for k, kw, text, code, klass in (
+            ("disable", "disable", "no rule 'W'", -3, "rules"),
+            ("gpus", "gpus", "unknown GPU 'Q999'", -8, "gpu"),
+            ("target", "target", "'bogus' is not key=value", -3, "target"),
+            ("profile", "profile", "install, publish or auto", None, None)):
+        name, msg, is_wg, is_value, arg, _, got_code, got_class = o[k]
         assert name == "InvalidArgument" and is_wg and is_value and arg == kw, (k, o[k])
         assert msg.startswith(kw + ": ") and text in msg and "--" not in msg, (k, msg)
+        assert (got_code, got_class) == (code, klass), (k, o[k])
     assert o["type"][0] == "TypeError" and "disable" in o["type"][1], o
-    name, msg, is_wg, _, _, path = o["env"]
+    name, msg, is_wg, _, _, path, got_code, got_class = o["env"]
     assert name == "WheelgateError" and is_wg and path == two + "/nothere", o["env"]
+    # a scanner call's failure is in the record too: -8 WG_ENOTFOUND, class env
+    assert (got_code, got_class) == (-8, "env"), o["env"]
     assert "nothere" in msg and "No such file" in msg, msg
     rc, out, err = run([sys.executable, "-c", "import wheelgate\ntry:\n    wheelgate.library_path()\n"
                         "except OSError as e:\n    print(type(e).__name__, e)"],

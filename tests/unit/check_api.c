@@ -327,7 +327,7 @@ START_TEST(test_gpu_auto_keeps_the_profile)
 	/* no driver, no GPU found (a driver without a device may find none too) */
 	ck_assert(driver || none);
 	if (none)
-		ck_assert_ptr_nonnull(strstr(wg_error_last(), "no local GPU ("));
+		ck_assert_ptr_nonnull(strstr(wg_target_notice(t), "no local GPU ("));
 	char *j = NULL;
 	ck_assert_int_eq(wg_target_to_json(&j, t), WG_OK);
 	json_t *doc = json_loads(j, 0, NULL);

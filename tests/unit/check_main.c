@@ -26,6 +26,7 @@ static const struct {
 	{ "env", suite_env },
 	{ "sysver", suite_sysver },
 	{ "facts", suite_facts },
+	{ "errors", suite_errors },
 };
 
 /* The exit status of a run that skipped a test and failed none (CTest's SKIP_RETURN_CODE). */

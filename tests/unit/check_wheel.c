@@ -101,23 +101,32 @@ static const struct {
 	const char *file;
 	int code;
 	const char *msg;
+	wg_error_class klass; /* in the error record too */
 } unreadable[] = {
 	{W("truncated-1.0-py3-none-any.whl"), WG_EFORMAT,
-	 "truncated-1.0-py3-none-any.whl: not a readable zip archive: no end-of-central-directory"},
+	 "truncated-1.0-py3-none-any.whl: not a readable zip archive: no end-of-central-directory",
+	 WG_ERROR_CLASS_ZIP},
 	/* libzip refuses it without naming the member; the layout check names member and field */
 	{W("cdlies-1.0-py3-none-any.whl"), WG_EFORMAT,
 	 "cdlies-1.0-py3-none-any.whl: base/__init__.py: the local file header says CRC b52f477a, "
-	 "34 bytes compressed, 6000 uncompressed; the central directory b52f477a, 34, 6777"},
+	 "34 bytes compressed, 6000 uncompressed; the central directory b52f477a, 34, 6777",
+	 WG_ERROR_CLASS_ZIP},
 	{W("notazip-1.0-py3-none-any.whl"), WG_EFORMAT,
-	 "notazip-1.0-py3-none-any.whl: not a zip archive"},
-	{W("notelf.so"), WG_EUNSUPPORTED, "notelf.so: neither a wheel (zip) nor an ELF object"},
-	{W("does-not-exist.whl"), WG_ENOTFOUND, "does-not-exist.whl: No such file or directory"},
+	 "notazip-1.0-py3-none-any.whl: not a zip archive", WG_ERROR_CLASS_INPUT},
+	{W("notelf.so"), WG_EUNSUPPORTED, "notelf.so: neither a wheel (zip) nor an ELF object",
+	 WG_ERROR_CLASS_INPUT},
+	{W("does-not-exist.whl"), WG_ENOTFOUND, "does-not-exist.whl: No such file or directory",
+	 WG_ERROR_CLASS_INPUT},
 };
 
 START_TEST(test_unreadable)
 {
 	const char *m = t_scan_fails(unreadable[_i].file, unreadable[_i].code);
 	ck_assert_msg(strstr(m, unreadable[_i].msg), "'%s' lacks '%s'", m, unreadable[_i].msg);
+	const wg_error *e = wg_error_last_info();
+	ck_assert_int_eq(e->code, unreadable[_i].code);
+	ck_assert_msg(e->klass == unreadable[_i].klass, "class %s", wg_error_class_name(e->klass));
+	ck_assert_str_eq(e->message, m);
 }
 END_TEST
 

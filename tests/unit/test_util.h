@@ -48,6 +48,7 @@ Suite *suite_abi(void);
 Suite *suite_wheel(void);
 Suite *suite_corpus(void);
 Suite *suite_api(void);
+Suite *suite_errors(void);
 Suite *suite_fatbin(void);
 Suite *suite_rules(void);
 Suite *suite_env(void);

@@ -68,7 +68,12 @@ def escape(text: Union[str, bytes, None], keep_newlines: bool = False) -> str:
 class WheelgateError(Exception):
     """libwheelgate could not be loaded, or refused an argument or a file (the message says
     why, with names from inputs escaped). .problem is the message; .path the file concerned,
-    when there is one."""
+    when there is one. When the library's error record says why (wg_error_last_info):
+    .code, its negative error code (-3 for an invalid argument, ...), and .error_class, what
+    failed ("invalid", "rules", "target", "gpu", "data", ...); both None otherwise."""
+
+    code: Optional[int] = None
+    error_class: Optional[str] = None
 
     def __init__(self, message: str, path: Optional[StrPath] = None):
         super().__init__(escape(message))
@@ -101,6 +106,27 @@ def _refused(argument: str, message: str) -> InvalidArgument:
             break
     message = message.replace("'wheelgate gpus' lists them", "`python -m wheelgate gpus` lists them")
     return InvalidArgument(argument, message)
+
+
+class _Error(ctypes.Structure):  # wg_error, version 1
+    _fields_ = [("version", ctypes.c_uint), ("code", ctypes.c_int), ("klass", ctypes.c_int),
+                ("message", ctypes.c_char_p)]
+
+
+def _last_error() -> str:
+    """The message of this thread's last failure (the library's error record)."""
+    return _s(_load().wg_error_last_info().contents.message)
+
+
+def _recorded(exc: WheelgateError) -> WheelgateError:
+    """exc with the code and class of this thread's error record: call it right after the
+    failing call, on the same thread (the record is per thread)."""
+    lib = _load()
+    rec = lib.wg_error_last_info().contents
+    if rec.version >= 1 and rec.code < 0:
+        exc.code = rec.code
+        exc.error_class = _s(lib.wg_error_class_name(rec.klass))
+    return exc
 
 
 def _names(value: Names, argument: str) -> List[bytes]:
@@ -221,6 +247,8 @@ def _load() -> Any:
     PP = ctypes.POINTER(ctypes.c_void_p)
     sigs = {
         "wg_version_string": ([], ctypes.c_char_p), "wg_error_last": ([], ctypes.c_char_p),
+        "wg_error_last_info": ([], ctypes.POINTER(_Error)),
+        "wg_error_class_name": ([ctypes.c_int], ctypes.c_char_p),
         "wg_free": ([P], None),
         "wg_name_normalize": ([ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t],
                               ctypes.c_int),
@@ -268,7 +296,7 @@ def normalize_name(name: Union[str, bytes]) -> str:
     out = ctypes.create_string_buffer(len(raw) + 1)
     n = _load().wg_name_normalize(out, len(out), raw, len(raw))
     if n < 0:
-        raise WheelgateError("normalize_name: %s" % _s(_load().wg_error_last()))
+        raise _recorded(WheelgateError("normalize_name: %s" % _last_error()))
     return out.raw[:n].decode("utf-8", "surrogateescape")
 
 
@@ -419,7 +447,7 @@ class Checker:
                                                ("gpus", gpus))}
         self._lib = lib = _load()
         if lib.wg_context_new(ctypes.byref(self._ctx), None) < 0:
-            raise WheelgateError(_s(lib.wg_error_last()))
+            raise _recorded(WheelgateError(_last_error()))
         opts = _RulesetOptions()
         opts.version = 1
         self._keep = [_strv(lists["rules"]), _strv(lists["disable"]), _strv(lists["enable"])]
@@ -427,32 +455,33 @@ class Checker:
         opts.disable, opts.ndisable = self._keep[1]
         opts.enable, opts.nenable = self._keep[2]
         if lib.wg_ruleset_new(ctypes.byref(self._rs), self._ctx, ctypes.byref(opts)) < 0:
-            msg = _s(lib.wg_error_last())
+            msg = _last_error()
             for kw in ("disable", "enable"):
                 if msg.startswith("--%s:" % kw):
-                    raise _refused(kw, msg)
+                    raise _recorded(_refused(kw, msg))
             # a rule file that cannot be read or parsed: the message starts with its path
             path = next((r for r in lists["rules"] if msg.startswith(_s(r) + ":")), None)
-            raise WheelgateError("rules: " + msg, path)
+            raise _recorded(WheelgateError("rules: " + msg, path))
         if lib.wg_scanner_new(ctypes.byref(self._sc), self._ctx) < 0:
-            raise WheelgateError(_s(lib.wg_error_last()))
+            raise _recorded(WheelgateError(_last_error()))
         if lib.wg_target_new(ctypes.byref(self._target)) < 0:
-            raise WheelgateError(_s(lib.wg_error_last()))
+            raise _recorded(WheelgateError(_last_error()))
         if lib.wg_target_set(self._target, b"profile", _b(profile)) < 0:
-            raise _refused("profile", _s(lib.wg_error_last()))
+            raise _recorded(_refused("profile", _last_error()))
         if env is not None:
             env_b = _names(env, "env")
             if len(env_b) != 1:
                 raise TypeError("env must be one path, not %d" % len(env_b))
             if lib.wg_env_open(ctypes.byref(self._env), self._sc, env_b[0], None) < 0:
-                raise WheelgateError("env: " + _s(lib.wg_scanner_error(self._sc)), env_b[0])
+                raise _recorded(WheelgateError("env: " + _s(lib.wg_scanner_error(self._sc)),
+                                               env_b[0]))
             lib.wg_target_set_env(self._target, self._env)
         for spec in lists["target"]:
             if lib.wg_target_parse(self._target, spec) < 0:
-                raise _refused("target", _s(lib.wg_error_last()))
+                raise _recorded(_refused("target", _last_error()))
         for g in lists["gpus"]:
             if lib.wg_target_add_gpu(self._target, self._ctx, g) < 0:
-                raise _refused("gpus", _s(lib.wg_error_last()))
+                raise _recorded(_refused("gpus", _last_error()))
 
     def check(self, paths: Names, together: bool = False) -> Result:
         """Checks every path (wheel, .so, installed .dist-info, directory; a list, or one
@@ -485,7 +514,7 @@ class Checker:
             if self._env.value and together and wheel_scans:
                 arr = (ctypes.c_void_p * len(wheel_scans))(*[w.value for w in wheel_scans])
                 if lib.wg_env_set_install(self._env, self._sc, arr, len(wheel_scans)) < 0:
-                    raise WheelgateError(_s(lib.wg_scanner_error(self._sc)))
+                    raise _recorded(WheelgateError(_s(lib.wg_scanner_error(self._sc))))
             for p, scan, err in scans:
                 if scan is None:
                     done.append((p, None, err))

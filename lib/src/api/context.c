@@ -50,7 +50,7 @@ WG_API int wg_context_new(wg_context **out, const wg_options *opts)
 		return WG_EINVAL;
 	wg_context *ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {
-		wg_set_last_error(WG_ENOMEM, "out of memory");
+		wg_set_error(WG_ERROR_CLASS_DATA, WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
 	wg_options_init(&ctx->opts, WG_OPTIONS_VERSION);
@@ -62,20 +62,22 @@ WG_API int wg_context_new(wg_context **out, const wg_options *opts)
 	}
 	const wg_data_file *f = find_data("classify/string-abi.yaml");
 	if (!f) {
-		wg_set_last_error(WG_EDATA, "rules/classify/string-abi.yaml is missing from the build");
+		wg_set_error(WG_ERROR_CLASS_DATA, WG_EDATA,
+			     "rules/classify/string-abi.yaml is missing from the build");
 		free(ctx);
 		return WG_EDATA;
 	}
 	if ((rc = wg_classifier_load(&ctx->classifier, "rules/classify/string-abi.yaml", f->text,
 				     f->len, &err)) < 0) {
-		wg_set_last_error(rc, "%s", err.msg);
+		wg_set_error(WG_ERROR_CLASS_DATA, rc, "%s", err.msg);
 		free(ctx);
 		return rc;
 	}
 	const wg_data_file *cf = find_data("gpu/cuda.yaml");
 	if (!cf || (rc = wg_cuda_data_load(&ctx->cuda, "rules/gpu/cuda.yaml", cf->text, cf->len,
 					     &err)) < 0) {
-		wg_set_last_error(WG_EDATA, "%s", cf ? err.msg : "rules/gpu/cuda.yaml is missing");
+		wg_set_error(WG_ERROR_CLASS_DATA, WG_EDATA,
+			     "%s", cf ? err.msg : "rules/gpu/cuda.yaml is missing");
 		wg_classifier_free(ctx->classifier);
 		free(ctx);
 		return WG_EDATA;
@@ -102,7 +104,7 @@ WG_API int wg_scanner_new(wg_scanner **out, wg_context *ctx)
 	wg_scanner *s = calloc(1, sizeof(*s));
 	if (!s || wg_matcher_new(&s->matcher, ctx->classifier) < 0) {
 		free(s);
-		wg_set_last_error(WG_ENOMEM, "out of memory");
+		wg_set_error(WG_ERROR_CLASS_DATA, WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
 	s->ctx = ctx;

@@ -22,11 +22,25 @@
 typedef struct {
 	int code;
 	char msg[1024];
+	wg_error_class klass; /* what failed; WG_ENOMEM is always NOMEM */
 } wg_err;
 
-/** Sets err (if not NULL) and returns code; messages name the file and the problem. */
-int wg_seterr(wg_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void wg_set_last_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Sets err (if not NULL) and returns code; messages name the file and the problem. The
+ * class is the file's WG_ERR_CLASS, which every .c file that calls wg_seterr defines before
+ * its includes (a file without one does not compile). */
+int wg_seterr_class(wg_err *err, wg_error_class klass, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define wg_seterr(err, code, ...) wg_seterr_class((err), WG_ERR_CLASS, (code), __VA_ARGS__)
+/** dst takes src's message and class, with code (an error passed up unchanged); returns code. */
+int wg_err_copy(wg_err *dst, const wg_err *src, int code);
+/** For a scanner call that returns rc: a failure (rc < 0) with a message in err also fills
+ * this thread's error record, so that every failure is in one place. Returns rc. */
+int wg_error_from(wg_err *err, int rc);
+/** Fills this thread's error record (wg_error_last, wg_error_last_info) for a failing call
+ * that has no scanner to hold it: the code it returns, what failed (WG_ENOMEM is always class
+ * NOMEM) and the message. Only failing calls call it: notices go elsewhere (public header). */
+void wg_set_error(wg_error_class klass, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* ---- memory and text (memory.c) ---- */
 

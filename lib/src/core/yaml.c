@@ -3,6 +3,7 @@
  * node interface. Every error names the file, line and column.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_RULES /* wg_seterr: what fails here */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -20,6 +20,7 @@
  */
 #define PACKAGE "wheelgate"
 #define PACKAGE_VERSION WG_VERSION_STRING
+#define WG_ERR_CLASS WG_ERROR_CLASS_ELF /* wg_seterr: what fails here */
 #include <bfd.h>
 #include <elf.h>
 #include <libiberty/demangle.h>

@@ -9,6 +9,7 @@
  * Payloads are decompressed only to read a PTX entry's .version/.target, into a small buffer.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_FATBIN /* wg_seterr: what fails here */
 #include <lz4.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,6 +3,7 @@
  * libcsv so that quoted paths with commas are handled as the csv module writes them.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_WHEEL /* wg_seterr: what fails here */
 #include <csv.h>
 #include <errno.h>
 #include <stdlib.h>

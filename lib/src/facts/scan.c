@@ -3,6 +3,7 @@
  * (ELF facts, the string-ABI classification, the Python extension name, the fatbins).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_INPUT /* wg_seterr: what fails here */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -173,7 +174,7 @@ int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *
 		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 	int rc = wg_elf_read(o, &scan->arena, data, len, s->ctx->opts.max_symbols, &err);
 	if (rc == WG_ENOMEM)
-		return wg_seterr(&s->err, rc, "%s", err.msg);
+		return wg_err_copy(&s->err, &err, rc);
 	if (rc < 0) {
 		o->error = wg_arena_strdup(&scan->arena, err.msg);
 		/* Inside a wheel the message names the wheel too. */

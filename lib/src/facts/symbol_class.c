@@ -4,6 +4,7 @@
  * The compiled patterns are immutable and shared; match data lives in a per-thread matcher.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_DATA /* wg_seterr: what fails here */
 #include <stdlib.h>
 #include <string.h>
 

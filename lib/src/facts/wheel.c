@@ -4,6 +4,7 @@
  * kept in memory just long enough to be parsed.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_WHEEL /* wg_seterr: what fails here */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -589,7 +590,7 @@ int wg_wheel_read(wg_scan *scan, wg_scanner *s, const wg_members *in)
 	for (int64_t i = 0; i < count; i++) {
 		wg_zip_entry e = {0};
 		if ((rc = in->stat(&e, in->self, (uint64_t)i, &err)) < 0) {
-			wg_seterr(&s->err, rc, "%s", err.msg);
+			wg_err_copy(&s->err, &err, rc);
 			goto done;
 		}
 		wg_member *m = wg_vec_push(&scan->members);

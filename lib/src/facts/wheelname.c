@@ -4,6 +4,7 @@
  * tag sets ("py2.py3", "manylinux_2_28_x86_64.manylinux2014_x86_64") and PEP 440 versions.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_WHEEL /* wg_seterr: what fails here */
 #include <ctype.h>
 #include <pthread.h>
 #include <string.h>

@@ -11,6 +11,7 @@
  * sizes come from the file itself, read through one descriptor in bounded chunks.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_INPUT /* wg_seterr: what fails here */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
  * directory is walked (walk.c).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_INPUT /* wg_seterr: what fails here */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -75,7 +76,7 @@ static int scan_installed(wg_scan **out, wg_scanner *s, const char *path)
 	wg_err err = {0};
 	int rc = wg_installed_open(&d, path, s->ctx->opts.max_members, &err);
 	if (rc < 0)
-		return wg_seterr(&s->err, rc, "%s", err.msg);
+		return wg_err_copy(&s->err, &err, rc);
 	wg_scan *scan = wg_scan_new(WG_SCAN_INSTALLED, path, s->ctx);
 	if (!scan) {
 		wg_installed_close(d);
@@ -124,7 +125,7 @@ static int scan_fd_as(wg_scan **out, wg_scanner *s, int fd, const char *name)
 		wg_err err = {0};
 		int rc = wg_zip_open_fd(&z, fd, name, s->ctx->opts.max_members, &err);
 		if (rc < 0)
-			return wg_seterr(&s->err, rc, "%s", err.msg);
+			return wg_err_copy(&s->err, &err, rc);
 		rc = scan_opened_wheel(out, s, z, name);
 		if (rc == WG_OK)
 			(*out)->file_size = (int64_t)st.st_size;
@@ -135,7 +136,7 @@ static int scan_fd_as(wg_scan **out, wg_scanner *s, int fd, const char *name)
 		wg_err err = {0};
 		int rc = wg_file_map(&img, fd, name, (uint64_t)st.st_size, &err);
 		if (rc < 0)
-			return wg_seterr(&s->err, rc, "%s", err.msg);
+			return wg_err_copy(&s->err, &err, rc);
 		rc = scan_object_image(out, s, name, img.data, img.len);
 		wg_file_unmap(&img);
 		if (rc == WG_OK)
@@ -150,7 +151,7 @@ static int scan_fd_as(wg_scan **out, wg_scanner *s, int fd, const char *name)
 			 n < 4 ? "file too short" : "unknown magic bytes");
 }
 
-WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
+static int wg_scan_path_impl(wg_scan **out, wg_scanner *s, const char *path)
 {
 	struct stat st;
 	if (!out || !s || !path)
@@ -200,7 +201,15 @@ WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
 	return rc;
 }
 
-WG_API int wg_scan_fd(wg_scan **out, wg_scanner *s, int fd, const char *name)
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_scan_path(wg_scan **out, wg_scanner *s, const char *path)
+{
+	if (s)
+		s->err.msg[0] = '\0';
+	return wg_error_from(s ? &s->err : NULL, wg_scan_path_impl(out, s, path));
+}
+
+static int wg_scan_fd_impl(wg_scan **out, wg_scanner *s, int fd, const char *name)
 {
 	if (!out || !s || fd < 0)
 		return wg_null_arg("wg_scan_fd");
@@ -209,7 +218,15 @@ WG_API int wg_scan_fd(wg_scan **out, wg_scanner *s, int fd, const char *name)
 	return scan_fd_as(out, s, fd, name ? name : "(fd)");
 }
 
-WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t len,
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_scan_fd(wg_scan **out, wg_scanner *s, int fd, const char *name)
+{
+	if (s)
+		s->err.msg[0] = '\0';
+	return wg_error_from(s ? &s->err : NULL, wg_scan_fd_impl(out, s, fd, name));
+}
+
+static int wg_scan_buffer_impl(wg_scan **out, wg_scanner *s, const void *data, size_t len,
 			  const char *name)
 {
 	if (!out || !s || (!data && len))
@@ -225,7 +242,7 @@ WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t
 		rc = wg_zip_open_buffer(&z, data, len, name, s->ctx->opts.max_members,
 					    &err);
 		if (rc < 0)
-			return wg_seterr(&s->err, rc, "%s", err.msg);
+			return wg_err_copy(&s->err, &err, rc);
 		rc = scan_opened_wheel(out, s, z, name);
 	} else if (wg_is_elf(d, len)) {
 		rc = scan_object_image(out, s, name, d, len);
@@ -236,4 +253,13 @@ WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t
 	if (rc == WG_OK)
 		(*out)->file_size = (int64_t)len;
 	return rc;
+}
+
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_scan_buffer(wg_scan **out, wg_scanner *s, const void *data, size_t len,
+			  const char *name)
+{
+	if (s)
+		s->err.msg[0] = '\0';
+	return wg_error_from(s ? &s->err : NULL, wg_scan_buffer_impl(out, s, data, len, name));
 }

@@ -15,6 +15,7 @@
  * one at a time.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_ZIP /* wg_seterr: what fails here */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,6 +5,7 @@
  * demand (their exports, needs and versions) and the index is cached on disk (cache.c).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_ENV /* wg_seterr: what fails here */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -534,7 +535,7 @@ bool wg_env_allows(const wg_env *e, const char *dir)
 	return false;
 }
 
-WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_env_options *o)
+static int wg_env_open_impl(wg_env **out, wg_scanner *sc, const char *path, const wg_env_options *o)
 {
 	wg_env_options def = WG_ENV_OPTIONS_INIT;
 	if (!out || !sc || !path)
@@ -671,6 +672,14 @@ WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_
 	return WG_OK;
 }
 
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_env_open(wg_env **out, wg_scanner *sc, const char *path, const wg_env_options *o)
+{
+	if (sc)
+		sc->err.msg[0] = '\0';
+	return wg_error_from(sc ? &sc->err : NULL, wg_env_open_impl(out, sc, path, o));
+}
+
 WG_API void wg_env_free(wg_env *e)
 {
 	if (!e)
@@ -736,7 +745,8 @@ WG_API const char *wg_env_list_item(const wg_env *e, wg_env_list l, size_t i)
 WG_API int wg_env_fill_target(wg_env *e, wg_target *t)
 {
 	if (!e || !t) {
-		wg_set_last_error(WG_EINVAL, "wg_env_fill_target: no %s", e ? "target" : "environment");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,
+			     "wg_env_fill_target: no %s", e ? "target" : "environment");
 		return WG_EINVAL;
 	}
 	unsigned a, b;

@@ -16,6 +16,7 @@
  * second time: nothing else can change.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_ENV /* wg_seterr: what fails here */
 #include <dirent.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -596,7 +597,7 @@ bool wg_plan_has(const wg_env *e, const char *scan_path)
 	return false;
 }
 
-WG_API int wg_env_set_install(wg_env *env, wg_scanner *sc, const wg_scan *const *scans, size_t n)
+static int wg_env_set_install_impl(wg_env *env, wg_scanner *sc, const wg_scan *const *scans, size_t n)
 {
 	if (!env || !sc || (n && !scans)) {
 		if (sc)
@@ -643,4 +644,12 @@ WG_API int wg_env_set_install(wg_env *env, wg_scanner *sc, const wg_scan *const 
 	}
 	p->active = true;
 	return WG_OK;
+}
+
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_env_set_install(wg_env *env, wg_scanner *sc, const wg_scan *const *scans, size_t n)
+{
+	if (sc)
+		sc->err.msg[0] = '\0';
+	return wg_error_from(sc ? &sc->err : NULL, wg_env_set_install_impl(env, sc, scans, n));
 }

@@ -4,6 +4,7 @@
  * versions come from data (rules/gpu/cuda.yaml).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_GPU /* wg_seterr: what fails here */
 #include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -153,7 +154,7 @@ WG_API int wg_gpu_parse(wg_gpu *out, const wg_context *ctx, const char *spec)
 				out->name = d->gpus[i].name;
 				return WG_OK;
 			}
-		wg_set_last_error(WG_ENOTFOUND,
+		wg_set_error(WG_ERROR_CLASS_GPU, WG_ENOTFOUND,
 				  "unknown GPU '%s': give sm_XY (sm_89), a compute capability (8.9) or "
 				  "a known name (T4, A10G, A100, L4, L40S, H100, H200, B200, RTX 4090, RTX "
 				  "5090, ...; 'wheelgate gpus' lists them)", spec);
@@ -165,7 +166,8 @@ WG_API int wg_gpu_parse(wg_gpu *out, const wg_context *ctx, const char *spec)
 	for (size_t i = 0; i < d->ngpus; i++)
 		newest = d->gpus[i].major > newest ? d->gpus[i].major : newest;
 	if (out->cc_major < WG_GPU_OLDEST_MAJOR || out->cc_major > newest) {
-		wg_set_last_error(WG_EINVAL, "GPU '%s': compute capability %u.%u is outside the known "
+		wg_set_error(WG_ERROR_CLASS_GPU, WG_EINVAL,
+			     "GPU '%s': compute capability %u.%u is outside the known "
 				  "range %u.0 to %u.9 ('wheelgate gpus' lists the known GPUs)", spec,
 				  out->cc_major, out->cc_minor, WG_GPU_OLDEST_MAJOR, newest);
 		return WG_EINVAL;

@@ -20,12 +20,13 @@ void wg_target_clear(wg_target *t)
 WG_API int wg_target_new(wg_target **out)
 {
 	if (!out) {
-		wg_set_last_error(WG_EINVAL, "wg_target_new: no place for the target");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,
+			     "wg_target_new: no place for the target");
 		return WG_EINVAL;
 	}
 	*out = malloc(sizeof(**out));
 	if (!*out) {
-		wg_set_last_error(WG_ENOMEM, "out of memory");
+		wg_set_error(WG_ERROR_CLASS_TARGET, WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
 	wg_target_clear(*out);
@@ -39,17 +40,21 @@ WG_API void wg_target_free(wg_target *t)
 	free(t);
 }
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...)
+/* A fact or spec the target cannot take (class TARGET), or, with WG_ERROR_CLASS_INVALID, a
+ * call refused for its arguments. */
+static int refuse(wg_error_class klass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(wg_error_class klass, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	wg_set_last_error(WG_EINVAL, "%s", msg);
+	wg_set_error(klass, WG_EINVAL, "%s", msg);
 	return WG_EINVAL;
 }
+#define bad(...) refuse(WG_ERROR_CLASS_TARGET, __VA_ARGS__)
+#define bad_arg(...) refuse(WG_ERROR_CLASS_INVALID, __VA_ARGS__)
 
 static bool two_numbers(const char *v, unsigned *major, unsigned *minor)
 {
@@ -145,7 +150,7 @@ static int set_fact(wg_target *t, const char *k, const char *v)
 WG_API int wg_target_parse(wg_target *t, const char *spec)
 {
 	if (!t || !spec)
-		return bad("wg_target_parse: no %s", t ? "spec" : "target");
+		return bad_arg("wg_target_parse: no %s", t ? "spec" : "target");
 	char buf[512];
 	if (strlen(spec) >= sizeof(buf))
 		return bad("--target: too long");
@@ -167,7 +172,7 @@ WG_API int wg_target_parse(wg_target *t, const char *spec)
 WG_API int wg_target_set(wg_target *t, const char *key, const char *value)
 {
 	if (!t || !key || !value)
-		return bad("wg_target_set: no %s", !t ? "target" : !key ? "key" : "value");
+		return bad_arg("wg_target_set: no %s", !t ? "target" : !key ? "key" : "value");
 	if (!strcmp(key, "profile")) {
 		int p = wg_profile_parse(value);
 		if (p < 0)
@@ -183,7 +188,7 @@ WG_API int wg_target_set(wg_target *t, const char *key, const char *value)
 WG_API int wg_target_set_env(wg_target *t, wg_env *env)
 {
 	if (!t)
-		return bad("wg_target_set_env: no target");
+		return bad_arg("wg_target_set_env: no target");
 	if (!env) {
 		t->env = NULL;
 		return WG_OK;
@@ -200,11 +205,12 @@ WG_API int wg_target_gpu(wg_gpu *out, const wg_target *t, size_t i)
 {
 	int rc;
 	if (!out || !t)
-		return bad("wg_target_gpu: no %s", t ? "place for the GPU" : "target");
+		return bad_arg("wg_target_gpu: no %s", t ? "place for the GPU" : "target");
 	if ((rc = wg_struct_version("wg_gpu", out->version, WG_GPU_VERSION)) < 0)
 		return rc;
 	if (i >= t->ngpus) {
-		wg_set_last_error(WG_ENOTFOUND, "the target has %zu GPUs, no GPU %zu", t->ngpus, i);
+		wg_set_error(WG_ERROR_CLASS_TARGET, WG_ENOTFOUND,
+			     "the target has %zu GPUs, no GPU %zu", t->ngpus, i);
 		return WG_ENOTFOUND;
 	}
 	out->cc_major = t->gpus[i].cc_major;
@@ -216,9 +222,9 @@ WG_API int wg_target_gpu(wg_gpu *out, const wg_target *t, size_t i)
 WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *spec)
 {
 	if (!t || !ctx || !spec)
-		return bad("wg_target_add_gpu: no %s", !t ? "target" : !ctx ? "context" : "GPU");
+		return bad_arg("wg_target_add_gpu: no %s", !t ? "target" : !ctx ? "context" : "GPU");
 	if (t->ngpus == WG_MAX_GPUS) {
-		wg_set_last_error(WG_ELIMIT, "at most %d GPUs", WG_MAX_GPUS);
+		wg_set_error(WG_ERROR_CLASS_TARGET, WG_ELIMIT, "at most %d GPUs", WG_MAX_GPUS);
 		return WG_ELIMIT;
 	}
 	if (!strcmp(spec, "auto")) {
@@ -243,10 +249,12 @@ WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *sp
 		t->gpu_auto_found = n; /* the same machine each time */
 		if (!n && !t->gpu_auto_none[0])
 			snprintf(t->gpu_auto_none, sizeof(t->gpu_auto_none), "%s", why);
-		if (n)
-			wg_set_last_error(WG_OK, "%s", "");
-		else
-			wg_set_last_error(WG_OK, "no local GPU (%s)", why);
+		/* The notice stays on the target (wg_target_notice), never in the error record;
+		 * emptying the record keeps callers of 0.1.0, which read the notice there, from
+		 * taking an older failure for it. */
+		if (!n && !t->notice[0])
+			snprintf(t->notice, sizeof(t->notice), "no local GPU (%s)", why);
+		wg_error_clear();
 		return WG_OK;
 	}
 	wg_gpu g = WG_GPU_INIT;
@@ -255,6 +263,11 @@ WG_API int wg_target_add_gpu(wg_target *t, const wg_context *ctx, const char *sp
 		return rc;
 	t->gpus[t->ngpus++] = g;
 	return WG_OK;
+}
+
+WG_API const char *wg_target_notice(const wg_target *t)
+{
+	return t && t->notice[0] ? t->notice : NULL;
 }
 
 WG_API const char *wg_profile_name(wg_profile p)

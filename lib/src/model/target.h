@@ -39,6 +39,7 @@ struct wg_target {
 	int gpu_auto;
 	size_t gpu_auto_found;
 	char gpu_auto_none[256];
+	char notice[300]; /* wg_target_notice(): "no local GPU (gpu_auto_none)" */
 	/** The environment of wg_target_set_env(), borrowed; NULL for none. */
 	struct wg_env *env;
 	/** The target system: a declared platform tag ("manylinux_2_28_x86_64", or ""), musl,

@@ -31,21 +31,23 @@ void wg_target_variants_free(wg_target *t)
 
 static int bad(const char *path, const char *fmt, const char *what)
 {
-	wg_set_last_error(WG_EFORMAT, "%s: %s%s", path, fmt, what ? what : "");
+	wg_set_error(WG_ERROR_CLASS_VARIANTS, WG_EFORMAT, "%s: %s%s", path, fmt, what ? what : "");
 	return WG_EFORMAT;
 }
 
 WG_API int wg_target_add_variants(wg_target *t, const char *path)
 {
 	if (!t || !path) {
-		wg_set_last_error(WG_EINVAL, "wg_target_add_variants: no %s", t ? "path" : "target");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL, "wg_target_add_variants: no %s",
+			     t ? "path" : "target");
 		return WG_EINVAL;
 	}
 	if (!wg_is_variants_index(path))
 		return bad(path, "not a variant index file (PEP 825: {name}-{version}-variants.json)",
 			   NULL);
 	if (t->nvariant_indexes >= WG_MAX_VARIANT_INDEXES) {
-		wg_set_last_error(WG_ELIMIT, "%s: more than %d variant index files", path,
+		wg_set_error(WG_ERROR_CLASS_VARIANTS, WG_ELIMIT,
+			     "%s: more than %d variant index files", path,
 				  WG_MAX_VARIANT_INDEXES);
 		return WG_ELIMIT;
 	}
@@ -58,11 +60,12 @@ WG_API int wg_target_add_variants(wg_target *t, const char *path)
 		return bad(path, "the file name is not {name}-{version}-variants.json", NULL);
 	struct stat st;
 	if (stat(path, &st) < 0) {
-		wg_set_last_error(WG_EIO, "%s: cannot read", path);
+		wg_set_error(WG_ERROR_CLASS_VARIANTS, WG_EIO, "%s: cannot read", path);
 		return WG_EIO;
 	}
 	if (st.st_size > INDEX_MAX_BYTES) {
-		wg_set_last_error(WG_ELIMIT, "%s: larger than %u bytes", path, INDEX_MAX_BYTES);
+		wg_set_error(WG_ERROR_CLASS_VARIANTS, WG_ELIMIT,
+			     "%s: larger than %u bytes", path, INDEX_MAX_BYTES);
 		return WG_ELIMIT;
 	}
 	json_error_t je;
@@ -88,7 +91,8 @@ WG_API int wg_target_add_variants(wg_target *t, const char *path)
 		wg_strlist_free(&l);
 		wg_arena_free(&a);
 		if (rc < 0) {
-			wg_set_last_error(rc, "%s: variant '%s': %s", path, label, why);
+			wg_set_error(WG_ERROR_CLASS_VARIANTS, rc,
+				     "%s: variant '%s': %s", path, label, why);
 			json_decref(root);
 			return rc;
 		}

@@ -1063,7 +1063,8 @@ static char *summary(const wg_target *target, const wg_report *const *reports, s
 WG_API int wg_target_to_json(char **out, const wg_target *t)
 {
 	if (!out || !t) {
-		wg_set_last_error(WG_EINVAL, "wg_target_to_json: no %s", out ? "target" : "place for it");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,
+			     "wg_target_to_json: no %s", out ? "target" : "place for it");
 		return WG_EINVAL;
 	}
 	json_t *j = target_json(t);
@@ -1071,7 +1072,7 @@ WG_API int wg_target_to_json(char **out, const wg_target *t)
 	json_decref(j);
 	if (*out)
 		return WG_OK;
-	wg_set_last_error(WG_ENOMEM, "out of memory");
+	wg_set_error(WG_ERROR_CLASS_INVALID, WG_ENOMEM, "out of memory");
 	return WG_ENOMEM;
 }
 
@@ -1081,7 +1082,8 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 			     wg_severity fail_on)
 {
 	if (!out || (n && (!paths || !reports))) {
-		wg_set_last_error(WG_EINVAL, "wg_reports_format: no %s", out ? "paths or reports"
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,
+			     "wg_reports_format: no %s", out ? "paths or reports"
 										: "place for the document");
 		return WG_EINVAL;
 	}
@@ -1093,20 +1095,21 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 		       : text(paths, reports, errors, n, fail_on, format == WG_FORMAT_TEXT_COLOR);
 		if (*out)
 			return WG_OK;
-		wg_set_last_error(WG_ENOMEM, "out of memory");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
 	json_t *doc = format == WG_FORMAT_SARIF ? sarif(rs, target, paths, reports, errors, n, fail_on)
 		      : format == WG_FORMAT_JSON ? check_json(target, paths, reports, errors, n, fail_on)
 						 : NULL;
 	if (!doc && format != WG_FORMAT_SARIF && format != WG_FORMAT_JSON) {
-		wg_set_last_error(WG_EINVAL, "wg_reports_format: no format %d", (int)format);
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,
+			     "wg_reports_format: no format %d", (int)format);
 		return WG_EINVAL;
 	}
 	*out = doc ? wg_json_dump(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(doc);
 	if (*out)
 		return WG_OK;
-	wg_set_last_error(WG_ENOMEM, "out of memory");
+	wg_set_error(WG_ERROR_CLASS_INVALID, WG_ENOMEM, "out of memory");
 	return WG_ENOMEM;
 }

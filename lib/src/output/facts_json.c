@@ -5,6 +5,7 @@
  * and read back into a scan (jansson) that the rules judge as they would the input itself.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_STORE /* wg_seterr: what fails here */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -689,7 +690,7 @@ static void read_facts(rd *r, json_t *f)
 	}
 }
 
-WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, size_t len)
+static int wg_scan_from_facts_impl(wg_scan **out, wg_scanner *sc, const char *json, size_t len)
 {
 	if (!out || !sc || (!json && len))
 		return wg_null_arg("wg_scan_from_facts");
@@ -743,6 +744,14 @@ WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, s
 	return rc;
 }
 
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_scan_from_facts(wg_scan **out, wg_scanner *sc, const char *json, size_t len)
+{
+	if (sc)
+		sc->err.msg[0] = '\0';
+	return wg_error_from(sc ? &sc->err : NULL, wg_scan_from_facts_impl(out, sc, json, len));
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* the store                                                                                */
 
@@ -752,7 +761,7 @@ WG_API int wg_file_sha256(char hex[65], const char *path)
 		return wg_null_arg("wg_file_sha256");
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		wg_set_last_error(WG_EIO, "%s: %s", path, strerror(errno));
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_EIO, "%s: %s", path, strerror(errno));
 		return WG_EIO;
 	}
 	wg_sha256 *h = wg_sha256_new();
@@ -765,14 +774,14 @@ WG_API int wg_file_sha256(char hex[65], const char *path)
 			int e = errno;
 			close(fd);
 			wg_sha256_free(h);
-			wg_set_last_error(WG_EIO, "%s: %s", path, strerror(e));
+			wg_set_error(WG_ERROR_CLASS_STORE, WG_EIO, "%s: %s", path, strerror(e));
 			return WG_EIO;
 		}
 		wg_sha256_update(h, buf, (size_t)n);
 	}
 	close(fd);
 	if (!h) {
-		wg_set_last_error(WG_ENOMEM, "out of memory");
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
 	uint8_t d[32];
@@ -796,12 +805,13 @@ static bool is_sha(const char *s)
 WG_API int wg_facts_path(char *buf, size_t n, const char *dir, const char *sha256_hex)
 {
 	if (!buf || !dir || !is_sha(sha256_hex)) {
-		wg_set_last_error(WG_EINVAL, "wg_facts_path: %s", !buf || !dir ? "no directory"
-				  : "not a sha256 (64 lower-case hexadecimal digits)");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL, "wg_facts_path: %s",
+			     !buf || !dir ? "no directory"
+					  : "not a sha256 (64 lower-case hexadecimal digits)");
 		return WG_EINVAL;
 	}
 	if ((size_t)snprintf(buf, n, "%s/%.2s/%s.json.zst", dir, sha256_hex, sha256_hex) >= n) {
-		wg_set_last_error(WG_ELIMIT, "%s: the path is too long", dir);
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_ELIMIT, "%s: the path is too long", dir);
 		return WG_ELIMIT;
 	}
 	return WG_OK;
@@ -817,7 +827,8 @@ WG_API int wg_facts_store(const char *dir, const char *sha256_hex, const wg_scan
 		return wg_null_arg("wg_facts_store");
 	snprintf(sub, sizeof(sub), "%s/%.2s", dir, sha256_hex);
 	if ((mkdir(dir, 0777) < 0 && errno != EEXIST) || (mkdir(sub, 0777) < 0 && errno != EEXIST)) {
-		wg_set_last_error(WG_EIO, "%s: cannot make the directory: %s", sub, strerror(errno));
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_EIO,
+			     "%s: cannot make the directory: %s", sub, strerror(errno));
 		return WG_EIO;
 	}
 	char *doc = NULL;
@@ -835,7 +846,8 @@ WG_API int wg_facts_store(const char *dir, const char *sha256_hex, const wg_scan
 	free(doc);
 	if (!z || ZSTD_isError(zn)) {
 		free(z);
-		wg_set_last_error(WG_ENOMEM, "%s: cannot compress the facts", path);
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_ENOMEM,
+			     "%s: cannot compress the facts", path);
 		return WG_ENOMEM;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%lx", path, (long)getpid(),
@@ -856,13 +868,14 @@ WG_API int wg_facts_store(const char *dir, const char *sha256_hex, const wg_scan
 		e = errno ? errno : e;
 		if (fd >= 0)
 			unlink(tmp);
-		wg_set_last_error(WG_EIO, "%s: cannot write the facts: %s", path, strerror(e));
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_EIO,
+			     "%s: cannot write the facts: %s", path, strerror(e));
 		return WG_EIO;
 	}
 	return WG_OK;
 }
 
-WG_API int wg_facts_load(wg_scan **out, wg_scanner *sc, const char *file)
+static int wg_facts_load_impl(wg_scan **out, wg_scanner *sc, const char *file)
 {
 	if (!out || !sc || !file)
 		return wg_null_arg("wg_facts_load");
@@ -932,4 +945,12 @@ WG_API int wg_facts_load(wg_scan **out, wg_scanner *sc, const char *file)
 		wg_seterr(&sc->err, rc, "%s: %s", file, msg);
 	}
 	return rc;
+}
+
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_facts_load(wg_scan **out, wg_scanner *sc, const char *file)
+{
+	if (sc)
+		sc->err.msg[0] = '\0';
+	return wg_error_from(sc ? &sc->err : NULL, wg_facts_load_impl(out, sc, file));
 }

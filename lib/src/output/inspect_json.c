@@ -334,7 +334,7 @@ struct wg_inspect {
 
 static int nomem(void)
 {
-	wg_set_last_error(WG_ENOMEM, "out of memory");
+	wg_set_error(WG_ERROR_CLASS_INVALID, WG_ENOMEM, "out of memory");
 	return WG_ENOMEM;
 }
 
@@ -342,7 +342,8 @@ WG_API int wg_inspect_new(wg_inspect **out, unsigned int flags, const wg_gpu *gp
 {
 	int rc;
 	if (!out || (ngpus && !gpus)) {
-		wg_set_last_error(WG_EINVAL, "wg_inspect_new: no %s", out ? "GPUs" : "place for it");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,
+			     "wg_inspect_new: no %s", out ? "GPUs" : "place for it");
 		return WG_EINVAL;
 	}
 	*out = NULL;
@@ -382,7 +383,8 @@ WG_API void wg_inspect_free(wg_inspect *d)
 WG_API int wg_inspect_add(wg_inspect *d, const wg_scan *scan)
 {
 	if (!d || !scan) {
-		wg_set_last_error(WG_EINVAL, "wg_inspect_add: no %s", d ? "scan" : "document");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,
+			     "wg_inspect_add: no %s", d ? "scan" : "document");
 		return WG_EINVAL;
 	}
 	json_t *j = scan_json(scan, d->flags, d->gpus, d->ngpus);
@@ -392,7 +394,7 @@ WG_API int wg_inspect_add(wg_inspect *d, const wg_scan *scan)
 WG_API int wg_inspect_add_error(wg_inspect *d, const char *path, int code, const char *message)
 {
 	if (!d || !path || !message) {
-		wg_set_last_error(WG_EINVAL, "wg_inspect_add_error: no %s",
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL, "wg_inspect_add_error: no %s",
 				  !d ? "document" : !path ? "path" : "message");
 		return WG_EINVAL;
 	}
@@ -411,7 +413,8 @@ WG_API int wg_inspect_add_error(wg_inspect *d, const char *path, int code, const
 WG_API int wg_inspect_format(char **out, const wg_inspect *d)
 {
 	if (!out || !d) {
-		wg_set_last_error(WG_EINVAL, "wg_inspect_format: no %s", out ? "document" : "place for it");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,
+			     "wg_inspect_format: no %s", out ? "document" : "place for it");
 		return WG_EINVAL;
 	}
 	*out = wg_json_dump(d->doc, (d->flags & WG_JSON_PRETTY ? JSON_INDENT(2) : JSON_COMPACT) |

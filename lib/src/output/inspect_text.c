@@ -403,7 +403,7 @@ WG_API int wg_scan_format_text(char **out, const wg_scan *scan, unsigned int fla
 					    "installed distribution"};
 	int rc;
 	if (!out || !scan || (ngpus && !gpus)) {
-		wg_set_last_error(WG_EINVAL, "wg_scan_format_text: no %s",
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL, "wg_scan_format_text: no %s",
 				  !out ? "place for the text" : !scan ? "scan" : "GPUs");
 		return WG_EINVAL;
 	}
@@ -445,7 +445,7 @@ WG_API int wg_scan_format_text(char **out, const wg_scan *scan, unsigned int fla
 		free(t.ring[i]);
 	if (t.oom) {
 		wg_buf_free(&t.b);
-		wg_set_last_error(WG_ENOMEM, "out of memory");
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
 	*out = t.b.s;

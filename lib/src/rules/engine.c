@@ -4,6 +4,7 @@
  * read through the public accessors.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_RULES /* wg_seterr: what fails here */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,7 +385,7 @@ static bool applies(const wg_rule *r, const wg_target *t)
 	return true;
 }
 
-WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const wg_scan *scan,
+static int wg_check_impl(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const wg_scan *scan,
 		    const wg_target *target)
 {
 	wg_target none;
@@ -461,6 +462,15 @@ WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const
 	return WG_OK;
 }
 
+/* The scanner keeps the message; a failure also fills this thread's error record. */
+WG_API int wg_check(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, const wg_scan *scan,
+		    const wg_target *target)
+{
+	if (sc)
+		sc->err.msg[0] = '\0';
+	return wg_error_from(sc ? &sc->err : NULL, wg_check_impl(out, sc, rs, scan, target));
+}
+
 WG_API void wg_report_free(wg_report *r)
 {
 	if (!r)
@@ -502,7 +512,7 @@ WG_API int wg_report_suppress(wg_report *r, size_t i, const char *justification)
 	if (!to || !why) {
 		if (to)
 			r->suppressed.len--;
-		wg_set_last_error(WG_ENOMEM, "out of memory");
+		wg_set_error(WG_ERROR_CLASS_RULES, WG_ENOMEM, "out of memory");
 		return WG_ENOMEM;
 	}
 	*to = *(const wg_finding *)wg_vec_at(&r->findings, i);

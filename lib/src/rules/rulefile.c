@@ -5,6 +5,7 @@
  * user's rule with a shipped id replaces it. Every error says file:line:col.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#define WG_ERR_CLASS WG_ERROR_CLASS_RULES /* wg_seterr: what fails here */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -729,7 +730,8 @@ WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_rule
 		rc = o->disable[i] ? select_rules(rs, "--disable", o->disable[i], false, &err)
 				   : wg_seterr(&err, WG_EINVAL, "--disable: a NULL selector");
 	if (rc < 0) {
-		wg_set_last_error(rc, "%s", err.msg[0] ? err.msg : wg_strerror(rc));
+		wg_set_error(WG_ERROR_CLASS_RULES, rc,
+			     "%s", err.msg[0] ? err.msg : wg_strerror(rc));
 		wg_ruleset_free(rs);
 		return rc;
 	}
@@ -754,7 +756,7 @@ WG_API int wg_ruleset_selects(const wg_ruleset *rs, const char *selector, const 
 	if (any)
 		return 0;
 	int rc = no_match(rs, "rule selector", selector, &err);
-	wg_set_last_error(rc, "%s", err.msg);
+	wg_set_error(WG_ERROR_CLASS_RULES, rc, "%s", err.msg);
 	return rc;
 }
 
