@@ -1,0 +1,201 @@
+/*
+ * One CUDA fatbin container and its entries parsed (fatbin-format.md): the container header,
+ * each entry's header (kind, architecture, flags, sizes, compression), and for PTX the
+ * .version and .target read from the head of its text, decompressed (LZ4, zstd) into a small
+ * buffer. Every read goes through rd() against the object's bounds; entry walks advance.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#define WG_ERR_CLASS WG_ERROR_CLASS_FATBIN /* wg_seterr: what fails here */
+#include <lz4.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "facts/fatbin_internal.h"
+
+const char *wg_fatbin_kind_name(int kind)
+{
+	switch (kind) {
+	case WG_FATBIN_PTX: return "ptx";
+	case WG_FATBIN_SASS: return "sass";
+	case WG_FATBIN_LTOIR: return "lto-ir";
+	case 4: return "old-cubin";
+	default: return "unknown";
+	}
+}
+
+const char *wg_fatbin_compression_name(int c)
+{
+	switch (c) {
+	case WG_FATBIN_COMP_NONE: return "none";
+	case WG_FATBIN_COMP_LZ4: return "lz4";
+	case WG_FATBIN_COMP_ZSTD: return "zstd";
+	case WG_FATBIN_COMP_LEGACY: return "legacy";
+	default: return "unknown";
+	}
+}
+
+/* "sm_90a", "compute_100f", "lto_90": the names nvcc's -gencode uses. */
+void wg_fatbin_arch_name(char *buf, size_t n, int kind, unsigned arch, char variant)
+{
+	const char *p = kind == WG_FATBIN_PTX ? "compute" : kind == WG_FATBIN_LTOIR ? "lto" : "sm";
+	if (variant)
+		snprintf(buf, n, "%s_%u%c", p, arch, variant);
+	else
+		snprintf(buf, n, "%s_%u", p, arch);
+}
+
+/* The first bytes of a PTX payload, decompressed if need be; returns the text length. */
+static size_t ptx_head(const uint8_t *payload, size_t avail, const wg_fatbin_entry *e, char *out,
+		       size_t cap)
+{
+	size_t n = 0;
+	if (e->compression == WG_FATBIN_COMP_NONE) {
+		n = avail < cap - 1 ? avail : cap - 1;
+		memcpy(out, payload, n);
+	} else if (e->compression == WG_FATBIN_COMP_LZ4) {
+		int r = LZ4_decompress_safe_partial((const char *)payload, out, (int)e->compressed_size,
+						    (int)(cap - 1), (int)(cap - 1));
+		n = r > 0 ? (size_t)r : 0;
+	} else if (e->compression == WG_FATBIN_COMP_ZSTD) {
+		ZSTD_DStream *z = ZSTD_createDStream();
+		if (!z)
+			return 0;
+		ZSTD_inBuffer in = {payload, e->compressed_size, 0};
+		ZSTD_outBuffer o = {out, cap - 1, 0};
+		/* Stop as soon as the small output buffer is full: nothing more is needed. */
+		while (o.pos < o.size && in.pos < in.size) {
+			size_t r = ZSTD_decompressStream(z, &o, &in);
+			if (ZSTD_isError(r) || r == 0)
+				break;
+		}
+		n = o.pos;
+		ZSTD_freeDStream(z);
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* Copies the value of a PTX directive (".target sm_90a" -> "sm_90a") into the arena. */
+static const char *ptx_directive(wg_arena *a, const char *text, const char *dir)
+{
+	size_t dl = strlen(dir);
+	for (const char *p = text; (p = strstr(p, dir)); p += dl) {
+		if (p != text && p[-1] != '\n')
+			continue;
+		const char *v = p + dl;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		size_t n = strcspn(v, "\r\n/");
+		while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+			n--;
+		return n ? wg_arena_strndup(a, v, n) : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Parses the entries of the container at off. strict: the stricter checks of the whole-file
+ * scan, where a match of the magic may be chance. Returns 0, or a negative code with err set.
+ */
+int wg_fb_parse_container(wg_object *obj, wg_arena *a, const span *s, uint64_t off, bool strict,
+			   const char *where, wg_fatbin_container *c, wg_vec *entries, wg_err *err)
+{
+	if (!rd(s, off, CONTAINER_HEADER))
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: fatbin container at offset %#llx: header "
+				 "truncated", obj->path, where, (unsigned long long)off);
+	const uint8_t *h = s->d + off;
+	uint16_t version = le16(h + 4), hsize = le16(h + 6);
+	uint64_t fat = le64(h + 8);
+	if (le32(h) != FATBIN_MAGIC || version != 1)
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: offset %#llx: not a fatbin container "
+				 "(magic %#x, version %u)", obj->path, where, (unsigned long long)off,
+				 le32(h), version);
+	if (hsize < CONTAINER_HEADER || !rd(s, off, hsize) || !rd(s, off + hsize, fat))
+		return wg_seterr(err, WG_EFORMAT, "%s: %s: fatbin container at offset %#llx: header "
+				 "size %u + %llu bytes of entries run past the end of the data (%zu bytes)",
+				 obj->path, where, (unsigned long long)off, hsize,
+				 (unsigned long long)fat, s->len);
+	if (strict && (fat == 0 || fat % 8 || hsize != CONTAINER_HEADER))
+		return WG_EFORMAT;
+	c->offset = off;
+	c->size = hsize + fat;
+	c->first_entry = entries->len;
+	uint64_t p = off + hsize, end = off + hsize + fat;
+	while (p < end) {
+		if (end - p < ENTRY_HEADER_MIN) {
+			/* Zero padding up to 8 bytes is tolerated; anything else is not. */
+			bool zero = true;
+			for (uint64_t i = p; i < end; i++)
+				zero = zero && s->d[i] == 0;
+			if (zero && end - p < 8 && !strict)
+				break;
+			return wg_seterr(err, WG_EFORMAT, "%s: %s: fatbin entry at offset %#llx: %llu "
+					 "bytes left, less than an entry header", obj->path, where,
+					 (unsigned long long)p, (unsigned long long)(end - p));
+		}
+		const uint8_t *e = s->d + p;
+		uint16_t kind = le16(e), ever = le16(e + 2);
+		uint32_t ehs = le32(e + 4);
+		uint64_t psize = le64(e + 8);
+		uint32_t csize = le32(e + 16);
+		uint64_t flags = le64(e + 0x28), usize = le64(e + 0x38);
+		if (ehs < ENTRY_HEADER_MIN || ehs % 8 || ehs > end - p)
+			return wg_seterr(err, WG_EFORMAT, "%s: %s: fatbin entry at offset %#llx: header "
+					 "size %u is invalid (at least 64, a multiple of 8, within the "
+					 "container)", obj->path, where, (unsigned long long)p, ehs);
+		if (psize > end - p - ehs)
+			return wg_seterr(err, WG_EFORMAT, "%s: %s: fatbin entry at offset %#llx: payload "
+					 "of %llu bytes runs past the container's end at %#llx", obj->path,
+					 where, (unsigned long long)p, (unsigned long long)psize,
+					 (unsigned long long)end);
+		if (csize > psize)
+			return wg_seterr(err, WG_EFORMAT, "%s: %s: fatbin entry at offset %#llx: "
+					 "compressed size %u exceeds its payload of %llu bytes", obj->path,
+					 where, (unsigned long long)p, csize, (unsigned long long)psize);
+		if (strict && ((kind != 1 && kind != 2 && kind != 8) || ever != 0x0101 || psize % 8 ||
+			       le32(e + 0x1c) == 0 || le32(e + 0x1c) > 2000))
+			return WG_EFORMAT;
+		if (entries->len >= obj->fatbin_entries_max) {
+			/* past the bound: checked and counted, not kept */
+			obj->fatbin_entries_more++;
+			p += (uint64_t)ehs + psize;
+			continue;
+		}
+		wg_fatbin_entry *x = wg_vec_push(entries);
+		if (!x)
+			return wg_seterr(err, WG_ENOMEM, "out of memory");
+		x->offset = p;
+		x->container = obj->fatbin_containers.len;
+		x->kind = kind;
+		x->arch = le32(e + 0x1c);
+		x->variant = flags & FB_ARCH_A ? 'a' : flags & FB_ARCH_F ? 'f' : 0;
+		x->minor = le16(e + 0x18);
+		x->major = le16(e + 0x1a);
+		x->flags = flags;
+		x->header_size = ehs;
+		x->payload_size = psize;
+		x->compressed_size = csize;
+		x->uncompressed_size = usize;
+		x->debug = (flags & FB_DEBUG) != 0;
+		x->compression = !csize && !(flags & (FB_LZ4 | FB_ZSTD | FB_COMPRESS_LEGACY))
+					 ? WG_FATBIN_COMP_NONE
+				 : flags & FB_ZSTD ? WG_FATBIN_COMP_ZSTD
+				 : flags & FB_LZ4  ? WG_FATBIN_COMP_LZ4
+						   : WG_FATBIN_COMP_LEGACY;
+		if (x->compression != WG_FATBIN_COMP_NONE && !csize)
+			x->compressed_size = (uint32_t)psize; /* flagged but sizes not recorded */
+		if (kind == WG_FATBIN_PTX && !(flags & FB_OBFUSCATED)) {
+			char head[PTX_HEAD];
+			uint64_t avail = x->compression == WG_FATBIN_COMP_NONE ? psize : x->compressed_size;
+			if (ptx_head(e + ehs, (size_t)avail, x, head, sizeof(head))) {
+				x->ptx_version = ptx_directive(a, head, ".version");
+				x->ptx_target = ptx_directive(a, head, ".target");
+			}
+		}
+		p += (uint64_t)ehs + psize; /* ehs >= 64: always advances */
+	}
+	c->entry_count = entries->len - c->first_entry;
+	return WG_OK;
+}
