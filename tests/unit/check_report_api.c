@@ -275,6 +275,20 @@ static size_t compare(const wg_ruleset *rs, const wg_target *t, const char *path
 	ck_assert_str_eq(json_string_value(json_object_get(j, "profile")),
 			 wg_profile_name(wg_report_profile(r)));
 	ck_assert_str_eq(wg_report_path(r), path);
+	/* the target as the document gives it */
+	wg_target_info ti = WG_TARGET_INFO_INIT;
+	ck_assert_int_eq(wg_target_get_info(&ti, t), WG_OK);
+	json_t *jt = json_object_get(j, "target");
+	char ver[32];
+	snprintf(ver, sizeof(ver), "%u.%u", ti.python_major, ti.python_minor);
+	eq_str("python", path, ti.python_major ? ver : NULL, json_object_get(jt, "python"));
+	snprintf(ver, sizeof(ver), "%u.%u", ti.cuda_major, ti.cuda_minor);
+	eq_str("cuda", path, ti.cuda_major ? ver : NULL, json_object_get(jt, "cuda"));
+	eq_str("torch", path, ti.torch, json_object_get(jt, "torch"));
+	json_t *abi = json_object_get(jt, "cxx11abi");
+	ck_assert_int_eq(ti.cxx11abi, json_is_null(abi) ? -1 : json_is_true(abi));
+	ck_assert_uint_eq(wg_target_gpu_count(t), json_array_size(json_object_get(jt, "gpus")));
+	ck_assert_int_eq(ti.gpu_auto, json_object_get(jt, "gpu_auto") != NULL);
 	wg_counts_info c = WG_COUNTS_INFO_INIT;
 	ck_assert_int_eq(wg_report_counts(&c, r), WG_OK);
 	size_t total = 0, more_total = 0;
