@@ -1173,9 +1173,12 @@ typedef struct wg_scan_record_target {
 	const char *name;         /**< "default", "h100" */
 	const wg_target *target;  /**< its profile */
 	const wg_report *report;  /**< NULL: not judged (verdict "error") */
+	/** (version 2) this target's fail-on (wheelgate.dask's targets may differ), or NULL:
+	 * the record's */
+	const wg_severity *fail_on;
 } wg_scan_record_target;
-#define WG_SCAN_RECORD_TARGET_VERSION 1
-#define WG_SCAN_RECORD_TARGET_INIT { WG_SCAN_RECORD_TARGET_VERSION, NULL, NULL, NULL }
+#define WG_SCAN_RECORD_TARGET_VERSION 2
+#define WG_SCAN_RECORD_TARGET_INIT { WG_SCAN_RECORD_TARGET_VERSION, NULL, NULL, NULL, NULL }
 
 typedef struct wg_scan_record {
 	unsigned int version;

@@ -419,7 +419,7 @@ static void each_fixture(uint32_t max_rule_findings, size_t *nfindings, size_t *
 			wg_scan_record_target rt[3];
 			for (size_t t = 0; t < ntg; t++)
 				rt[t] = (wg_scan_record_target){WG_SCAN_RECORD_TARGET_VERSION, tg[t].name,
-								tg[t].target, tg[t].rep};
+								tg[t].target, tg[t].rep, NULL};
 			wg_scan_record rec = WG_SCAN_RECORD_INIT;
 			rec.path = l.paths[i];
 			rec.scan = scan;
@@ -471,6 +471,19 @@ static void each_fixture(uint32_t max_rule_findings, size_t *nfindings, size_t *
 			}
 			wg_scanrec_target_info ti = WG_SCANREC_TARGET_INFO_INIT;
 			ck_assert_int_eq(wg_scanrec_target(&ti, back, ntg), WG_ENOTFOUND);
+			/* a target's own fail-on over the record's */
+			wg_severity own = fo == WG_SEV_INFO ? WG_SEV_ERROR : WG_SEV_INFO;
+			rt[0].fail_on = &own;
+			char *line2 = NULL;
+			wg_scanrec *back2 = NULL;
+			ck_assert_int_eq(wg_scan_record_format(&line2, &rec), WG_OK);
+			ck_assert_int_eq(wg_scanrec_parse(&back2, line2, strlen(line2)), WG_OK);
+			ck_assert_int_eq(wg_scanrec_target(&ti, back2, 0), WG_OK);
+			ck_assert_int_eq(ti.verdict, wg_report_verdict(tg[0].rep, own));
+			ck_assert_int_eq(wg_scanrec_target(&ti, back2, 1), WG_OK);
+			ck_assert_int_eq(ti.verdict, wg_report_verdict(tg[1].rep, fo));
+			wg_scanrec_free(back2);
+			wg_free(line2);
 			json_decref(jr);
 			wg_scanrec_free(back);
 			wg_free(got);
