@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -272,31 +271,30 @@ static int resume_read(shaset *set, const char *file, size_t *records)
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		bool whole = len > 0 && line[len - 1] == '\n';
-		json_error_t je;
-		json_t *j = json_loadb(line, (size_t)len, 0, &je);
-		const char *sha = json_string_value(json_object_get(j, "sha256"));
-		const char *schema = json_string_value(json_object_get(j, "schema"));
-		bool ok = j && json_is_object(j) && schema && !strcmp(schema, "wheelgate.scan/1");
+		wg_scanrec *j = NULL;
+		bool ok = wg_scanrec_parse(&j, line, (size_t)len) == WG_OK;
+		wg_scanrec_info ri = WG_SCANREC_INFO_INIT;
+		const char *sha = ok && wg_scanrec_get(&ri, j) == WG_OK ? ri.sha256 : NULL;
 		if (!whole || !ok) {
 			/* Only the last line may be broken: a killed scan's. */
 			int c = getc(f);
 			if (c != EOF || !len) {
-				fail("--resume: %s:%zu: not a wheelgate.scan/1 record%s%s\n", esc(file),
-				     lineno, j ? "" : ": ", j ? "" : esc(je.text));
-				json_decref(j);
+				fail("--resume: %s:%zu: %s\n", esc(file), lineno,
+				     ok ? "not a wheelgate.scan/1 record" : esc(wg_error_last()));
+				wg_scanrec_free(j);
 				rc = -1;
 				break;
 			}
-			json_decref(j);
+			wg_scanrec_free(j);
 			cut = true;
 			break;
 		}
-		if (sha && is_hex64(sha)) {
+		if (sha) {
 			if (set->n == setcap) {
 				size_t nc = setcap ? setcap * 2 : 256;
 				char (*p)[65] = realloc(set->v, nc * sizeof(*p));
 				if (!p) {
-					json_decref(j);
+					wg_scanrec_free(j);
 					fail("out of memory\n");
 					rc = -1;
 					break;
@@ -306,7 +304,7 @@ static int resume_read(shaset *set, const char *file, size_t *records)
 			}
 			memcpy(set->v[set->n++], sha, 65);
 		}
-		json_decref(j);
+		wg_scanrec_free(j);
 		(*records)++;
 		good += len;
 	}
@@ -432,86 +430,6 @@ static int file_sha256(const char *path, char hex[65], uint64_t *size, char *err
 		snprintf(hex + 2 * i, 3, "%02x", dig[i]);
 	*size = total;
 	return rc;
-}
-
-/* A string from an input or a path as JSON: invalid UTF-8 escaped (\xNN), never dropped. */
-static json_t *jstr(const char *s)
-{
-	if (!s)
-		return json_null();
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	char *e = NULL;
-	wg_escape(&e, s, WG_ESCAPE_UTF8);
-	j = e ? json_string(e) : json_null();
-	wg_free(e);
-	return j;
-}
-
-/* The wheel's tags as its file name gives them: each python-abi-platform combination. */
-static json_t *tags_of(const wg_scan *scan)
-{
-	json_t *a = json_array();
-	size_t np = wg_wheel_list_count(scan, WG_LIST_PYTHON_TAGS);
-	size_t na = wg_wheel_list_count(scan, WG_LIST_ABI_TAGS);
-	size_t nl = wg_wheel_list_count(scan, WG_LIST_PLATFORM_TAGS);
-	for (size_t p = 0; p < np; p++)
-		for (size_t b = 0; b < na; b++)
-			for (size_t l = 0; l < nl; l++) {
-				char tag[512];
-				snprintf(tag, sizeof(tag), "%s-%s-%s",
-					 wg_wheel_list_item(scan, WG_LIST_PYTHON_TAGS, p),
-					 wg_wheel_list_item(scan, WG_LIST_ABI_TAGS, b),
-					 wg_wheel_list_item(scan, WG_LIST_PLATFORM_TAGS, l));
-				json_array_append_new(a, jstr(tag));
-			}
-	return a;
-}
-
-/* The target's entry from check's JSON document of one input (the library's own verdict,
- * counts and findings), reduced to the scan record's keys. */
-static json_t *target_entry(scanner_state *s, const scan_target *tg, const char *path,
-			    const wg_report *rep, const char *error)
-{
-	char *doc = NULL;
-	json_t *t = json_object();
-	json_object_set_new(t, "target", jstr(tg->name));
-	json_object_set_new(t, "profile", json_string(wg_profile_name(rep ? wg_report_profile(rep)
-		: (wg_profile)tg->profile)));
-	if (wg_reports_format(&doc, WG_FORMAT_JSON, s->rs, tg->target, &path, &rep, &error, 1,
-			      s->fail_on) < 0) {
-		json_object_set_new(t, "verdict", json_string("error"));
-		wg_free(doc);
-		return t;
-	}
-	json_t *j = json_loads(doc, 0, NULL);
-	wg_free(doc);
-	const char *prof = json_string_value(json_object_get(j, "profile"));
-	if (prof)
-		json_object_set_new(t, "profile", json_string(prof));
-	json_t *in = json_array_get(json_object_get(j, "inputs"), 0);
-	json_object_set(t, "verdict", json_object_get(in, "verdict"));
-	json_object_set(t, "counts", json_object_get(in, "counts"));
-	json_t *fs = json_array();
-	json_t *f;
-	size_t i;
-	json_array_foreach(json_object_get(in, "findings"), i, f) {
-		json_t *o = json_object();
-		static const char *const keys[] = {"rule", "severity", "message", "member", "symbol"};
-		for (size_t k = 0; k < 5; k++) {
-			json_t *v = json_object_get(f, keys[k]);
-			json_object_set(o, keys[k], v ? v : json_null());
-		}
-		json_array_append_new(fs, o);
-	}
-	json_object_set_new(t, "findings", fs);
-	/* the findings past a bound, counted (check's "more"): counts keep agreeing with them */
-	json_t *more = json_object_get(in, "more");
-	if (json_array_size(more))
-		json_object_set(t, "more", more);
-	json_decref(j);
-	return t;
 }
 
 static void progress(scanner_state *s)
@@ -682,7 +600,6 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 	bool have_sha = false, have_size = false, from_store = false;
 	wg_scan *scan = NULL;
 	wg_report *reps[MAX_SETS] = {0};
-	char *terr[MAX_SETS] = {0}; /* why a target could not be judged (the others are) */
 	const char *error = NULL;
 	wg_scanner *sc = slot_scanner(s, slot);
 	if (strstr(path, "://")) {
@@ -716,7 +633,6 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 			for (size_t t = 0; t < s->ntg; t++) {
 				char e[1024] = "";
 				if (judge(s, sc, &s->tg[t], name, scan, &reps[t], e, sizeof(e)) < 0) {
-					terr[t] = strdup(e);
 					/* the record's error: the first target's that could not be judged */
 					if (!*err)
 						snprintf(err, sizeof(err), "%s", e);
@@ -731,28 +647,27 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 		if (reps[t] && wg_report_worst(reps[t]) > worst)
 			worst = wg_report_worst(reps[t]);
 	const char *shown = s->from_facts && scan ? wg_scan_get_path(scan) : path;
-	json_t *r = json_object();
-	json_object_set_new(r, "schema", json_string("wheelgate.scan/1"));
-	json_object_set_new(r, "path", jstr(shown));
-	json_object_set_new(r, "name", jstr(scan ? wg_wheel_get(scan, WG_WHEEL_NAME) : NULL));
-	json_object_set_new(r, "version", jstr(scan ? wg_wheel_get(scan, WG_WHEEL_VERSION) : NULL));
-	json_object_set_new(r, "tags", scan ? tags_of(scan) : json_array());
-	json_object_set_new(r, "sha256", have_sha ? json_string(hex) : json_null());
-	json_object_set_new(r, "size", have_size ? json_integer((json_int_t)size) : json_null());
-	json_t *targets = json_array();
+	/* the record, as the library writes it (wheelgate.scan/1, docs/scan.md) */
+	wg_scan_record_target rt[MAX_SETS];
 	for (size_t t = 0; t < s->ntg; t++)
-		json_array_append_new(targets, target_entry(s, &s->tg[t], shown, reps[t],
-							    reps[t] ? NULL : terr[t] ? terr[t] : error));
-	json_object_set_new(r, "targets", targets);
-	json_object_set_new(r, "facts", from_store ? jstr(facts) : json_null());
-	json_object_set_new(r, "seconds", json_real(now_since(&t0)));
-	json_object_set_new(r, "error", jstr(error));
-	char *line = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII |
-				 JSON_REAL_PRECISION(6));
-	json_decref(r);
+		rt[t] = (wg_scan_record_target){WG_SCAN_RECORD_TARGET_VERSION, s->tg[t].name,
+						s->tg[t].target, reps[t], NULL};
+	wg_scan_record rec = WG_SCAN_RECORD_INIT;
+	rec.path = shown;
+	rec.scan = scan;
+	rec.sha256 = have_sha ? hex : NULL;
+	rec.size = have_size ? (int64_t)size : -1;
+	rec.targets = rt;
+	rec.ntargets = s->ntg;
+	rec.fail_on = s->fail_on;
+	rec.facts = from_store ? facts : NULL;
+	rec.seconds = now_since(&t0);
+	rec.error = error;
+	char *line = NULL;
+	if (wg_scan_record_format(&line, &rec) < 0)
+		line = NULL;
 	for (size_t t = 0; t < s->ntg; t++) {
 		wg_report_free(reps[t]);
-		free(terr[t]);
 	}
 	wg_scan_free(scan);
 
@@ -776,7 +691,7 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 	}
 	progress(s);
 	pthread_mutex_unlock(&s->lock);
-	free(line);
+	wg_free(line);
 }
 
 /* ---- options ---- */

@@ -321,6 +321,64 @@ except TypeError as e:
 
 
 @test
+def the_binding_reads_reports_through_the_accessors():
+    """Result.document, built from the report accessors (wg_report_finding, wg_report_counts,
+    wg_report_more, wg_report_not_applied, wg_target_get_info), is the JSON document the
+    library writes for the same reports, key for key, over every fixture wheel and object,
+    for a publish target, an H100 install, a bare install, with bounds and without; and the
+    binding holds no JSON parser of the library's documents."""
+    code = r"""
+import ctypes, glob, json, os, sys, wheelgate
+fix = sys.argv[1]
+paths = sorted(glob.glob(os.path.join(fix, "wheels", "*.whl")) + glob.glob(os.path.join(fix, "abi", "*.so")))
+paths.append(os.path.join(fix, "wheels", "no such wheel.whl"))
+checked = findings = more = 0
+for opts in ({"profile": "publish"}, {"profile": "install", "gpus": ["H100"],
+             "target": ["python=3.12", "torch=2.8.0+cu128", "cuda=12.8", "cxx11abi=1"]},
+             {"profile": "install", "fail_on": "info"}):
+    with wheelgate.Checker(**opts) as c:
+        for p in paths:
+            r = c.check(p)
+            lib = c._lib
+            n = len(r.reports)
+            # the library's own JSON of the same reports: the oracle, parsed here only
+            done = []
+            scan = ctypes.c_void_p()
+            lib.wg_scan_path(ctypes.byref(scan), c._sc, wheelgate._b(p))
+            rep = ctypes.c_void_p()
+            if scan.value:
+                lib.wg_check(ctypes.byref(rep), c._sc, c._rs, scan, c._target)
+            err = None if rep.value else lib.wg_scanner_error(c._sc)
+            out = ctypes.c_void_p()
+            assert lib.wg_reports_format(ctypes.byref(out), 1, c._rs, c._target,
+                (ctypes.c_char_p * 1)(wheelgate._b(p)), (ctypes.c_void_p * 1)(rep.value),
+                (ctypes.c_char_p * 1)(err), 1, c.fail_on) == 0
+            want = json.loads(ctypes.string_at(out.value).decode())
+            lib.wg_free(out)
+            lib.wg_report_free(rep)
+            lib.wg_scan_free(scan)
+            assert r.document == want, (p, opts, r.document, want)
+            rep0 = r.reports[0]
+            assert rep0.counts == want["inputs"][0]["counts"], p
+            checked += 1
+            findings += len(rep0.findings)
+            more += len(rep0.more)
+print(json.dumps([checked, findings]))
+"""
+    rc, out, err = run([sys.executable, "-c", code, FIX],
+                       env=clean_env({"PYTHONPATH": os.path.join(SRC, "hooks", "pip"),
+                                      "WHEELGATE_LIB": os.path.join(BUILD, "libwheelgate.so.0")}))
+    assert rc == 0, err[-3000:]
+    checked, findings = json.loads(out.splitlines()[-1])
+    assert checked > 60 and findings > 100, out
+    # the binding parses none of the library's documents
+    for name in ("__init__.py", "dask.py"):
+        with open(os.path.join(SRC, "hooks", "pip", "wheelgate", name)) as f:
+            text = f.read()
+        assert "json.loads" not in text and "json.load(" not in text, name
+
+
+@test
 def one_return_type_and_errors_that_speak_python():
     """check() a Report (a list of paths is TypeError, a directory of several wheels
     ValueError: check_all's), check_all() a list; refused arguments are InvalidArgument

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import json
 import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -31,7 +30,7 @@ __version__ = "0.1.0"  # the project's version; tests compare it with the librar
 
 __all__ = ["check", "check_all", "check_bytes", "Checker", "Finding", "Report", "Result",
            "WheelgateError", "InvalidArgument", "LibraryError", "escape", "library_path",
-           "cli_path", "version", "__version__", "normalize_name"]
+           "cli_path", "version", "__version__", "normalize_name", "scan_record", "read_record"]
 
 StrPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 #: a list of names/paths, or one (a str is one item, never its characters)
@@ -222,6 +221,70 @@ def cli_path() -> str:
 
 _PROFILES = ("auto", "install", "publish")
 
+# The report read through the library's accessors (wheelgate.h: wg_report_finding,
+# wg_report_counts, ...), never by parsing a document it wrote.
+_P = ctypes.c_char_p
+_SEVERITIES = ("info", "warning", "error")  # by wg_severity
+_VERDICTS = ("pass", "fail", "error")  # by wg_verdict
+
+
+class _FindingInfo(ctypes.Structure):  # wg_finding_info, version 2
+    _fields_ = [("version", ctypes.c_uint), ("rule", _P), ("title", _P), ("message", _P),
+                ("fix", _P), ("severity", ctypes.c_int), ("path", _P), ("member", _P),
+                ("symbol", _P), ("file", _P), ("line", ctypes.c_uint), ("suppressed", _P)]
+
+
+class _MoreInfo(ctypes.Structure):  # wg_more_info, version 1
+    _fields_ = [("version", ctypes.c_uint), ("rule", _P), ("count", ctypes.c_size_t),
+                ("severity", ctypes.c_size_t * 3)]
+
+
+class _NotAppliedInfo(ctypes.Structure):  # wg_not_applied_info, version 1
+    _fields_ = [("version", ctypes.c_uint), ("rule", _P), ("lacks", _P), ("message", _P)]
+
+
+class _CountsInfo(ctypes.Structure):  # wg_counts_info, version 1
+    _fields_ = [("version", ctypes.c_uint), ("severity", ctypes.c_size_t * 3),
+                ("kept", ctypes.c_size_t * 3), ("more", ctypes.c_size_t * 3),
+                ("suppressed", ctypes.c_size_t * 3)]
+
+
+class _TargetInfo(ctypes.Structure):  # wg_target_info, version 1
+    _fields_ = [("version", ctypes.c_uint), ("python_major", ctypes.c_uint),
+                ("python_minor", ctypes.c_uint), ("torch", _P), ("cxx11abi", ctypes.c_int),
+                ("cuda_major", ctypes.c_uint), ("cuda_minor", ctypes.c_uint),
+                ("gpu_auto", ctypes.c_int), ("gpu_auto_found", ctypes.c_size_t),
+                ("gpu_auto_none", _P)]
+
+
+class _Gpu(ctypes.Structure):  # wg_gpu, version 1
+    _fields_ = [("version", ctypes.c_uint), ("cc_major", ctypes.c_uint),
+                ("cc_minor", ctypes.c_uint), ("name", _P)]
+
+
+class _ScanRecordTarget(ctypes.Structure):  # wg_scan_record_target, version 2
+    _fields_ = [("version", ctypes.c_uint), ("name", _P), ("target", ctypes.c_void_p),
+                ("report", ctypes.c_void_p), ("fail_on", ctypes.POINTER(ctypes.c_int))]
+
+
+class _ScanrecInfo(ctypes.Structure):  # wg_scanrec_info, version 1
+    _fields_ = [("version", ctypes.c_uint), ("path", _P), ("name", _P), ("pkg_version", _P),
+                ("sha256", _P), ("size", ctypes.c_int64), ("facts", _P), ("error", _P),
+                ("ntargets", ctypes.c_size_t)]
+
+
+class _ScanrecTargetInfo(ctypes.Structure):  # wg_scanrec_target_info, version 1
+    _fields_ = [("version", ctypes.c_uint), ("target", _P), ("profile", _P),
+                ("verdict", ctypes.c_int), ("counts", ctypes.c_size_t * 3)]
+
+
+class _ScanRecord(ctypes.Structure):  # wg_scan_record, version 1
+    _fields_ = [("version", ctypes.c_uint), ("path", _P), ("scan", ctypes.c_void_p),
+                ("sha256", _P), ("size", ctypes.c_int64),
+                ("targets", ctypes.POINTER(_ScanRecordTarget)), ("ntargets", ctypes.c_size_t),
+                ("fail_on", ctypes.c_int), ("facts", _P), ("seconds", ctypes.c_double),
+                ("error", _P)]
+
 
 class _RulesetOptions(ctypes.Structure):  # wg_ruleset_options, version 1
     _fields_ = [("version", ctypes.c_uint),
@@ -274,6 +337,28 @@ def _load() -> Any:
         "wg_env_set_install": ([P, P, PP, ctypes.c_size_t], ctypes.c_int),
         "wg_check": ([PP, P, P, P, P], ctypes.c_int),
         "wg_report_free": ([P], None), "wg_report_worst": ([P], ctypes.c_int),
+        "wg_report_count": ([P], ctypes.c_size_t),
+        "wg_report_finding": ([ctypes.POINTER(_FindingInfo), P, ctypes.c_size_t], ctypes.c_int),
+        "wg_report_more_count": ([P], ctypes.c_size_t),
+        "wg_report_more": ([ctypes.POINTER(_MoreInfo), P, ctypes.c_size_t], ctypes.c_int),
+        "wg_report_not_applied_count": ([P], ctypes.c_size_t),
+        "wg_report_not_applied": ([ctypes.POINTER(_NotAppliedInfo), P, ctypes.c_size_t],
+                                  ctypes.c_int),
+        "wg_report_counts": ([ctypes.POINTER(_CountsInfo), P], ctypes.c_int),
+        "wg_report_verdict": ([P, ctypes.c_int], ctypes.c_int),
+        "wg_target_profile": ([P], ctypes.c_int),
+        "wg_profile_name": ([ctypes.c_int], ctypes.c_char_p),
+        "wg_target_get_info": ([ctypes.POINTER(_TargetInfo), P], ctypes.c_int),
+        "wg_target_gpu_count": ([P], ctypes.c_size_t),
+        "wg_target_gpu": ([ctypes.POINTER(_Gpu), P, ctypes.c_size_t], ctypes.c_int),
+        "wg_target_system": ([P, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_char_p)],
+                             ctypes.c_size_t),
+        "wg_scan_record_format": ([PP, ctypes.POINTER(_ScanRecord)], ctypes.c_int),
+        "wg_scanrec_parse": ([PP, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int),
+        "wg_scanrec_free": ([P], None),
+        "wg_scanrec_get": ([ctypes.POINTER(_ScanrecInfo), P], ctypes.c_int),
+        "wg_scanrec_target": ([ctypes.POINTER(_ScanrecTargetInfo), P, ctypes.c_size_t],
+                              ctypes.c_int),
         "wg_reports_format": ([PP, ctypes.c_int, P, P,
                                ctypes.POINTER(ctypes.c_char_p), PP,
                                ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_int],
@@ -302,6 +387,14 @@ def normalize_name(name: Union[str, bytes]) -> str:
 
 def _b(s: Union[str, bytes]) -> bytes:
     return os.fsencode(s) if isinstance(s, str) else s
+
+
+_BY_NAME = ((2, "error"), (1, "warning"), (0, "info"))  # the documents' order
+
+
+def _n(b: Optional[bytes]) -> Optional[str]:
+    """Text from the library, or None where it has none."""
+    return _s(b) if b is not None else None
 
 
 def _s(b: Optional[bytes]) -> str:
@@ -389,6 +482,10 @@ class Report:
         self.findings: List[Finding] = [Finding(f) for f in d["findings"]]
         # Rules a missing fact left out: [{"rule", "lacks": [...], "message"}].
         self.not_applied: List[Dict[str, Any]] = d.get("not_applied", [])
+        # Every finding by severity, those counted past a bound too: {"error": n, ...}.
+        self.counts: Dict[str, int] = dict(d.get("counts") or {})
+        # Findings past a bound, counted: [{"rule", "count", "counts": {...}}].
+        self.more: List[Dict[str, Any]] = d.get("more", [])
         self.profile: Optional[str] = None
 
     @property
@@ -437,9 +534,10 @@ class Checker:
         self._env = ctypes.c_void_p()
         self._target = ctypes.c_void_p()
         # Arguments are checked before the library is loaded: a TypeError is a TypeError.
-        self.fail_on = {"info": 0, "warning": 1, "error": 2}.get(fail_on)
-        if self.fail_on is None:
+        level = {"info": 0, "warning": 1, "error": 2}.get(fail_on)
+        if level is None:
             raise InvalidArgument("fail_on", "must be error, warning or info, not %r" % (fail_on,))
+        self.fail_on: int = level
         if profile not in _PROFILES:
             raise InvalidArgument("profile", "must be install, publish or auto, not %r" % (profile,))
         lists = {k: _names(v, k) for k, v in (("rules", rules), ("disable", disable),
@@ -580,22 +678,99 @@ class Checker:
                 if d[1]:
                     lib.wg_report_free(d[1])
 
+    def _input(self, path: bytes, rep: Any, error: Optional[bytes]) -> Dict[str, Any]:
+        """One input of the check document ("wheelgate.check/1", docs/check-json.md), read
+        through the report's accessors."""
+        lib = self._lib
+        zero = {"error": 0, "warning": 0, "info": 0}
+        if not rep:
+            return {"path": _s(path), "verdict": "error",
+                    "error": _s(error) if error else "unreadable", "counts": zero,
+                    "findings": [], "not_applied": []}
+        c = _CountsInfo(version=1)
+        if lib.wg_report_counts(ctypes.byref(c), rep) < 0:
+            raise _recorded(WheelgateError(_last_error()))
+        findings = []
+        for i in range(lib.wg_report_count(rep)):
+            f = _FindingInfo(version=2)
+            if lib.wg_report_finding(ctypes.byref(f), rep, i) < 0:
+                raise _recorded(WheelgateError(_last_error()))
+            findings.append({"rule": _s(f.rule), "severity": _SEVERITIES[f.severity],
+                             "title": _n(f.title), "message": _n(f.message), "fix": _n(f.fix),
+                             "member": _n(f.member), "symbol": _n(f.symbol), "file": _n(f.file),
+                             "line": f.line or None})
+        more = []
+        for i in range(lib.wg_report_more_count(rep)):
+            m = _MoreInfo(version=1)
+            if lib.wg_report_more(ctypes.byref(m), rep, i) < 0:
+                raise _recorded(WheelgateError(_last_error()))
+            more.append({"rule": _s(m.rule), "count": m.count,
+                         "counts": {k: m.severity[i] for i, k in _BY_NAME}})
+        not_applied = []
+        for i in range(lib.wg_report_not_applied_count(rep)):
+            a = _NotAppliedInfo(version=1)
+            if lib.wg_report_not_applied(ctypes.byref(a), rep, i) < 0:
+                raise _recorded(WheelgateError(_last_error()))
+            not_applied.append({"rule": _s(a.rule),
+                                "lacks": [k for k in _s(a.lacks).split(",") if k],
+                                "message": _s(a.message)})
+        return {"path": _s(path),
+                "verdict": _VERDICTS[lib.wg_report_verdict(rep, self.fail_on)], "error": None,
+                "counts": {k: c.severity[i] for i, k in _BY_NAME}, "findings": findings,
+                "more": more, "not_applied": not_applied}
+
+    def _target_doc(self) -> Dict[str, Any]:
+        """The check document's "target": what the checks assumed."""
+        lib = self._lib
+        t = _TargetInfo(version=1)
+        if lib.wg_target_get_info(ctypes.byref(t), self._target) < 0:
+            raise _recorded(WheelgateError(_last_error()))
+        gpus = []
+        for i in range(lib.wg_target_gpu_count(self._target)):
+            g = _Gpu(version=1)
+            if lib.wg_target_gpu(ctypes.byref(g), self._target, i) == 0:
+                gpus.append({"name": _n(g.name), "cc": "%u.%u" % (g.cc_major, g.cc_minor)})
+        buf = ctypes.create_string_buffer(256)
+        source = ctypes.c_char_p()
+        lib.wg_target_system(self._target, buf, len(buf), ctypes.byref(source))
+        doc: Dict[str, Any] = {
+            "python": "%u.%u" % (t.python_major, t.python_minor) if t.python_major else None,
+            "torch": _n(t.torch), "cxx11abi": None if t.cxx11abi < 0 else bool(t.cxx11abi),
+            "cuda": "%u.%u" % (t.cuda_major, t.cuda_minor) if t.cuda_major else None,
+            "gpus": gpus,
+            "system": {"source": _s(source.value), "versions": _s(buf.value).split()}}
+        if t.gpu_auto:
+            doc["gpu_auto"] = {"found": t.gpu_auto_found, "none": _n(t.gpu_auto_none)}
+        return doc
+
     def _result(self, done: List[Tuple[bytes, Any, Any]]) -> Result:
-        """done: (path, report handle or None, error or None) for each input; the Result."""
+        """done: (path, report handle or None, error or None) for each input; the Result:
+        the check document built from the reports' accessors, and the text the library
+        writes."""
         lib = self._lib
         n = len(done)
+        inputs = [self._input(*d) for d in done]
+        totals = {k: sum(i["counts"][k] for i in inputs) for k in ("error", "warning", "info")}
+        doc = {"schema": "wheelgate.check/1", "wheelgate_version": _s(lib.wg_version_string()),
+               "profile": _s(lib.wg_profile_name(lib.wg_target_profile(self._target))),
+               "target": self._target_doc(), "fail_on": _SEVERITIES[self.fail_on],
+               "inputs": inputs,
+               "summary": {"inputs": n,
+                           "passed": sum(1 for i in inputs if i["verdict"] == "pass"),
+                           "failed": sum(1 for i in inputs if i["verdict"] == "fail"),
+                           "unreadable": sum(1 for i in inputs if i["verdict"] == "error"),
+                           "errors": totals["error"], "warnings": totals["warning"],
+                           "infos": totals["info"]}}
         cpaths = (ctypes.c_char_p * max(1, n))(*[d[0] for d in done])
         reports = (ctypes.c_void_p * max(1, n))(*[d[1] for d in done])
         errors = (ctypes.c_char_p * max(1, n))(*[d[2] for d in done])
-        docs = []
-        for fmt in (1, 3):  # JSON, then the text of `wheelgate check`
-            out = ctypes.c_void_p()
-            if lib.wg_reports_format(ctypes.byref(out), fmt, self._rs, self._target,
-                                     cpaths, reports, errors, n, self.fail_on) < 0:
-                raise WheelgateError("cannot format the report")
-            docs.append(_s(ctypes.string_at(out.value or 0)))
-            lib.wg_free(out)
-        return Result(json.loads(docs[0]), docs[1])
+        out = ctypes.c_void_p()
+        if lib.wg_reports_format(ctypes.byref(out), 3, self._rs, self._target,  # text
+                                 cpaths, reports, errors, n, self.fail_on) < 0:
+            raise WheelgateError("cannot format the report")
+        text = _s(ctypes.string_at(out.value or 0))
+        lib.wg_free(out)
+        return Result(doc, text)
 
     def close(self) -> None:
         lib = getattr(self, "_lib", None)
@@ -667,6 +842,115 @@ def check_bytes(data: Any, filename: Union[str, bytes], env: Optional[StrPath] =
     with Checker(env=env, target=target, gpus=gpus, rules=rules, disable=disable, enable=enable,
                  fail_on=fail_on, profile=profile) as c:
         return c.check_bytes(data, name).reports[0]
+
+
+def _file_sha256(path: bytes) -> Tuple[Optional[str], Optional[int]]:
+    import hashlib
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with open(path, "rb") as f:
+            while True:
+                block = f.read(1 << 20)
+                if not block:
+                    break
+                h.update(block)
+                size += len(block)
+    except OSError:
+        return None, None  # the library's message says why (its scan fails too)
+    return h.hexdigest(), size
+
+
+def scan_record(path: StrPath, targets: Sequence[Tuple[str, "Checker"]],
+                error: Optional[str] = None) -> Tuple[str, Dict[str, str]]:
+    """The "wheelgate.scan/1" record of one input (docs/scan.md) as the library writes it
+    (wg_scan_record_format, the writer of `wheelgate scan`): one line of JSON, without its
+    newline, and {target name: verdict}. targets: (name, Checker) pairs, each judging the
+    input as Checker.check does (with its environment, as an install); error: why the input
+    is not judged at all (then no target is)."""
+    import time
+    t0 = time.monotonic()
+    (pb,) = _names(path, "path")
+    lib = _load()
+    sha, size = _file_sha256(pb) if error is None else (None, None)
+    scans: List[Any] = []
+    reps: List[Any] = []
+    first: Optional[bytes] = None
+    if error is not None:
+        first = error.encode("utf-8", "surrogateescape")
+    try:
+        for _, c in targets:
+            scan, rep = ctypes.c_void_p(), ctypes.c_void_p()
+            scans.append(scan)
+            reps.append(rep)
+            if error is not None:
+                continue
+            if lib.wg_scan_path(ctypes.byref(scan), c._sc, pb) < 0:
+                first = first or lib.wg_scanner_error(c._sc) or b"cannot be read"
+                continue
+            alone = bool(c._env.value) and lib.wg_scan_get_kind(scan) == 1
+            rc = 0
+            if alone:
+                rc = lib.wg_env_set_install(c._env, c._sc, (ctypes.c_void_p * 1)(scan.value), 1)
+            if rc == 0:
+                rc = lib.wg_check(ctypes.byref(rep), c._sc, c._rs, scan, c._target)
+            if alone:
+                lib.wg_env_set_install(c._env, c._sc, None, 0)
+            if rc < 0:
+                rep.value = None
+                first = first or lib.wg_scanner_error(c._sc) or b"cannot be checked"
+        fails = [ctypes.c_int(c.fail_on) for _, c in targets]
+        names = [_b(n) for n, _ in targets]
+        arr = (_ScanRecordTarget * max(1, len(targets)))()
+        for i, (_, c) in enumerate(targets):
+            arr[i] = _ScanRecordTarget(2, names[i], c._target.value, reps[i].value,
+                                       ctypes.pointer(fails[i]))
+        read = next((s.value for s in scans if s.value), None)
+        rec = _ScanRecord(version=1, path=pb, scan=read, sha256=sha.encode() if sha else None,
+                          size=size if size is not None else -1, targets=arr,
+                          ntargets=len(targets), fail_on=2, facts=None,
+                          seconds=time.monotonic() - t0, error=first)
+        out = ctypes.c_void_p()
+        if lib.wg_scan_record_format(ctypes.byref(out), ctypes.byref(rec)) < 0:
+            raise _recorded(WheelgateError(_last_error()))
+        line = ctypes.string_at(out.value or 0).decode("ascii")
+        lib.wg_free(out)
+        verdicts = {n: _VERDICTS[lib.wg_report_verdict(reps[i].value, c.fail_on)]
+                    for i, (n, c) in enumerate(targets)}
+        return line, verdicts
+    finally:
+        for r in reps:
+            if r.value:
+                lib.wg_report_free(r)
+        for s in scans:
+            if s.value:
+                lib.wg_scan_free(s)
+
+
+def read_record(line: Union[str, bytes]) -> Dict[str, Any]:
+    """A "wheelgate.scan/1" record read back by the library (wg_scanrec_parse): path, name,
+    version, sha256, size, facts, error and targets [{"target", "profile", "verdict",
+    "counts"}]; ValueError for a line that is not such a record."""
+    raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
+    lib = _load()
+    h = ctypes.c_void_p()
+    if lib.wg_scanrec_parse(ctypes.byref(h), raw, len(raw)) < 0:
+        raise ValueError(_last_error())
+    try:
+        i = _ScanrecInfo(version=1)
+        lib.wg_scanrec_get(ctypes.byref(i), h)
+        targets = []
+        for k in range(i.ntargets):
+            t = _ScanrecTargetInfo(version=1)
+            if lib.wg_scanrec_target(ctypes.byref(t), h, k) == 0:
+                targets.append({"target": _n(t.target), "profile": _n(t.profile),
+                                "verdict": _VERDICTS[t.verdict],
+                                "counts": {n: t.counts[s] for s, n in _BY_NAME}})
+        return {"path": _n(i.path), "name": _n(i.name), "version": _n(i.pkg_version),
+                "sha256": _n(i.sha256), "size": i.size if i.size >= 0 else None,
+                "facts": _n(i.facts), "error": _n(i.error), "targets": targets}
+    finally:
+        lib.wg_scanrec_free(h)
 
 
 def version() -> str:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import hashlib
 import importlib
 import json
 import os
@@ -78,22 +77,6 @@ def wheel_filename(path: str) -> Tuple[Optional[str], Optional[str], List[str]]:
     return m["name"], m["version"], tags
 
 
-def _sha256(path: str) -> Tuple[Optional[str], Optional[int]]:
-    h = hashlib.sha256()
-    size = 0
-    try:
-        with open(path, "rb") as f:
-            while True:
-                block = f.read(1 << 20)
-                if not block:
-                    break
-                h.update(block)
-                size += len(block)
-    except OSError:
-        return None, None  # the Report says why (the library's own message)
-    return h.hexdigest(), size
-
-
 def _checker(index: int, options: Dict[str, Any]) -> wheelgate.Checker:
     """This thread's Checker for a target: built on first use, kept for the thread's life."""
     cache: Optional[Dict[Tuple[int, str], wheelgate.Checker]] = getattr(_local, "checkers", None)
@@ -106,55 +89,17 @@ def _checker(index: int, options: Dict[str, Any]) -> wheelgate.Checker:
     return c
 
 
-def record(path: str, targets: Targets) -> Dict[str, Any]:
+def record(path: str, targets: Targets) -> Tuple[str, Dict[str, str]]:
     """The wheelgate.scan/1 record of one input, judged for each target by this thread's
-    Checkers. The verdicts and findings are those of `wheelgate check` (the library's)."""
-    t0 = time.monotonic()
-    name, version, tags = wheel_filename(path)
-    sha, size = _sha256(path)
-    rec: Dict[str, Any] = {"schema": SCHEMA, "path": path, "name": name, "version": version,
-                           "tags": tags, "sha256": sha, "size": size, "targets": [],
-                           "facts": None, "seconds": 0.0, "error": None}
-    errors = []
+    Checkers, as the library writes it for `wheelgate scan` (wheelgate.scan_record: one
+    writer): the line (no newline) and {target: verdict}."""
+    checkers = [(tname, _checker(i, options)) for i, (tname, options) in enumerate(targets.items())]
+    error = None
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
         # The workers read files (local, or shared storage); fetching is `wheelgate scan`'s.
-        rec["error"] = "%s: a URL: wheelgate.dask reads files only (download it first)" \
+        error = "%s: a URL: wheelgate.dask reads files only (download it first)" \
             % wheelgate.escape(path)
-        for tname in targets:
-            rec["targets"].append({"target": tname, "profile": None, "verdict": "error",
-                                   "counts": {"error": 0, "warning": 0, "info": 0},
-                                   "findings": []})
-        rec["seconds"] = round(time.monotonic() - t0, 6)
-        return rec
-    for i, (tname, options) in enumerate(targets.items()):
-        try:
-            result = _checker(i, options).check(path)
-        except wheelgate.WheelgateError as e:
-            errors.append(e.problem)
-            rec["targets"].append({"target": tname, "profile": None, "verdict": "error",
-                                   "counts": {"error": 0, "warning": 0, "info": 0},
-                                   "findings": []})
-            continue
-        doc = result.document["inputs"]
-        if len(doc) != 1:  # a directory of several inputs: expand() gives files only
-            errors.append("%s holds %d inputs, not one" % (wheelgate.escape(path), len(doc)))
-        rep = result.reports[0] if result.reports else None
-        if rep is not None and rep.error:
-            errors.append(rep.error)
-        counts = doc[0].get("counts") if doc else None
-        findings = rep.findings if rep is not None else []
-        if counts is None:
-            counts = {s: sum(1 for f in findings if f.severity == s)
-                      for s in ("error", "warning", "info")}
-        rec["targets"].append({
-            "target": tname, "profile": result.profile,
-            "verdict": rep.verdict if rep is not None else "error",
-            "counts": {s: counts.get(s, 0) for s in ("error", "warning", "info")},
-            "findings": [{"rule": f.rule, "severity": f.severity, "message": f.message,
-                          "member": f.member, "symbol": f.symbol} for f in findings]})
-    rec["error"] = errors[0] if errors else None
-    rec["seconds"] = round(time.monotonic() - t0, 6)
-    return rec
+    return wheelgate.scan_record(path, checkers, error=error)
 
 
 def _part_name(index: int) -> str:
@@ -178,10 +123,10 @@ def scan_partition(index: int, paths: Sequence[str], targets: Targets,
         out = open(tmp, "w", encoding="utf-8")
     try:
         for p in paths:
-            rec = record(p, targets)
-            for t in rec["targets"]:
-                verdicts[t["target"]][t["verdict"]] += 1
-            line = json.dumps(rec, ensure_ascii=False, sort_keys=False) + "\n"
+            line, judged = record(p, targets)
+            for tname, verdict in judged.items():
+                verdicts[tname][verdict] += 1
+            line += "\n"
             if out is not None:
                 out.write(line)
                 out.flush()
@@ -327,7 +272,7 @@ def scan(paths: Union[str, "os.PathLike[str]", Iterable[str]], out_dir: str,
     for name in sorted([r["part"] for r in results] + kept):
         with open(os.path.join(out_dir, name), encoding="utf-8") as f:
             for line in f:
-                rec = json.loads(line)
+                rec = wheelgate.read_record(line)  # the library's reader
                 inputs += 1
                 for t in rec["targets"]:
                     verdicts.setdefault(t["target"], {"pass": 0, "fail": 0, "error": 0})
