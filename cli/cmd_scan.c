@@ -19,9 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "config.h"
-#include "suppress.h"
+#include "pipeline.h"
 
 static const char prog[] = "wheelgate scan";
 
@@ -346,26 +344,21 @@ typedef struct {
 #define MAX_SETS 64
 
 typedef struct {
+	pipeline p; /* configuration, rules, ignores and baseline */
 	/* options */
-	cli_config cfg;
-	const char *config, *output, *resume, *env_path, *facts_dir;
-	bool no_config, quiet, from_facts, refresh_facts;
+	const char *output, *resume, *env_path, *facts_dir;
+	bool quiet, from_facts, refresh_facts;
 	uint32_t jobs;
 	unsigned shard_i, shard_n;
-	int profile;
-	wg_severity fail_on;
 	const char *sets[MAX_SETS]; /* --target-set specs */
 	size_t nsets;
 	/* state */
-	wg_context *ctx;
-	wg_ruleset *rs;
 	scan_target tg[MAX_SETS];
 	size_t ntg;
 	scan_env envs[MAX_SETS + 1];
 	size_t nenvs;
 	wg_scanner **scs;
 	unsigned nscs;
-	suppress *sup;
 	shaset done;
 	char **inputs;
 	size_t n;
@@ -479,8 +472,8 @@ static json_t *target_entry(scanner_state *s, const scan_target *tg, const char 
 	json_object_set_new(t, "target", jstr(tg->name));
 	json_object_set_new(t, "profile", json_string(wg_profile_name(rep ? wg_report_profile(rep)
 		: (wg_profile)tg->profile)));
-	if (wg_reports_format(&doc, WG_FORMAT_JSON, s->rs, tg->target, &path, &rep, &error, 1,
-			      s->fail_on) < 0) {
+	if (wg_reports_format(&doc, WG_FORMAT_JSON, s->p.rs, tg->target, &path, &rep, &error, 1,
+			      s->p.fail_on) < 0) {
 		json_object_set_new(t, "verdict", json_string("error"));
 		wg_free(doc);
 		return t;
@@ -539,7 +532,7 @@ static wg_scanner *slot_scanner(scanner_state *s, unsigned slot)
 {
 	if (slot >= s->nscs)
 		slot = 0;
-	if (!s->scs[slot] && wg_scanner_new(&s->scs[slot], s->ctx) < 0)
+	if (!s->scs[slot] && wg_scanner_new(&s->scs[slot], s->p.ctx) < 0)
 		return NULL;
 	return s->scs[slot];
 }
@@ -636,37 +629,27 @@ static int get_facts(scanner_state *s, wg_scanner *sc, const char *path, const c
 	return 0;
 }
 
-/* Judges scan for target tg: the report, or -1 with the reason in err. */
+/* Judges scan for target tg (as check: a wheel judged against an environment is an install of
+ * it alone), the ignores and the baseline taken out: the report, or -1 with the reason in
+ * err. */
 static int judge(scanner_state *s, wg_scanner *sc, const scan_target *tg, const char *path,
 		 const wg_scan *scan, wg_report **rep, char *err, size_t errlen)
 {
 	scan_env *e = tg->env;
-	if (e)
-		pthread_mutex_lock(&s->lock);
-	/* as check: a wheel judged against an environment is an install of it alone */
-	bool install = e && wg_scan_get_kind(scan) == WG_SCAN_WHEEL;
-	const wg_scan *one = scan;
-	if (install && wg_env_set_install(e->env, e->sc, &one, 1) < 0)
-		snprintf(err, errlen, "%s", wg_scanner_error(e->sc));
-	else if (wg_check(rep, sc, s->rs, scan, tg->target) < 0)
-		snprintf(err, errlen, "%s", wg_scanner_error(sc));
-	if (install)
-		wg_env_set_install(e->env, e->sc, NULL, 0);
-	if (*rep && !*err && s->sup) {
-		size_t ig = 0, bl = 0;
-		if (!e)
-			pthread_mutex_lock(&s->lock);
-		if (suppress_apply(s->sup, s->rs, path, *rep, &ig, &bl) < 0)
-			snprintf(err, errlen, "out of memory");
-		if (!e)
-			pthread_mutex_unlock(&s->lock);
-	}
-	if (e)
-		pthread_mutex_unlock(&s->lock);
-	if (*err) {
-		wg_report_free(*rep);
-		*rep = NULL;
+	if (pipeline_judge(rep, sc, s->p.rs, scan, tg->target, e ? e->env : NULL, e ? e->sc : NULL,
+			   true, e ? &s->lock : NULL, err, errlen) < 0)
 		return -1;
+	if (s->p.sup) {
+		size_t ig = 0, bl = 0;
+		pthread_mutex_lock(&s->lock);
+		int rc = suppress_apply(s->p.sup, s->p.rs, path, *rep, &ig, &bl);
+		pthread_mutex_unlock(&s->lock);
+		if (rc < 0) {
+			snprintf(err, errlen, "out of memory");
+			wg_report_free(*rep);
+			*rep = NULL;
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -765,7 +748,7 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 		s->from_store++;
 	if (error)
 		s->unreadable++;
-	else if (worst >= (int)s->fail_on)
+	else if (worst >= (int)s->p.fail_on)
 		s->failed++;
 	else
 		s->passed++;
@@ -782,21 +765,15 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 /* ---- options ---- */
 
 /* -1 to go on, else the exit status. */
-static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc, char **argv)
+static int parse_args(scanner_state *s, strlist *from, int argc, char **argv)
 {
-	enum { O_TARGET = 256, O_GPU, O_RULES, O_DISABLE, O_ENABLE, O_CONFIG, O_NOCONFIG,
-	       O_FAILON, O_ENV, O_PROFILE, O_FROM, O_RESUME, O_SHARD, O_BASELINE, O_FACTS_DIR,
-	       O_FROM_FACTS, O_REFRESH_FACTS, O_TARGET_SET };
+	enum { O_ENV = PO_END, O_FROM, O_RESUME, O_SHARD, O_FACTS_DIR, O_FROM_FACTS,
+	       O_REFRESH_FACTS, O_TARGET_SET };
 	static const struct option longopts[] = {
-		{"target", required_argument, NULL, O_TARGET}, {"gpu", required_argument, NULL, O_GPU},
-		{"rules", required_argument, NULL, O_RULES}, {"disable", required_argument, NULL, O_DISABLE},
-		{"enable", required_argument, NULL, O_ENABLE}, {"config", required_argument, NULL, O_CONFIG},
-		{"no-config", no_argument, NULL, O_NOCONFIG},
-		{"fail-on", required_argument, NULL, O_FAILON}, {"env", required_argument, NULL, O_ENV},
-		{"profile", required_argument, NULL, O_PROFILE},
+		PIPELINE_OPTIONS,
+		{"env", required_argument, NULL, O_ENV},
 		{"from", required_argument, NULL, O_FROM}, {"resume", required_argument, NULL, O_RESUME},
 		{"shard", required_argument, NULL, O_SHARD},
-		{"baseline", required_argument, NULL, O_BASELINE},
 		{"facts-dir", required_argument, NULL, O_FACTS_DIR},
 		{"from-facts", no_argument, NULL, O_FROM_FACTS},
 		{"refresh-facts", no_argument, NULL, O_REFRESH_FACTS},
@@ -807,19 +784,14 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:qhj:", longopts, NULL)) != -1) {
-		int bad = 0;
+		int taken = pipeline_option(&s->p, c, optarg);
+		if (taken != 1) {
+			if (taken)
+				return taken;
+			continue;
+		}
 		switch (c) {
-		case O_TARGET: bad = cfg_add(cli, "target", optarg); break;
-		case O_GPU: bad = cfg_add_csv(cli, "gpu", optarg); break;
-		case O_RULES: bad = cfg_add(cli, "rules", optarg); break;
-		case O_DISABLE: bad = cfg_add_csv(cli, "disable", optarg); break;
-		case O_ENABLE: bad = cfg_add_csv(cli, "enable", optarg); break;
-		case O_CONFIG: s->config = optarg; break;
-		case O_NOCONFIG: s->no_config = true; break;
-		case O_FAILON: bad = cfg_add(cli, "fail-on", optarg); break;
-		case O_PROFILE: bad = cfg_add(cli, "profile", optarg); break;
 		case O_ENV: s->env_path = optarg; break;
-		case O_BASELINE: bad = cfg_add(cli, "baseline", optarg); break;
 		case O_FROM:
 			if (strlist_add(from, optarg) < 0) {
 				fail("out of memory\n");
@@ -850,7 +822,7 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 			break;
 		}
 		case 'o': s->output = optarg; break;
-		case 'q': s->quiet = true; break;
+		case 'q': s->quiet = s->p.quiet = true; break;
 		case 'j':
 			if (parse_jobs("scan", optarg, &s->jobs) < 0)
 				return EXIT_USAGE;
@@ -859,10 +831,6 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 		default:
 			suggest_option(argv, optind, longopts);
 			fprintf(stderr, "Try '%s --help'.\n", prog);
-			return EXIT_USAGE;
-		}
-		if (bad) {
-			fail("too many values for --%s\n", longopts[c - O_TARGET].name);
 			return EXIT_USAGE;
 		}
 	}
@@ -878,51 +846,6 @@ static int parse_args(scanner_state *s, cli_config *cli, strlist *from, int argc
 	return -1;
 }
 
-/* The configuration file, then the command line on top (as check). */
-static int configure(scanner_state *s, const cli_config *cli)
-{
-	char err[1024];
-	int found = 0;
-	cli_config *cfg = &s->cfg;
-	if (!s->no_config) {
-		int rc;
-		if (s->config)
-			rc = wg_has_suffix_cli(s->config, ".toml")
-				     ? cfg_read_pyproject(cfg, s->config, &found, err, sizeof(err))
-				     : cfg_read_yaml(cfg, s->config, &found, err, sizeof(err));
-		else
-			rc = cfg_find(cfg, &found, err, sizeof(err));
-		if (rc == 0 && s->config && !found) {
-			snprintf(err, sizeof(err), "%s: not found", s->config);
-			rc = -1;
-		}
-		if (rc < 0) {
-			fail("%s\n", esc(err));
-			return EXIT_USAGE;
-		}
-	}
-	for (size_t i = 0; i < cli->nrules; i++) cfg_add(cfg, "rules", cli->rules[i]);
-	for (size_t i = 0; i < cli->ndisable; i++) cfg_add(cfg, "disable", cli->disable[i]);
-	for (size_t i = 0; i < cli->nenable; i++) cfg_add(cfg, "enable", cli->enable[i]);
-	for (size_t i = 0; i < cli->ngpus; i++) cfg_add(cfg, "gpu", cli->gpus[i]);
-	for (size_t i = 0; i < cli->ntargets; i++) cfg_add(cfg, "target", cli->targets[i]);
-	if (cli->fail_on) cfg_add(cfg, "fail-on", cli->fail_on);
-	if (cli->profile) cfg_add(cfg, "profile", cli->profile);
-	if (cli->baseline) cfg_add(cfg, "baseline", cli->baseline);
-	s->profile = wg_profile_parse(cfg->profile ? cfg->profile : "auto");
-	if (s->profile < 0) {
-		fail("--profile takes install, publish or auto, not '%s'\n", esc(cfg->profile));
-		return EXIT_USAGE;
-	}
-	int fo = cfg_severity(cfg->fail_on ? cfg->fail_on : "error");
-	if (fo < 0) {
-		fail("--fail-on takes error, warning or info, not '%s'\n", esc(cfg->fail_on));
-		return EXIT_USAGE;
-	}
-	s->fail_on = (wg_severity)fo;
-	return -1;
-}
-
 /* The environment at path, opened on first use and shared by the targets naming it. */
 static scan_env *open_env(scanner_state *s, const char *path)
 {
@@ -930,24 +853,14 @@ static scan_env *open_env(scanner_state *s, const char *path)
 		if (!strcmp(s->envs[i].path, path))
 			return &s->envs[i];
 	scan_env *e = &s->envs[s->nenvs];
-	wg_env_options eo = WG_ENV_OPTIONS_INIT;
-	char where[PATH_MAX], note[1024], err[1024];
-	int asked = env_resolve(path, where, sizeof(where), note, sizeof(note), err, sizeof(err));
-	if (asked < 0) {
-		fail("--env %s\n", err);
+	char where[PATH_MAX], why[1024], label[PATH_MAX + 8];
+	if (pipeline_env_resolve(&s->p, path, where, sizeof(where), why, sizeof(why), "--env") >= 0)
 		return NULL;
-	}
-	if (asked == 0)
-		err[0] = '\0';
+	/* several targets may name several environments: each message names its own */
+	snprintf(label, sizeof(label), "--env %s", esc(path));
 	e->path = path;
-	if (wg_scanner_new(&e->sc, s->ctx) < 0 || wg_env_open(&e->env, e->sc, where, &eo) < 0) {
-		fail("--env %s: %s%s%s\n", esc(path), esc(e->sc ? wg_scanner_error(e->sc)
-							      : wg_error_last()),
-		     *err ? "; " : "", err);
-		wg_scanner_free(e->sc);
-		e->sc = NULL;
+	if (pipeline_env_open(&s->p, &e->env, &e->sc, where, why, label) >= 0)
 		return NULL;
-	}
 	s->nenvs++;
 	return e;
 }
@@ -969,7 +882,7 @@ static int make_one_target(scanner_state *s, scan_target *tg, const char *set)
 	const char *gpus[CFG_MAX];
 	size_t ngpus = 0;
 	const char *env_path = s->env_path;
-	int profile = s->profile;
+	int profile = s->p.profile;
 	if (set) {
 		const char *colon = strchr(set, ':');
 		if (!colon || colon == set || (size_t)(colon - set) >= sizeof(tg->name)) {
@@ -1014,51 +927,26 @@ static int make_one_target(scanner_state *s, scan_target *tg, const char *set)
 			}
 		}
 	}
-	if (wg_target_new(&tg->target) < 0 ||
-	    wg_target_set(tg->target, "profile", wg_profile_name((wg_profile)profile)) < 0) {
-		fail("%s\n", esc(wg_error_last()));
-		return EXIT_USAGE;
-	}
 	tg->profile = profile;
 	const char *what = set ? tg->name : NULL;
+	wg_env *env = NULL;
 	if (env_path) {
 		if (!(tg->env = open_env(s, env_path)))
 			return EXIT_USAGE;
-		wg_target_set_env(tg->target, tg->env->env);
+		env = tg->env->env;
 	}
-	for (size_t i = 0; i < s->cfg.ntargets; i++)
-		if (wg_target_parse(tg->target, s->cfg.targets[i]) < 0) {
-			fail("%s\n", esc(wg_error_last()));
-			return EXIT_USAGE;
-		}
-	if (facts[0] && wg_target_parse(tg->target, facts) < 0) {
-		fail("--target-set %s: %s\n", esc(what), esc(wg_error_last()));
-		return EXIT_USAGE;
-	}
-	for (size_t i = 0; i < s->cfg.ngpus + ngpus; i++) {
-		const char *g = i < s->cfg.ngpus ? s->cfg.gpus[i] : gpus[i - s->cfg.ngpus];
-		if (wg_target_add_gpu(tg->target, s->ctx, g) < 0) {
-			if (what)
-				fail("--target-set %s: gpu: %s\n", esc(what), esc(wg_error_last()));
-			else
-				fail("--gpu: %s\n", esc(wg_error_last()));
-			return EXIT_USAGE;
-		}
-		/* As check says it: the records have no not_applied list to carry it. */
-		bool set_gpu = what && i >= s->cfg.ngpus;
-		if (!strcmp(g, "auto") && wg_target_notice(tg->target))
-			fail("%s%s%s: %s: GPU rules do not apply\n", set_gpu ? "--target-set " : "",
-			     set_gpu ? esc(what) : "", set_gpu ? ": gpu=auto" : "--gpu auto",
-			     esc(wg_target_notice(tg->target)));
-	}
+	pipeline_target_spec ts = {what, profile, env, facts, gpus, ngpus};
+	int rc = pipeline_target(&s->p, &tg->target, &ts);
+	if (rc >= 0)
+		return rc;
 	if (!set) {
 		/* The target's name in the records: what defines it, else "default". */
 		if (env_path)
 			name_add(tg->name, sizeof(tg->name), "env", env_path);
-		for (size_t i = 0; i < s->cfg.ntargets; i++)
-			name_add(tg->name, sizeof(tg->name), NULL, s->cfg.targets[i]);
-		for (size_t i = 0; i < s->cfg.ngpus; i++)
-			name_add(tg->name, sizeof(tg->name), "gpu", s->cfg.gpus[i]);
+		for (size_t i = 0; i < s->p.cfg.ntargets; i++)
+			name_add(tg->name, sizeof(tg->name), NULL, s->p.cfg.targets[i]);
+		for (size_t i = 0; i < s->p.cfg.ngpus; i++)
+			name_add(tg->name, sizeof(tg->name), "gpu", s->p.cfg.gpus[i]);
 		if (!tg->name[0])
 			snprintf(tg->name, sizeof(tg->name), "default");
 	}
@@ -1083,12 +971,11 @@ static int make_targets(scanner_state *s)
 int cmd_scan(int argc, char **argv)
 {
 	scanner_state s = {0};
-	cli_config cli = {0};
 	strlist from = {0}, all = {0};
-	int status = parse_args(&s, &cli, &from, argc, argv);
+	s.p.prog = prog;
+	int status = parse_args(&s, &from, argc, argv);
 	if (status < 0)
-		status = configure(&s, &cli);
-	cfg_free(&cli);
+		status = pipeline_configure(&s.p, false);
 	if (status >= 0)
 		goto done;
 	status = EXIT_CLEAN;
@@ -1148,34 +1035,12 @@ int cmd_scan(int argc, char **argv)
 	}
 	wg_options opts = WG_OPTIONS_INIT;
 	opts.jobs = s.jobs;
-	wg_ruleset_options ro = WG_RULESET_OPTIONS_INIT;
-	ro.rule_paths = (const char *const *)s.cfg.rules;
-	ro.nrule_paths = s.cfg.nrules;
-	ro.disable = (const char *const *)s.cfg.disable;
-	ro.ndisable = s.cfg.ndisable;
-	ro.enable = (const char *const *)s.cfg.enable;
-	ro.nenable = s.cfg.nenable;
-	if (wg_context_new(&s.ctx, &opts) < 0 || wg_ruleset_new(&s.rs, s.ctx, &ro) < 0) {
-		fail("%s\n", esc(wg_error_last()));
-		status = EXIT_USAGE;
+	if ((status = pipeline_rules(&s.p, &opts)) >= 0 || (status = make_targets(&s)) >= 0)
 		goto done;
-	}
-	if ((status = make_targets(&s)) >= 0)
+	/* the configuration's ignores and the baseline take findings out as check's do */
+	if ((status = pipeline_suppress(&s.p, false)) >= 0)
 		goto done;
 	status = EXIT_CLEAN;
-	/* the configuration's ignores and the baseline take findings out as check's do */
-	if (s.cfg.nignores || s.cfg.baseline) {
-		char serr[1024];
-		if (!(s.sup = suppress_new(s.cfg.ignores, s.cfg.nignores, serr, sizeof(serr))) ||
-		    suppress_check_rules(s.sup, s.rs, serr, sizeof(serr)) < 0 ||
-		    (s.cfg.baseline && suppress_load_baseline(s.sup, s.cfg.baseline, serr,
-							      sizeof(serr)) < 0)) {
-			bool ign = !strncmp(serr, "ignore", 6) && s.cfg.source;
-			fail("%s%s%s\n", ign ? esc(s.cfg.source) : "", ign ? ": " : "", esc(serr));
-			status = EXIT_USAGE;
-			goto done;
-		}
-	}
 	const char *outpath = s.resume ? s.resume : s.output;
 	s.out = stdout;
 	if (outpath && !(s.out = fopen(outpath, s.resume ? "a" : "w"))) {
@@ -1186,7 +1051,7 @@ int cmd_scan(int argc, char **argv)
 	}
 	s.inputs = all.v;
 	s.n = all.n;
-	s.nscs = wg_context_slots(s.ctx);
+	s.nscs = wg_context_slots(s.p.ctx);
 	if (!(s.scs = calloc(s.nscs ? s.nscs : 1, sizeof(*s.scs)))) {
 		fail("out of memory\n");
 		status = EXIT_USAGE;
@@ -1203,7 +1068,7 @@ int cmd_scan(int argc, char **argv)
 	if (!s.quiet && s.resume)
 		fprintf(stderr, "%s: --resume: %s holds %zu records (%zu sha256)\n", prog,
 			esc(s.resume), recorded, s.done.n);
-	wg_context_run(s.ctx, s.n, scan_job, &s);
+	wg_context_run(s.p.ctx, s.n, scan_job, &s);
 	if (s.tty && !s.quiet)
 		progress_clear();
 	pthread_mutex_destroy(&s.lock);
@@ -1251,16 +1116,13 @@ done:
 	for (unsigned i = 0; s.scs && i < s.nscs; i++)
 		wg_scanner_free(s.scs[i]);
 	free(s.scs);
-	suppress_free(s.sup);
 	for (size_t i = 0; i < s.ntg; i++)
 		wg_target_free(s.tg[i].target);
 	for (size_t i = 0; i < s.nenvs; i++) {
 		wg_env_free(s.envs[i].env);
 		wg_scanner_free(s.envs[i].sc);
 	}
-	wg_ruleset_free(s.rs);
-	wg_context_free(s.ctx);
-	cfg_free(&s.cfg);
+	pipeline_free(&s.p);
 	free(s.done.v);
 	strlist_free(&from);
 	strlist_free(&all);
