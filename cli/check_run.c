@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "digest.h"
 
 static int results_add(results *rs, const char *path, wg_report *rep, const char *error)
 {
@@ -110,15 +111,17 @@ static int read_input(checker *k, wg_scanner *sc, const char *path, const char *
 	} else {
 		rc = wg_scan_path(scan, sc, path);
 		struct stat st;
-		char hex[65];
+		char hex[65], why[1024];
+		const char *no = NULL; /* why the facts were not stored */
 		/* --facts-dir: the facts of every file read, kept under its sha256 */
-		if (rc == WG_OK && k->a->facts_dir && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (wg_file_sha256(hex, path) < 0 ||
-		     wg_facts_store(k->a->facts_dir, hex, *scan) < 0)) {
+		if (rc == WG_OK && k->a->facts_dir && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			no = sha256_file(path, hex, NULL, why, sizeof(why)) < 0 ? why
+			     : wg_facts_store(k->a->facts_dir, hex, *scan) < 0 ? wg_error_last() : NULL;
+		if (no) {
 			/* on a worker thread: esc()'s ring is not ours */
 			char *e = NULL, *m = NULL;
 			wg_escape(&e, path, WG_ESCAPE_CONTROL);
-			wg_escape(&m, wg_error_last(), WG_ESCAPE_CONTROL);
+			wg_escape(&m, no, WG_ESCAPE_CONTROL);
 			fprintf(stderr, "wheelgate: %s: facts not stored: %s\n", e ? e : "?",
 				m ? m : "out of memory");
 			wg_free(e);

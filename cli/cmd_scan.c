@@ -10,7 +10,7 @@
 #include <ftw.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <openssl/evp.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "pipeline.h"
 
 static const char prog[] = "wheelgate scan";
@@ -127,17 +128,6 @@ static int walk_oom;
 static const char *walk_suffix = ".whl"; /* ".json.zst" with --from-facts */
 static const char *keys_dir;              /* --from-facts: --facts-dir, for sha256 inputs */
 
-/* A sha256 as the store and the records write it: 64 lower-case hex digits. */
-static bool is_hex64(const char *s)
-{
-	if (strlen(s) != 64)
-		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
-
 static int walk_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -154,7 +144,7 @@ static int walk_one(const char *path, const struct stat *st, int flag, struct FT
 static int add_path(strlist *l, const char *path)
 {
 	struct stat st;
-	if (keys_dir && stat(path, &st) != 0 && is_hex64(path)) {
+	if (keys_dir && stat(path, &st) != 0 && is_sha256_hex(path)) {
 		/* --from-facts: the sha256 of an input whose facts --facts-dir holds */
 		char file[4096];
 		if (wg_facts_path(file, sizeof(file), keys_dir, path) < 0) {
@@ -289,7 +279,7 @@ static int resume_read(shaset *set, const char *file, size_t *records)
 			cut = true;
 			break;
 		}
-		if (sha && is_hex64(sha)) {
+		if (sha && is_sha256_hex(sha)) {
 			if (set->n == setcap) {
 				size_t nc = setcap ? setcap * 2 : 256;
 				char (*p)[65] = realloc(set->v, nc * sizeof(*p));
@@ -377,54 +367,6 @@ static double now_since(const struct timespec *t0)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-/* The file's sha256 (hex) and size; -1 with errno's message in err. */
-static int file_sha256(const char *path, char hex[65], uint64_t *size, char *err, size_t errlen)
-{
-	/* O_NONBLOCK: a FIFO among the inputs is refused below, never waited on */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
-		close(fd);
-		return -1;
-	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	unsigned char buf[1 << 16], dig[32];
-	unsigned dl = 0;
-	int rc = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) ? 0 : -1;
-	uint64_t total = 0;
-	ssize_t r;
-	while (rc == 0 && (r = read(fd, buf, sizeof(buf))) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			rc = -1;
-			break;
-		}
-		total += (uint64_t)r;
-		if (!EVP_DigestUpdate(md, buf, (size_t)r))
-			rc = -1;
-	}
-	if (rc == 0 && !EVP_DigestFinal_ex(md, dig, &dl))
-		rc = -1;
-	if (rc < 0 && !*err)
-		snprintf(err, errlen, "%s: cannot compute its sha256", path);
-	EVP_MD_CTX_free(md);
-	close(fd);
-	for (unsigned i = 0; rc == 0 && i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", dig[i]);
-	*size = total;
-	return rc;
 }
 
 /* A string from an input or a path as JSON: invalid UTF-8 escaped (\xNN), never dropped. */
@@ -544,7 +486,7 @@ static bool is_facts_name(const char *path, char key[65])
 		return false;
 	memcpy(key, b, 64);
 	key[64] = '\0';
-	return is_hex64(key);
+	return is_sha256_hex(key);
 }
 
 /* Says on stderr (not a verdict) what went wrong with the store. */
@@ -673,7 +615,7 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 			 "the wheel and give its path", path);
 	} else if (!sc) {
 		snprintf(err, sizeof(err), "out of memory");
-	} else if (!s->from_facts && file_sha256(path, hex, &size, err, sizeof(err)) != 0) {
+	} else if (!s->from_facts && sha256_file(path, hex, &size, err, sizeof(err)) != 0) {
 		/* err says why */
 	} else {
 		/* stored facts: the sha256 their file name gives (DIR/ab/<sha256>.json.zst) */
