@@ -6,10 +6,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -20,12 +17,11 @@
 #include <unistd.h>
 
 #include "digest.h"
-#include "pipeline.h"
+#include "scan.h"
 
-static const char prog[] = "wheelgate scan";
+static const char prog[] = SCAN_PROG;
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
+void scan_fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -87,366 +83,13 @@ static void help(FILE *f)
 		"read.\n");
 }
 
-/* ---- inputs ---- */
-
-typedef struct {
-	char **v;
-	size_t n, cap;
-} strlist;
-
-static int strlist_add(strlist *l, const char *s)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		char **p = realloc(l->v, cap * sizeof(*p));
-		if (!p)
-			return -1;
-		l->v = p;
-		l->cap = cap;
-	}
-	if (!(l->v[l->n] = strdup(s)))
-		return -1;
-	l->n++;
-	return 0;
-}
-
-static void strlist_free(strlist *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* nftw has no payload: the list being filled. */
-static strlist *walk_out;
-static int walk_oom;
-static const char *walk_suffix = ".whl"; /* ".json.zst" with --from-facts */
-static const char *keys_dir;              /* --from-facts: --facts-dir, for sha256 inputs */
-
-static int walk_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_F && wg_has_suffix_cli(path, walk_suffix) && strlist_add(walk_out, path) < 0) {
-		walk_oom = 1;
-		return 1;
-	}
-	return 0;
-}
-
-/* A PATH: a directory gives every *.whl (with --from-facts: *.json.zst) below it (sorted),
- * anything else itself. */
-static int add_path(strlist *l, const char *path)
-{
-	struct stat st;
-	if (keys_dir && stat(path, &st) != 0 && is_sha256_hex(path)) {
-		/* --from-facts: the sha256 of an input whose facts --facts-dir holds */
-		char file[4096];
-		if (wg_facts_path(file, sizeof(file), keys_dir, path) < 0) {
-			fail("%s\n", esc(wg_error_last()));
-			return -2;
-		}
-		return strlist_add(l, file);
-	}
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-		return strlist_add(l, path);
-	size_t first = l->n;
-	walk_out = l;
-	walk_oom = 0;
-	if (nftw(path, walk_one, 32, FTW_PHYS) != 0 && !walk_oom) {
-		fail("%s: %s\n", esc(path), strerror(errno));
-		return -2;
-	}
-	if (walk_oom)
-		return -1;
-	qsort(l->v + first, l->n - first, sizeof(*l->v), cmp_str);
-	if (l->n == first)
-		fprintf(stderr, "%s: %s: no %s (*%s) below it\n", prog, esc(path),
-			strcmp(walk_suffix, ".whl") ? "stored facts" : "wheel", walk_suffix);
-	return 0;
-}
-
-/* --from FILE ('-': stdin): one path a line. */
-static int add_from(strlist *l, const char *file)
-{
-	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
-	if (!f) {
-		fail("--from: %s: %s\n", esc(file), strerror(errno));
-		return -2;
-	}
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int rc = 0;
-	while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
-				   line[len - 1] == ' ' || line[len - 1] == '\t'))
-			line[--len] = '\0';
-		char *p = line;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p && *p != '#')
-			rc = add_path(l, p);
-	}
-	if (rc == 0 && ferror(f)) {
-		fail("--from: %s: %s\n", esc(file), strerror(errno));
-		rc = -2;
-	}
-	free(line);
-	if (f != stdin)
-		fclose(f);
-	return rc;
-}
-
-/* The shard of an input: FNV-1a 64 of its file name (no directories), mod N. */
-static uint64_t name_hash(const char *path)
-{
-	const char *b = cli_base_name(path);
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *b; b++) {
-		h ^= (unsigned char)*b;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-/* ---- --resume: the sha256 already recorded ---- */
-
-typedef struct {
-	char (*v)[65];
-	size_t n;
-} shaset;
-
-static int cmp_sha(const void *a, const void *b)
-{
-	return memcmp(a, b, 64);
-}
-
-static bool shaset_has(const shaset *s, const char *hex)
-{
-	return s->n && bsearch(hex, s->v, s->n, sizeof(*s->v), cmp_sha) != NULL;
-}
-
-/* Reads FILE's records: their sha256 into *set; a last line cut short (no newline, or not
- * JSON: a scan killed while writing it) is cut off the file. An absent FILE is empty. 0, or -1
- * (the message printed). */
-static int resume_read(shaset *set, const char *file, size_t *records)
-{
-	*records = 0;
-	int fd = open(file, O_RDWR);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
-	if (fd < 0) {
-		fail("--resume: %s: %s\n", esc(file), strerror(errno));
-		return -1;
-	}
-	FILE *f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
-		fail("--resume: %s: %s\n", esc(file), strerror(errno));
-		return -1;
-	}
-	char *line = NULL;
-	size_t cap = 0, lineno = 0, setcap = 0;
-	ssize_t len;
-	off_t good = 0; /* the end of the last whole record */
-	int rc = 0;
-	bool cut = false;
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		bool whole = len > 0 && line[len - 1] == '\n';
-		json_error_t je;
-		json_t *j = json_loadb(line, (size_t)len, 0, &je);
-		const char *sha = json_string_value(json_object_get(j, "sha256"));
-		const char *schema = json_string_value(json_object_get(j, "schema"));
-		bool ok = j && json_is_object(j) && schema && !strcmp(schema, "wheelgate.scan/1");
-		if (!whole || !ok) {
-			/* Only the last line may be broken: a killed scan's. */
-			int c = getc(f);
-			if (c != EOF || !len) {
-				fail("--resume: %s:%zu: not a wheelgate.scan/1 record%s%s\n", esc(file),
-				     lineno, j ? "" : ": ", j ? "" : esc(je.text));
-				json_decref(j);
-				rc = -1;
-				break;
-			}
-			json_decref(j);
-			cut = true;
-			break;
-		}
-		if (sha && is_sha256_hex(sha)) {
-			if (set->n == setcap) {
-				size_t nc = setcap ? setcap * 2 : 256;
-				char (*p)[65] = realloc(set->v, nc * sizeof(*p));
-				if (!p) {
-					json_decref(j);
-					fail("out of memory\n");
-					rc = -1;
-					break;
-				}
-				set->v = p;
-				setcap = nc;
-			}
-			memcpy(set->v[set->n++], sha, 65);
-		}
-		json_decref(j);
-		(*records)++;
-		good += len;
-	}
-	free(line);
-	if (rc == 0 && cut) {
-		if (ftruncate(fd, good) != 0) {
-			fail("--resume: %s: %s\n", esc(file), strerror(errno));
-			rc = -1;
-		} else {
-			fprintf(stderr, "%s: --resume: %s: its last line was cut short (a killed scan): "
-				"dropped, that input is scanned again\n", prog, esc(file));
-		}
-	}
-	fclose(f);
-	if (set->n)
-		qsort(set->v, set->n, sizeof(*set->v), cmp_sha);
-	return rc;
-}
-
 /* ---- the scan ---- */
-
-/* An environment some targets judge installs into: opened once, shared by those targets. */
-typedef struct {
-	const char *path;
-	wg_env *env;
-	wg_scanner *sc;
-} scan_env;
-
-/* One target each input is judged for: an entry of the record's "targets". */
-typedef struct {
-	char name[1024];
-	int profile;
-	wg_target *target;
-	scan_env *env; /* NULL: no environment */
-} scan_target;
-
-#define MAX_SETS 64
-
-typedef struct {
-	pipeline p; /* configuration, rules, ignores and baseline */
-	/* options */
-	const char *output, *resume, *env_path, *facts_dir;
-	bool quiet, from_facts, refresh_facts;
-	uint32_t jobs;
-	unsigned shard_i, shard_n;
-	const char *sets[MAX_SETS]; /* --target-set specs */
-	size_t nsets;
-	/* state */
-	scan_target tg[MAX_SETS];
-	size_t ntg;
-	scan_env envs[MAX_SETS + 1];
-	size_t nenvs;
-	wg_scanner **scs;
-	unsigned nscs;
-	shaset done;
-	char **inputs;
-	size_t n;
-	FILE *out;
-	pthread_mutex_t lock; /* the output, the counts, the environment */
-	size_t finished, skipped, passed, failed, unreadable, from_store, stored, nread;
-	size_t stale; /* stored facts another wheelgate version wrote */
-	bool write_error;
-	bool tty;
-	struct timespec t0;
-	double shown; /* when the progress line was last written */
-} scanner_state;
 
 static double now_since(const struct timespec *t0)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-/* A string from an input or a path as JSON: invalid UTF-8 escaped (\xNN), never dropped. */
-static json_t *jstr(const char *s)
-{
-	if (!s)
-		return json_null();
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	char *e = NULL;
-	wg_escape(&e, s, WG_ESCAPE_UTF8);
-	j = e ? json_string(e) : json_null();
-	wg_free(e);
-	return j;
-}
-
-/* The wheel's tags as its file name gives them: each python-abi-platform combination. */
-static json_t *tags_of(const wg_scan *scan)
-{
-	json_t *a = json_array();
-	size_t np = wg_wheel_list_count(scan, WG_LIST_PYTHON_TAGS);
-	size_t na = wg_wheel_list_count(scan, WG_LIST_ABI_TAGS);
-	size_t nl = wg_wheel_list_count(scan, WG_LIST_PLATFORM_TAGS);
-	for (size_t p = 0; p < np; p++)
-		for (size_t b = 0; b < na; b++)
-			for (size_t l = 0; l < nl; l++) {
-				char tag[512];
-				snprintf(tag, sizeof(tag), "%s-%s-%s",
-					 wg_wheel_list_item(scan, WG_LIST_PYTHON_TAGS, p),
-					 wg_wheel_list_item(scan, WG_LIST_ABI_TAGS, b),
-					 wg_wheel_list_item(scan, WG_LIST_PLATFORM_TAGS, l));
-				json_array_append_new(a, jstr(tag));
-			}
-	return a;
-}
-
-/* The target's entry from check's JSON document of one input (the library's own verdict,
- * counts and findings), reduced to the scan record's keys. */
-static json_t *target_entry(scanner_state *s, const scan_target *tg, const char *path,
-			    const wg_report *rep, const char *error)
-{
-	char *doc = NULL;
-	json_t *t = json_object();
-	json_object_set_new(t, "target", jstr(tg->name));
-	json_object_set_new(t, "profile", json_string(wg_profile_name(rep ? wg_report_profile(rep)
-		: (wg_profile)tg->profile)));
-	if (wg_reports_format(&doc, WG_FORMAT_JSON, s->p.rs, tg->target, &path, &rep, &error, 1,
-			      s->p.fail_on) < 0) {
-		json_object_set_new(t, "verdict", json_string("error"));
-		wg_free(doc);
-		return t;
-	}
-	json_t *j = json_loads(doc, 0, NULL);
-	wg_free(doc);
-	const char *prof = json_string_value(json_object_get(j, "profile"));
-	if (prof)
-		json_object_set_new(t, "profile", json_string(prof));
-	json_t *in = json_array_get(json_object_get(j, "inputs"), 0);
-	json_object_set(t, "verdict", json_object_get(in, "verdict"));
-	json_object_set(t, "counts", json_object_get(in, "counts"));
-	json_t *fs = json_array();
-	json_t *f;
-	size_t i;
-	json_array_foreach(json_object_get(in, "findings"), i, f) {
-		json_t *o = json_object();
-		static const char *const keys[] = {"rule", "severity", "message", "member", "symbol"};
-		for (size_t k = 0; k < 5; k++) {
-			json_t *v = json_object_get(f, keys[k]);
-			json_object_set(o, keys[k], v ? v : json_null());
-		}
-		json_array_append_new(fs, o);
-	}
-	json_object_set_new(t, "findings", fs);
-	/* the findings past a bound, counted (check's "more"): counts keep agreeing with them */
-	json_t *more = json_object_get(in, "more");
-	if (json_array_size(more))
-		json_object_set(t, "more", more);
-	json_decref(j);
-	return t;
 }
 
 static void progress(scanner_state *s)
@@ -656,25 +299,9 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 		if (reps[t] && wg_report_worst(reps[t]) > worst)
 			worst = wg_report_worst(reps[t]);
 	const char *shown = s->from_facts && scan ? wg_scan_get_path(scan) : path;
-	json_t *r = json_object();
-	json_object_set_new(r, "schema", json_string("wheelgate.scan/1"));
-	json_object_set_new(r, "path", jstr(shown));
-	json_object_set_new(r, "name", jstr(scan ? wg_wheel_get(scan, WG_WHEEL_NAME) : NULL));
-	json_object_set_new(r, "version", jstr(scan ? wg_wheel_get(scan, WG_WHEEL_VERSION) : NULL));
-	json_object_set_new(r, "tags", scan ? tags_of(scan) : json_array());
-	json_object_set_new(r, "sha256", have_sha ? json_string(hex) : json_null());
-	json_object_set_new(r, "size", have_size ? json_integer((json_int_t)size) : json_null());
-	json_t *targets = json_array();
-	for (size_t t = 0; t < s->ntg; t++)
-		json_array_append_new(targets, target_entry(s, &s->tg[t], shown, reps[t],
-							    reps[t] ? NULL : terr[t] ? terr[t] : error));
-	json_object_set_new(r, "targets", targets);
-	json_object_set_new(r, "facts", from_store ? jstr(facts) : json_null());
-	json_object_set_new(r, "seconds", json_real(now_since(&t0)));
-	json_object_set_new(r, "error", jstr(error));
-	char *line = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII |
-				 JSON_REAL_PRECISION(6));
-	json_decref(r);
+	scan_record rec = {shown, scan, have_sha ? hex : NULL, have_size, size, reps, terr, error,
+			   from_store ? facts : NULL, now_since(&t0)};
+	char *line = scan_record_line(s, &rec);
 	for (size_t t = 0; t < s->ntg; t++) {
 		wg_report_free(reps[t]);
 		free(terr[t]);
@@ -736,7 +363,7 @@ static int parse_args(scanner_state *s, strlist *from, int argc, char **argv)
 		case O_ENV: s->env_path = optarg; break;
 		case O_FROM:
 			if (strlist_add(from, optarg) < 0) {
-				fail("out of memory\n");
+				scan_fail("out of memory\n");
 				return EXIT_USAGE;
 			}
 			break;
@@ -746,7 +373,7 @@ static int parse_args(scanner_state *s, strlist *from, int argc, char **argv)
 		case O_REFRESH_FACTS: s->refresh_facts = true; break;
 		case O_TARGET_SET:
 			if (s->nsets == MAX_SETS) {
-				fail("at most %d --target-set\n", MAX_SETS);
+				scan_fail("at most %d --target-set\n", MAX_SETS);
 				return EXIT_USAGE;
 			}
 			s->sets[s->nsets++] = optarg;
@@ -755,7 +382,7 @@ static int parse_args(scanner_state *s, strlist *from, int argc, char **argv)
 			unsigned i, n;
 			char tail;
 			if (sscanf(optarg, "%u/%u%c", &i, &n, &tail) != 2 || n == 0 || i >= n) {
-				fail("--shard takes I/N with 0 <= I < N (e.g. 0/4), not '%s'\n",
+				scan_fail("--shard takes I/N with 0 <= I < N (e.g. 0/4), not '%s'\n",
 				     esc(optarg));
 				return EXIT_USAGE;
 			}
@@ -777,12 +404,12 @@ static int parse_args(scanner_state *s, strlist *from, int argc, char **argv)
 		}
 	}
 	if (s->refresh_facts && (!s->facts_dir || s->from_facts)) {
-		fail("--refresh-facts reads the wheels and stores their facts in --facts-dir: %s\n",
+		scan_fail("--refresh-facts reads the wheels and stores their facts in --facts-dir: %s\n",
 		     s->from_facts ? "not with --from-facts" : "no --facts-dir given");
 		return EXIT_USAGE;
 	}
 	if (s->output && s->resume && strcmp(s->output, s->resume)) {
-		fail("--resume FILE appends to FILE: -o names another file ('%s')\n", esc(s->output));
+		scan_fail("--resume FILE appends to FILE: -o names another file ('%s')\n", esc(s->output));
 		return EXIT_USAGE;
 	}
 	return -1;
@@ -828,37 +455,37 @@ static int make_one_target(scanner_state *s, scan_target *tg, const char *set)
 	if (set) {
 		const char *colon = strchr(set, ':');
 		if (!colon || colon == set || (size_t)(colon - set) >= sizeof(tg->name)) {
-			fail("--target-set takes NAME:KEY=VALUE[,KEY=VALUE...], not '%s'\n", esc(set));
+			scan_fail("--target-set takes NAME:KEY=VALUE[,KEY=VALUE...], not '%s'\n", esc(set));
 			return EXIT_USAGE;
 		}
 		snprintf(tg->name, sizeof(tg->name), "%.*s", (int)(colon - set), set);
 		for (size_t i = 0; i < s->ntg; i++)
 			if (!strcmp(s->tg[i].name, tg->name)) {
-				fail("--target-set: two sets are named '%s'\n", esc(tg->name));
+				scan_fail("--target-set: two sets are named '%s'\n", esc(tg->name));
 				return EXIT_USAGE;
 			}
 		if (snprintf(spec, sizeof(spec), "%s", colon + 1) >= (int)sizeof(spec)) {
-			fail("--target-set %s: too long\n", esc(tg->name));
+			scan_fail("--target-set %s: too long\n", esc(tg->name));
 			return EXIT_USAGE;
 		}
 		char *save = NULL;
 		for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
 			char *eq = strchr(kv, '=');
 			if (!eq || eq == kv || !eq[1]) {
-				fail("--target-set %s: '%s' is not KEY=VALUE\n", esc(tg->name), esc(kv));
+				scan_fail("--target-set %s: '%s' is not KEY=VALUE\n", esc(tg->name), esc(kv));
 				return EXIT_USAGE;
 			}
 			*eq = '\0';
 			const char *v = eq + 1;
 			if (!strcmp(kv, "gpu")) {
 				if (ngpus == CFG_MAX) {
-					fail("--target-set %s: too many GPUs\n", esc(tg->name));
+					scan_fail("--target-set %s: too many GPUs\n", esc(tg->name));
 					return EXIT_USAGE;
 				}
 				gpus[ngpus++] = v;
 			} else if (!strcmp(kv, "profile")) {
 				if ((profile = wg_profile_parse(v)) < 0) {
-					fail("--target-set %s: profile takes install, publish or auto, "
+					scan_fail("--target-set %s: profile takes install, publish or auto, "
 					     "not '%s'\n", esc(tg->name), esc(v));
 					return EXIT_USAGE;
 				}
@@ -921,55 +548,17 @@ int cmd_scan(int argc, char **argv)
 	if (status >= 0)
 		goto done;
 	status = EXIT_CLEAN;
-	if (s.from_facts) {
-		walk_suffix = ".json.zst";
-		keys_dir = s.facts_dir;
-	}
 	/* the inputs: the PATHs, then each --from list; a directory gives its wheels */
-	for (int i = optind; i < argc && status == EXIT_CLEAN; i++) {
-		int rc = add_path(&all, argv[i]);
-		if (rc < 0) {
-			if (rc == -1)
-				fail("out of memory\n");
-			status = EXIT_USAGE;
-		}
-	}
-	for (size_t i = 0; i < from.n && status == EXIT_CLEAN; i++) {
-		int rc = add_from(&all, from.v[i]);
-		if (rc < 0) {
-			if (rc == -1)
-				fail("out of memory\n");
-			status = EXIT_USAGE;
-		}
-	}
-	if (status != EXIT_CLEAN)
-		goto done;
-	if (argc == optind && from.n == 0 && s.from_facts && s.facts_dir) {
-		/* every input the store holds */
-		int rc = add_path(&all, s.facts_dir);
-		if (rc < 0) {
-			if (rc == -1)
-				fail("out of memory\n");
-			status = EXIT_USAGE;
-			goto done;
-		}
-	} else if (argc == optind && from.n == 0) {
-		fail("no PATH and no --from list given\n");
-		help(stderr);
-		status = EXIT_USAGE;
+	size_t total = 0;
+	if ((status = scan_gather(&all, &total, argv + optind, (size_t)(argc - optind), &from,
+				  s.from_facts ? s.facts_dir : NULL, s.from_facts, s.shard_i,
+				  s.shard_n)) >= 0) {
+		if (status == EXIT_USAGE && all.n == 0 && argc == optind && from.n == 0 &&
+		    !(s.from_facts && s.facts_dir))
+			help(stderr);
 		goto done;
 	}
-	size_t total = all.n, kept = 0;
-	if (s.shard_n)
-		for (size_t i = 0; i < all.n; i++) {
-			if (name_hash(all.v[i]) % s.shard_n == s.shard_i)
-				all.v[kept++] = all.v[i];
-			else
-				free(all.v[i]);
-		}
-	else
-		kept = all.n;
-	all.n = kept;
+	status = EXIT_CLEAN;
 	size_t recorded = 0;
 	if (s.resume && resume_read(&s.done, s.resume, &recorded) < 0) {
 		status = EXIT_USAGE;
@@ -986,7 +575,7 @@ int cmd_scan(int argc, char **argv)
 	const char *outpath = s.resume ? s.resume : s.output;
 	s.out = stdout;
 	if (outpath && !(s.out = fopen(outpath, s.resume ? "a" : "w"))) {
-		fail("%s: %s\n", esc(outpath), strerror(errno));
+		scan_fail("%s: %s\n", esc(outpath), strerror(errno));
 		s.out = NULL;
 		status = EXIT_USAGE;
 		goto done;
@@ -995,7 +584,7 @@ int cmd_scan(int argc, char **argv)
 	s.n = all.n;
 	s.nscs = wg_context_slots(s.p.ctx);
 	if (!(s.scs = calloc(s.nscs ? s.nscs : 1, sizeof(*s.scs)))) {
-		fail("out of memory\n");
+		scan_fail("out of memory\n");
 		status = EXIT_USAGE;
 		goto done;
 	}
@@ -1046,7 +635,7 @@ int cmd_scan(int argc, char **argv)
 				"wheels are\n", prog, s.stale, wg_version_string());
 	}
 	if (s.write_error) {
-		fail("%s: cannot write the records: %s\n", outpath ? esc(outpath) : "stdout",
+		scan_fail("%s: cannot write the records: %s\n", outpath ? esc(outpath) : "stdout",
 		     strerror(errno));
 		status = EXIT_USAGE;
 	} else {
