@@ -185,7 +185,8 @@ static int inputs(char ***paths, size_t *n, const wg_env *env, const char *const
 			status = EXIT_USAGE;
 		}
 	free(used);
-	size_t eggs = status < 0 && nonly == 0 ? egg_infos(payload, env, ei.site_packages, total, quiet) : 0;
+	size_t eggs = status < 0 && nonly == 0
+			      ? egg_infos(payload, env, ei.site_packages, total, quiet) : 0;
 	if (status < 0 && !quiet) {
 		char torch[128] = "no torch", more[96] = "";
 		if (ei.torch_version)
