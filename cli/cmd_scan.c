@@ -250,7 +250,6 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 	bool have_sha = false, have_size = false, from_store = false;
 	wg_scan *scan = NULL;
 	wg_report *reps[MAX_SETS] = {0};
-	char *terr[MAX_SETS] = {0}; /* why a target could not be judged (the others are) */
 	const char *error = NULL;
 	wg_scanner *sc = slot_scanner(s, slot);
 	if (strstr(path, "://")) {
@@ -284,7 +283,6 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 			for (size_t t = 0; t < s->ntg; t++) {
 				char e[1024] = "";
 				if (judge(s, sc, &s->tg[t], name, scan, &reps[t], e, sizeof(e)) < 0) {
-					terr[t] = strdup(e);
 					/* the record's error: the first target's that could not be judged */
 					if (!*err)
 						snprintf(err, sizeof(err), "%s", e);
@@ -299,13 +297,27 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 		if (reps[t] && wg_report_worst(reps[t]) > worst)
 			worst = wg_report_worst(reps[t]);
 	const char *shown = s->from_facts && scan ? wg_scan_get_path(scan) : path;
-	scan_record rec = {shown, scan, have_sha ? hex : NULL, have_size, size, reps, terr, error,
-			   from_store ? facts : NULL, now_since(&t0)};
-	char *line = scan_record_line(s, &rec);
-	for (size_t t = 0; t < s->ntg; t++) {
+	/* the record, as the library writes it (wheelgate.scan/1, docs/scan.md) */
+	wg_scan_record_target rt[MAX_SETS];
+	for (size_t t = 0; t < s->ntg; t++)
+		rt[t] = (wg_scan_record_target){WG_SCAN_RECORD_TARGET_VERSION, s->tg[t].name,
+						s->tg[t].target, reps[t]};
+	wg_scan_record rec = WG_SCAN_RECORD_INIT;
+	rec.path = shown;
+	rec.scan = scan;
+	rec.sha256 = have_sha ? hex : NULL;
+	rec.size = have_size ? (int64_t)size : -1;
+	rec.targets = rt;
+	rec.ntargets = s->ntg;
+	rec.fail_on = s->p.fail_on;
+	rec.facts = from_store ? facts : NULL;
+	rec.seconds = now_since(&t0);
+	rec.error = error;
+	char *line = NULL;
+	if (wg_scan_record_format(&line, &rec) < 0)
+		line = NULL;
+	for (size_t t = 0; t < s->ntg; t++)
 		wg_report_free(reps[t]);
-		free(terr[t]);
-	}
 	wg_scan_free(scan);
 
 	pthread_mutex_lock(&s->lock);
@@ -328,7 +340,7 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 	}
 	progress(s);
 	pthread_mutex_unlock(&s->lock);
-	free(line);
+	wg_free(line);
 }
 
 /* ---- options ---- */

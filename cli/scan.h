@@ -1,7 +1,7 @@
 /*
  * `wheelgate scan` inside: the options and the state of a scan (cmd_scan.c), its inputs
- * gathered, sharded and matched against --resume's records (scan_inputs.c), one
- * wheelgate.scan/1 record per input (scan_record.c).
+ * gathered, sharded and matched against --resume's records (scan_inputs.c); the library
+ * writes and reads the wheelgate.scan/1 records (wg_scan_record_format, wg_scanrec_parse).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_CLI_SCAN_H
@@ -96,23 +96,5 @@ typedef struct {
 	double shown; /* when the progress line was last written */
 } scanner_state;
 
-
-/* What one input's record says, besides the reports (scan_record.c). */
-typedef struct {
-	const char *path;     /* as shown: the wheel's own path when judged from the store */
-	const wg_scan *scan;  /* its facts, or NULL */
-	const char *sha256;   /* hex, or NULL */
-	bool have_size;
-	uint64_t size;
-	wg_report *const *reps;   /* per target, NULL where it could not be judged */
-	char *const *terr;        /* per target: why it could not be judged, or NULL */
-	const char *error;        /* why the input could not be read or judged, or NULL */
-	const char *facts;        /* the stored facts it was judged from, or NULL */
-	double seconds;
-} scan_record;
-
-/** The input's wheelgate.scan/1 record, one JSON line without its newline (malloc'd; NULL
- * when out of memory). */
-char *scan_record_line(const scanner_state *s, const scan_record *r);
 
 #endif

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -173,31 +172,30 @@ int resume_read(shaset *set, const char *file, size_t *records)
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		bool whole = len > 0 && line[len - 1] == '\n';
-		json_error_t je;
-		json_t *j = json_loadb(line, (size_t)len, 0, &je);
-		const char *sha = json_string_value(json_object_get(j, "sha256"));
-		const char *schema = json_string_value(json_object_get(j, "schema"));
-		bool ok = j && json_is_object(j) && schema && !strcmp(schema, "wheelgate.scan/1");
+		wg_scanrec *j = NULL;
+		bool ok = wg_scanrec_parse(&j, line, (size_t)len) == WG_OK;
+		wg_scanrec_info ri = WG_SCANREC_INFO_INIT;
+		const char *sha = ok && wg_scanrec_get(&ri, j) == WG_OK ? ri.sha256 : NULL;
 		if (!whole || !ok) {
 			/* Only the last line may be broken: a killed scan's. */
 			int c = getc(f);
 			if (c != EOF || !len) {
-				scan_fail("--resume: %s:%zu: not a wheelgate.scan/1 record%s%s\n", esc(file),
-				     lineno, j ? "" : ": ", j ? "" : esc(je.text));
-				json_decref(j);
+				scan_fail("--resume: %s:%zu: %s\n", esc(file), lineno,
+					  ok ? "not a wheelgate.scan/1 record" : esc(wg_error_last()));
+				wg_scanrec_free(j);
 				rc = -1;
 				break;
 			}
-			json_decref(j);
+			wg_scanrec_free(j);
 			cut = true;
 			break;
 		}
-		if (sha && is_sha256_hex(sha)) {
+		if (sha) {
 			if (set->n == setcap) {
 				size_t nc = setcap ? setcap * 2 : 256;
 				char (*p)[65] = realloc(set->v, nc * sizeof(*p));
 				if (!p) {
-					json_decref(j);
+					wg_scanrec_free(j);
 					scan_fail("out of memory\n");
 					rc = -1;
 					break;
@@ -207,7 +205,7 @@ int resume_read(shaset *set, const char *file, size_t *records)
 			}
 			memcpy(set->v[set->n++], sha, 65);
 		}
-		json_decref(j);
+		wg_scanrec_free(j);
 		(*records)++;
 		good += len;
 	}

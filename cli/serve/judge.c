@@ -92,12 +92,13 @@ static int collect(const wg_report *rep, char **list, char **first)
 }
 
 /* The check document of one report (or of an unreadable input: rep NULL, e its message). */
-static int format_one(const serve_gen *g, const wg_target *t, const char *name,
-		      const wg_report *rep, const char *e, char **doc, char *err, size_t errlen)
+static int format_one(const serve_gen *g, wg_format format, const wg_target *t,
+		      const char *name, const wg_report *rep, const char *e, char **doc, char *err,
+		      size_t errlen)
 {
 	const wg_report *reps[1] = {rep};
 	const char *paths[1] = {name}, *errs[1] = {e};
-	if (wg_reports_format(doc, WG_FORMAT_JSON, g->rs, t, paths, reps, errs, 1,
+	if (wg_reports_format(doc, format, g->rs, t, paths, reps, errs, 1,
 			      WG_SEV_ERROR) < 0 || !*doc) {
 		char *m = serve_esc(wg_error_last());
 		snprintf(err, errlen, "cannot format the report: %s", m ? m : "out of memory");
@@ -142,7 +143,7 @@ static int judge_one(serve_gen *g, wg_scanner *sc, const unsigned char *buf, siz
 		e = wg_scanner_error(sc);
 		e = *e ? e : "cannot be read";
 	}
-	int ret = format_one(g, t, name, rep, e, &v->doc, err, errlen);
+	int ret = format_one(g, WG_FORMAT_JSON, t, name, rep, e, &v->doc, err, errlen);
 	if (ret < 0) {
 	} else if (!rep) {
 		v->verdict = "error";
@@ -151,7 +152,7 @@ static int judge_one(serve_gen *g, wg_scanner *sc, const unsigned char *buf, siz
 			ret = -2;
 		}
 	} else {
-		v->verdict = wg_report_worst(rep) >= (int)WG_SEV_ERROR ? "fail" : "pass";
+		v->verdict = wg_verdict_name(wg_report_verdict(rep, WG_SEV_ERROR));
 		if (collect(rep, &v->rules, &v->first) < 0) {
 			snprintf(err, errlen, "out of memory");
 			ret = -2;
@@ -174,44 +175,54 @@ typedef struct {
 	const char *verdict;
 } part;
 
+/* A JSON string (or null) on one line, as the envelope writes it. */
+static bool put_str(FILE *f, const char *s)
+{
+	if (!s)
+		return fputs("null", f) >= 0;
+	json_t *j = json_string(s);
+	char *t = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	json_decref(j);
+	bool ok = t && fputs(t, f) >= 0;
+	free(t);
+	return ok;
+}
+
 /* The fleet envelope (docs/check-json.md, "wheelgate.fleet/1"): every part's unchanged check
- * document, the policy and the overall verdict. */
+ * document (the library's, compact: put in as written, never read back), the policy and the
+ * overall verdict. */
 static char *envelope(const serve_gen *g, const part *parts, size_t n, const char *verdict,
 		      const char *first_target)
 {
-	json_t *env = json_object(), *targets = json_array();
-	bool ok = env && targets;
-	ok = ok && !json_object_set_new(env, "schema", json_string("wheelgate.fleet/1")) &&
-	     !json_object_set_new(env, "wheelgate_version", json_string(wg_version_string())) &&
-	     !json_object_set_new(env, "policy", json_string(g->cfg.policy == SERVE_POLICY_ANY
-								       ? "any" : "every")) &&
-	     !json_object_set_new(env, "verdict", json_string(verdict)) &&
-	     !json_object_set_new(env, "first_target",
-				  first_target ? json_string(first_target) : json_null());
-	json_t *publish = json_null();
-	for (size_t i = 0; ok && i < n; i++) {
-		json_error_t je;
-		json_t *doc = json_loads(parts[i].doc, 0, &je);
-		if (!doc) {
-			ok = false;
-			break;
-		}
-		if (!parts[i].name) {
-			json_decref(publish);
-			publish = doc;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	const char *publish = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!parts[i].name)
+			publish = parts[i].doc;
+	bool ok = fputs("{\"schema\":\"wheelgate.fleet/1\",\"wheelgate_version\":", f) >= 0 &&
+		  put_str(f, wg_version_string()) && fputs(",\"policy\":", f) >= 0 &&
+		  put_str(f, g->cfg.policy == SERVE_POLICY_ANY ? "any" : "every") &&
+		  fputs(",\"verdict\":", f) >= 0 && put_str(f, verdict) &&
+		  fputs(",\"first_target\":", f) >= 0 && put_str(f, first_target) &&
+		  fputs(",\"publish\":", f) >= 0 && fputs(publish ? publish : "null", f) >= 0 &&
+		  fputs(",\"targets\":[", f) >= 0;
+	for (size_t i = 0, k = 0; ok && i < n; i++) {
+		if (!parts[i].name)
 			continue;
-		}
-		json_t *one = json_pack("{s:s, s:s, s:o}", "name", parts[i].name, "verdict",
-					parts[i].verdict, "check", doc);
-		ok = one && !json_array_append_new(targets, one);
+		ok = fputs(k++ ? ",{\"name\":" : "{\"name\":", f) >= 0 && put_str(f, parts[i].name) &&
+		     fputs(",\"verdict\":", f) >= 0 && put_str(f, parts[i].verdict) &&
+		     fputs(",\"check\":", f) >= 0 && fputs(parts[i].doc, f) >= 0 &&
+		     fputs("}", f) >= 0;
 	}
-	ok = ok && !json_object_set_new(env, "publish", publish);
-	publish = NULL;
-	ok = ok && !json_object_set(env, "targets", targets);
-	char *text = ok ? json_dumps(env, JSON_COMPACT) : NULL;
-	json_decref(publish);
-	json_decref(targets);
-	json_decref(env);
+	ok = ok && fputs("]}", f) >= 0;
+	if (fclose(f) != 0 || !ok) {
+		free(text);
+		return NULL;
+	}
 	return text;
 }
 
@@ -262,7 +273,8 @@ static int judge_fleet(serve_gen *g, wg_scanner *sc, const unsigned char *buf, s
 				pe = *pe ? pe : "cannot be checked";
 			}
 		}
-		if ((ret = format_one(g, p->t, name, p->rep, pe, &p->doc, err, errlen)) < 0)
+		if ((ret = format_one(g, WG_FORMAT_JSON_COMPACT, p->t, name, p->rep, pe, &p->doc, err,
+				      errlen)) < 0)
 			goto out_msg;
 		if (!p->rep) {
 			p->verdict = "error";
@@ -273,7 +285,7 @@ static int judge_fleet(serve_gen *g, wg_scanner *sc, const unsigned char *buf, s
 				goto out_msg;
 			}
 		} else {
-			p->verdict = wg_report_worst(p->rep) >= (int)WG_SEV_ERROR ? "fail" : "pass";
+			p->verdict = wg_verdict_name(wg_report_verdict(p->rep, WG_SEV_ERROR));
 		}
 		if (strcmp(p->verdict, "pass"))
 			targets_failed += p->name != NULL;

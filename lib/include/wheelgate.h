@@ -116,7 +116,8 @@ typedef enum {
 	WG_ERROR_CLASS_TARGET,    /**< target facts, specs and profiles (wg_target_*) */
 	WG_ERROR_CLASS_GPU,       /**< GPU names and compute capabilities (wg_gpu_*) */
 	WG_ERROR_CLASS_VARIANTS,  /**< variant index files (wg_target_add_variants) */
-	WG_ERROR_CLASS_STORE,     /**< the facts store, file hashes (wg_facts_*, wg_file_sha256) */
+	WG_ERROR_CLASS_STORE,     /**< the facts store, file hashes (wg_facts_*, wg_file_sha256),
+				   * scan records read back (wg_scanrec_parse) */
 	/* The classes of scanner calls (wg_scan_*, wg_check, wg_env_*): */
 	WG_ERROR_CLASS_INPUT,     /**< opening an input: the file, its kind, an installed
 				       distribution's files */
@@ -1066,6 +1067,33 @@ typedef struct wg_not_applied_info {
 WG_API size_t wg_report_not_applied_count(const wg_report *r);
 WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, size_t i);
 
+/* ---- a report read without its documents: what `check` decides and counts ---- */
+
+/** An input's verdict as `wheelgate check` gives it (the JSON's "verdict", the text's
+ * PASS/FAIL/ERROR, the exit status: 1 when an input fails, 2 when one is unreadable). */
+typedef enum { WG_VERDICT_PASS = 0, WG_VERDICT_FAIL = 1, WG_VERDICT_ERROR = 2 } wg_verdict;
+WG_API const char *wg_verdict_name(wg_verdict v); /* "pass", "fail", "error" */
+/** FAIL when a finding (kept, or counted past a bound) is at fail_on or above
+ * (wg_report_worst(r) >= fail_on), else PASS; ERROR for r NULL (an input not judged). */
+WG_API wg_verdict wg_report_verdict(const wg_report *r, wg_severity fail_on);
+
+/** A report's findings counted by wg_severity (info, warning, error). */
+typedef struct wg_counts_info {
+	unsigned int version;
+	size_t severity[3];   /**< every finding: kept and counted past a bound (the JSON's
+			       * "counts", the summary's totals) */
+	size_t kept[3];       /**< those listed (wg_report_finding) */
+	size_t more[3];       /**< those counted past a bound (wg_report_more, summed) */
+	size_t suppressed[3]; /**< those the caller suppressed (wg_report_suppressed), outside
+			       * the others */
+} wg_counts_info;
+#define WG_COUNTS_INFO_VERSION 1
+#define WG_COUNTS_INFO_INIT { WG_COUNTS_INFO_VERSION, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0} }
+WG_API int wg_report_counts(wg_counts_info *out, const wg_report *r);
+/** The path of the input the report judged (its scan's, wg_scan_get_path); the documents
+ * name the input by the path their caller gives. Lives until wg_report_free(). */
+WG_API const char *wg_report_path(const wg_report *r);
+
 /** Formats of wg_reports_format(): JSON, SARIF, the text `wheelgate check` prints (with
  * or without terminal colours; one block per input, no summary line), and that summary line
  * alone ("3 inputs: 2 passed, 1 failed, 0 unreadable; 1 error, 0 warnings, 0 info (profile:
@@ -1074,7 +1102,9 @@ WG_API int wg_report_not_applied(wg_not_applied_info *out, const wg_report *r, s
  * every line, the last too, ends with a newline). */
 typedef enum {
 	WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2, WG_FORMAT_TEXT = 3, WG_FORMAT_TEXT_COLOR = 4,
-	WG_FORMAT_SUMMARY = 5, WG_FORMAT_GITHUB = 6
+	WG_FORMAT_SUMMARY = 5, WG_FORMAT_GITHUB = 6,
+	/** the JSON document on one line (no indentation), to embed (the fleet envelope) */
+	WG_FORMAT_JSON_COMPACT = 7
 } wg_format;
 
 /**
@@ -1087,6 +1117,97 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 			     const wg_target *target, const char *const *paths,
 			     const wg_report *const *reports, const char *const *errors, size_t n,
 			     wg_severity fail_on);
+
+/**
+ * wg_reports_format()'s arguments, and what a command adds to its JSON document (audit, a
+ * baseline): the additions are written by the JSON formats only, in the keys docs/check-json.md
+ * names. A document with any addition writes every character past ASCII as \uNNNN.
+ */
+typedef struct wg_reports_doc {
+	unsigned int version;
+	wg_format format;
+	const wg_ruleset *rs;
+	const wg_target *target;
+	const char *const *paths;
+	const wg_report *const *reports;
+	const char *const *errors;
+	size_t n;
+	wg_severity fail_on;
+	/** n notes, NULL ones none (each input's "note"), or NULL */
+	const char *const *notes;
+	/** n counts each (each input's "ignored" and "baselined", totalled in the summary), or
+	 * NULL: no such keys */
+	const size_t *ignored, *baselined;
+	/** 1: "not_audited" (nnot_audited items {"path", "reason"}) and summary.not_audited */
+	int audit;
+	const char *const *not_audited_paths, *const *not_audited_reasons;
+	size_t nnot_audited;
+} wg_reports_doc;
+#define WG_REPORTS_DOC_VERSION 1
+#define WG_REPORTS_DOC_INIT \
+	{ WG_REPORTS_DOC_VERSION, WG_FORMAT_JSON, NULL, NULL, NULL, NULL, NULL, 0, WG_SEV_ERROR, \
+	  NULL, NULL, NULL, 0, NULL, NULL, 0 }
+WG_API int wg_reports_format_doc(char **out, const wg_reports_doc *doc);
+
+/* ---- wheelgate.scan/1: one JSON Lines record per input (docs/scan.md) ---- */
+
+/** One target an input is judged for: an item of the record's "targets". */
+typedef struct wg_scan_record_target {
+	unsigned int version;
+	const char *name;         /**< "default", "h100" */
+	const wg_target *target;  /**< its profile */
+	const wg_report *report;  /**< NULL: not judged (verdict "error") */
+} wg_scan_record_target;
+#define WG_SCAN_RECORD_TARGET_VERSION 1
+#define WG_SCAN_RECORD_TARGET_INIT { WG_SCAN_RECORD_TARGET_VERSION, NULL, NULL, NULL }
+
+typedef struct wg_scan_record {
+	unsigned int version;
+	const char *path;        /**< the input as the record names it */
+	const wg_scan *scan;     /**< its facts (name, version, tags), or NULL: not read */
+	const char *sha256;      /**< 64 hex digits, or NULL */
+	int64_t size;            /**< bytes, or -1: unknown */
+	const wg_scan_record_target *targets;
+	size_t ntargets;
+	wg_severity fail_on;
+	const char *facts;       /**< the stored facts it was judged from, or NULL */
+	double seconds;
+	const char *error;       /**< why it (or a target) could not be judged, or NULL */
+} wg_scan_record;
+#define WG_SCAN_RECORD_VERSION 1
+#define WG_SCAN_RECORD_INIT \
+	{ WG_SCAN_RECORD_VERSION, NULL, NULL, NULL, -1, NULL, 0, WG_SEV_ERROR, NULL, 0.0, NULL }
+
+/** The record as one line of ASCII JSON, without its newline, into *out (wg_free). */
+WG_API int wg_scan_record_format(char **out, const wg_scan_record *rec);
+
+/** A record read back (--resume, a summary of records written before). */
+typedef struct wg_scanrec wg_scanrec;
+/** WG_EFORMAT (message in wg_error_last()) for a line that is not a wheelgate.scan/1 record. */
+WG_API int wg_scanrec_parse(wg_scanrec **out, const char *line, size_t len);
+WG_API void wg_scanrec_free(wg_scanrec *rec);
+typedef struct wg_scanrec_info {
+	unsigned int version;
+	const char *path, *name, *pkg_version; /**< NULL where the record has null */
+	const char *sha256;  /**< 64 lower-case hex digits, or NULL */
+	int64_t size;        /**< -1: null */
+	const char *facts, *error;
+	size_t ntargets;
+} wg_scanrec_info;
+#define WG_SCANREC_INFO_VERSION 1
+#define WG_SCANREC_INFO_INIT { WG_SCANREC_INFO_VERSION, NULL, NULL, NULL, NULL, -1, NULL, NULL, 0 }
+WG_API int wg_scanrec_get(wg_scanrec_info *out, const wg_scanrec *rec);
+typedef struct wg_scanrec_target_info {
+	unsigned int version;
+	const char *target, *profile; /**< profile: NULL where the record has null */
+	wg_verdict verdict;
+	size_t counts[3];             /**< by wg_severity */
+} wg_scanrec_target_info;
+#define WG_SCANREC_TARGET_INFO_VERSION 1
+#define WG_SCANREC_TARGET_INFO_INIT \
+	{ WG_SCANREC_TARGET_INFO_VERSION, NULL, NULL, WG_VERDICT_ERROR, {0, 0, 0} }
+/** Target i of the record; WG_ENOTFOUND past wg_scanrec_info.ntargets. */
+WG_API int wg_scanrec_target(wg_scanrec_target_info *out, const wg_scanrec *rec, size_t i);
 
 #ifdef __cplusplus
 }

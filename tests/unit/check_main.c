@@ -27,6 +27,7 @@ static const struct {
 	{ "sysver", suite_sysver },
 	{ "facts", suite_facts },
 	{ "errors", suite_errors },
+	{ "report_api", suite_report_api },
 };
 
 /* The exit status of a run that skipped a test and failed none (CTest's SKIP_RETURN_CODE). */

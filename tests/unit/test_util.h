@@ -54,5 +54,6 @@ Suite *suite_rules(void);
 Suite *suite_env(void);
 Suite *suite_sysver(void);
 Suite *suite_facts(void);
+Suite *suite_report_api(void);
 
 #endif

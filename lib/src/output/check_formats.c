@@ -108,9 +108,9 @@ static json_t *target_json(const wg_target *t)
 	return j;
 }
 
-static json_t *check_json(const wg_target *target, const char *const *paths,
-			  const wg_report *const *reports, const char *const *errors, size_t n,
-			  wg_severity fail_on)
+json_t *wg_check_json(const wg_target *target, const char *const *paths,
+		      const wg_report *const *reports, const char *const *errors, size_t n,
+		      wg_severity fail_on)
 {
 	json_t *inputs = json_array();
 	size_t passed = 0, failed = 0, unreadable = 0, counts[3] = {0};
@@ -1088,6 +1088,9 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 		return WG_EINVAL;
 	}
 	*out = NULL;
+	if (format == WG_FORMAT_JSON_COMPACT) /* report_doc.c */
+		return wg_reports_format_doc(out, &(wg_reports_doc){WG_REPORTS_DOC_VERSION, format, rs,
+			target, paths, reports, errors, n, fail_on, NULL, NULL, NULL, 0, NULL, NULL, 0});
 	if (format == WG_FORMAT_TEXT || format == WG_FORMAT_TEXT_COLOR || format == WG_FORMAT_SUMMARY ||
 	    format == WG_FORMAT_GITHUB) {
 		*out = format == WG_FORMAT_SUMMARY ? summary(target, reports, n, fail_on)
@@ -1099,7 +1102,7 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 		return WG_ENOMEM;
 	}
 	json_t *doc = format == WG_FORMAT_SARIF ? sarif(rs, target, paths, reports, errors, n, fail_on)
-		      : format == WG_FORMAT_JSON ? check_json(target, paths, reports, errors, n, fail_on)
+		      : format == WG_FORMAT_JSON ? wg_check_json(target, paths, reports, errors, n, fail_on)
 						 : NULL;
 	if (!doc && format != WG_FORMAT_SARIF && format != WG_FORMAT_JSON) {
 		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL,

@@ -17,4 +17,10 @@ struct json_t *wg_json_str(const char *s);
  * an inspect item written with WG_JSON_FACTS; NULL when out of memory. */
 struct json_t *wg_facts_json(const wg_scan *scan);
 
+/** The "wheelgate.check/1" document of n inputs (check_formats.c), NULL when out of memory;
+ * wg_reports_format_doc (report_doc.c) adds a command's keys to it. */
+struct json_t *wg_check_json(const wg_target *target, const char *const *paths,
+			     const wg_report *const *reports, const char *const *errors, size_t n,
+			     wg_severity fail_on);
+
 #endif
