@@ -5,7 +5,6 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,77 +88,48 @@ void print_suppressed(const checker *k)
 		k->sups[i][1], k->sups[i][1] == 1 ? "" : "s", k->sups[i][0]);
 }
 
-/* A command's additions to the JSON document (audit: each input's note, the distributions
- * not audited); the document as the library wrote it when there are none. */
-static void annotate(char **doc, const checker *k)
+/* The document (JSON, SARIF, GitHub) into *doc, with what the command adds to JSON (audit:
+ * each input's note, the distributions not audited; a baseline: what it and the ignores took
+ * out): the library writes them (wg_reports_format_doc). 0, or -1. */
+static int document(char **doc, const checker *k, wg_format format)
 {
 	const results *res = &k->res;
 	const check_command *mode = k->a->cmd;
-	const char *const *paths = NULL, *const *why = NULL;
-	size_t nn = mode && mode->not_checked ? mode->not_checked(&paths, &why, mode->payload) : 0;
-	bool notes = false;
-	for (size_t i = 0; i < res->n && !notes; i++)
-		notes = res->notes[i] != NULL;
-	if (!notes && !nn && !(mode && mode->not_checked) && !k->sup)
-		return;
-	json_t *j = json_loads(*doc, 0, NULL);
-	json_t *inputs = j ? json_object_get(j, "inputs") : NULL;
-	if (!inputs || json_array_size(inputs) != res->n) {
-		json_decref(j);
-		return;
-	}
-	for (size_t i = 0; i < res->n; i++)
-		if (res->notes[i])
-			json_object_set_new(json_array_get(inputs, i), "note",
-					    json_string(res->notes[i]));
-	if (k->sup) {
-		size_t tot[2] = {0, 0};
-		for (size_t i = 0; i < res->n; i++) {
-			size_t ig = i < k->nsups ? k->sups[i][0] : 0, bl = i < k->nsups ? k->sups[i][1] : 0;
-			json_t *in = json_array_get(inputs, i);
-			json_object_set_new(in, "ignored", json_integer((json_int_t)ig));
-			json_object_set_new(in, "baselined", json_integer((json_int_t)bl));
-			tot[0] += ig;
-			tot[1] += bl;
+	wg_reports_doc d = WG_REPORTS_DOC_INIT;
+	d.format = format;
+	d.rs = k->rs;
+	d.target = k->target;
+	d.paths = (const char *const *)res->paths;
+	d.reports = (const wg_report *const *)res->reports;
+	d.errors = (const char *const *)res->errors;
+	d.n = res->n;
+	d.fail_on = k->a->p.fail_on;
+	size_t *counts = NULL;
+	if (format == WG_FORMAT_JSON) {
+		bool notes = false;
+		for (size_t i = 0; i < res->n && !notes; i++)
+			notes = res->notes[i] != NULL;
+		if (notes)
+			d.notes = (const char *const *)res->notes;
+		if (k->sup && !(counts = calloc(2 * (res->n ? res->n : 1), sizeof(*counts))))
+			return -1;
+		for (size_t i = 0; counts && i < res->n && i < k->nsups; i++) {
+			counts[i] = k->sups[i][0];
+			counts[res->n + i] = k->sups[i][1];
 		}
-		json_object_set_new(json_object_get(j, "summary"), "ignored",
-				    json_integer((json_int_t)tot[0]));
-		json_object_set_new(json_object_get(j, "summary"), "baselined",
-				    json_integer((json_int_t)tot[1]));
-	}
-	if (mode && mode->not_checked) {
-		json_t *na = json_array();
-		for (size_t i = 0; na && i < nn; i++)
-			json_array_append_new(na, json_pack("{s:s, s:s}", "path", paths[i], "reason",
-							    why[i]));
-		json_object_set_new(j, "not_audited", na);
-		json_object_set_new(json_object_get(j, "summary"), "not_audited",
-				    json_integer((json_int_t)nn));
-	}
-	/* Text from the distributions (INSTALLER, names) stays escaped as the library wrote
-	 * it: every non-ASCII character as \uNNNN, and DEL (raw in jansson's output, only
-	 * ever inside a string) too. */
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-	json_decref(j);
-	size_t dels = 0, len = s ? strlen(s) : 0;
-	for (size_t i = 0; i < len; i++)
-		dels += s[i] == 0x7F;
-	char *out = s ? malloc(len + dels * 5 + 1) : NULL;
-	if (out) {
-		size_t o = 0;
-		for (size_t i = 0; i < len; i++) {
-			if (s[i] == 0x7F) {
-				memcpy(out + o, "\\u007f", 6);
-				o += 6;
-			} else {
-				out[o++] = s[i];
-			}
+		if (counts) {
+			d.ignored = counts;
+			d.baselined = counts + res->n;
 		}
-		out[o] = '\0';
-		wg_free(*doc);
-		*doc = out; /* malloc'd: wg_free is free */
+		if (mode && mode->not_checked) {
+			d.audit = 1;
+			d.nnot_audited = mode->not_checked(&d.not_audited_paths, &d.not_audited_reasons,
+							   mode->payload);
+		}
 	}
-	free(s);
+	int rc = wg_reports_format_doc(doc, &d);
+	free(counts);
+	return rc < 0 ? -1 : 0;
 }
 
 /* The document (JSON, SARIF) or the text's closing line, and the exit status. */
@@ -168,14 +138,9 @@ int finish(checker *k, int status)
 	const results *res = &k->res;
 	if (!k->text) {
 		char *doc = NULL;
-		if (wg_reports_format(&doc, !strcmp(k->a->p.format, "sarif")    ? WG_FORMAT_SARIF
-					    : !strcmp(k->a->p.format, "github") ? WG_FORMAT_GITHUB
-									      : WG_FORMAT_JSON,
-				      k->rs, k->target, (const char *const *)res->paths,
-				      (const wg_report *const *)res->reports,
-				      (const char *const *)res->errors, res->n, k->a->p.fail_on) == WG_OK) {
-			if (!strcmp(k->a->p.format, "json"))
-				annotate(&doc, k);
+		if (document(&doc, k, !strcmp(k->a->p.format, "sarif")    ? WG_FORMAT_SARIF
+				      : !strcmp(k->a->p.format, "github") ? WG_FORMAT_GITHUB
+									  : WG_FORMAT_JSON) == 0) {
 			fputs(doc, k->out);
 			/* a document (JSON, SARIF) ends without one; GitHub's lines end with theirs */
 			if (!*doc || doc[strlen(doc) - 1] != '\n')
