@@ -301,7 +301,7 @@ static void scan_job(void *arg, size_t i, unsigned slot)
 	wg_scan_record_target rt[MAX_SETS];
 	for (size_t t = 0; t < s->ntg; t++)
 		rt[t] = (wg_scan_record_target){WG_SCAN_RECORD_TARGET_VERSION, s->tg[t].name,
-						s->tg[t].target, reps[t]};
+						s->tg[t].target, reps[t], NULL};
 	wg_scan_record rec = WG_SCAN_RECORD_INIT;
 	rec.path = shown;
 	rec.scan = scan;

@@ -825,6 +825,22 @@ WG_API wg_profile wg_target_profile(const wg_target *t);
  * to "this system" (read from the running system's libc, libstdc++ and libgcc_s), "declared"
  * (glibc=, glibcxx=...) or the platform tag declared. t may be NULL (this system). */
 WG_API size_t wg_target_system(const wg_target *t, char *buf, size_t len, const char **source);
+/** The facts a target declares or found, as the check document's "target" gives them (its
+ * GPUs: wg_target_gpu; its system: wg_target_system; its profile: wg_target_profile). */
+typedef struct wg_target_info {
+	unsigned int version;
+	unsigned python_major, python_minor; /**< 0.0: unknown */
+	const char *torch;                   /**< "2.9.1+cu128", or NULL: unknown */
+	int cxx11abi;                        /**< 1, 0, or -1: unknown */
+	unsigned cuda_major, cuda_minor;     /**< 0.0: unknown */
+	int gpu_auto;                        /**< 1: --gpu auto was asked */
+	size_t gpu_auto_found;               /**< the GPUs it found */
+	const char *gpu_auto_none;           /**< why it found none, or NULL */
+} wg_target_info;
+#define WG_TARGET_INFO_VERSION 1
+#define WG_TARGET_INFO_INIT { WG_TARGET_INFO_VERSION, 0, 0, NULL, -1, 0, 0, 0, 0, NULL }
+/** Fills out from t; its strings live until t changes or wg_target_free(). */
+WG_API int wg_target_get_info(wg_target_info *out, const wg_target *t);
 
 /* ---------------------------------------------------------------------------------------- */
 /* A real Python environment                                                                */
@@ -1166,9 +1182,12 @@ typedef struct wg_scan_record_target {
 	const char *name;         /**< "default", "h100" */
 	const wg_target *target;  /**< its profile */
 	const wg_report *report;  /**< NULL: not judged (verdict "error") */
+	/** (version 2) this target's fail-on (wheelgate.dask's targets may differ), or NULL:
+	 * the record's */
+	const wg_severity *fail_on;
 } wg_scan_record_target;
-#define WG_SCAN_RECORD_TARGET_VERSION 1
-#define WG_SCAN_RECORD_TARGET_INIT { WG_SCAN_RECORD_TARGET_VERSION, NULL, NULL, NULL }
+#define WG_SCAN_RECORD_TARGET_VERSION 2
+#define WG_SCAN_RECORD_TARGET_INIT { WG_SCAN_RECORD_TARGET_VERSION, NULL, NULL, NULL, NULL }
 
 typedef struct wg_scan_record {
 	unsigned int version;

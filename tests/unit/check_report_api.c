@@ -275,6 +275,20 @@ static size_t compare(const wg_ruleset *rs, const wg_target *t, const char *path
 	ck_assert_str_eq(json_string_value(json_object_get(j, "profile")),
 			 wg_profile_name(wg_report_profile(r)));
 	ck_assert_str_eq(wg_report_path(r), path);
+	/* the target as the document gives it */
+	wg_target_info ti = WG_TARGET_INFO_INIT;
+	ck_assert_int_eq(wg_target_get_info(&ti, t), WG_OK);
+	json_t *jt = json_object_get(j, "target");
+	char ver[32];
+	snprintf(ver, sizeof(ver), "%u.%u", ti.python_major, ti.python_minor);
+	eq_str("python", path, ti.python_major ? ver : NULL, json_object_get(jt, "python"));
+	snprintf(ver, sizeof(ver), "%u.%u", ti.cuda_major, ti.cuda_minor);
+	eq_str("cuda", path, ti.cuda_major ? ver : NULL, json_object_get(jt, "cuda"));
+	eq_str("torch", path, ti.torch, json_object_get(jt, "torch"));
+	json_t *abi = json_object_get(jt, "cxx11abi");
+	ck_assert_int_eq(ti.cxx11abi, json_is_null(abi) ? -1 : json_is_true(abi));
+	ck_assert_uint_eq(wg_target_gpu_count(t), json_array_size(json_object_get(jt, "gpus")));
+	ck_assert_int_eq(ti.gpu_auto, json_object_get(jt, "gpu_auto") != NULL);
 	wg_counts_info c = WG_COUNTS_INFO_INIT;
 	ck_assert_int_eq(wg_report_counts(&c, r), WG_OK);
 	size_t total = 0, more_total = 0;
@@ -405,7 +419,7 @@ static void each_fixture(uint32_t max_rule_findings, size_t *nfindings, size_t *
 			wg_scan_record_target rt[3];
 			for (size_t t = 0; t < ntg; t++)
 				rt[t] = (wg_scan_record_target){WG_SCAN_RECORD_TARGET_VERSION, tg[t].name,
-								tg[t].target, tg[t].rep};
+								tg[t].target, tg[t].rep, NULL};
 			wg_scan_record rec = WG_SCAN_RECORD_INIT;
 			rec.path = l.paths[i];
 			rec.scan = scan;
@@ -457,6 +471,19 @@ static void each_fixture(uint32_t max_rule_findings, size_t *nfindings, size_t *
 			}
 			wg_scanrec_target_info ti = WG_SCANREC_TARGET_INFO_INIT;
 			ck_assert_int_eq(wg_scanrec_target(&ti, back, ntg), WG_ENOTFOUND);
+			/* a target's own fail-on over the record's */
+			wg_severity own = fo == WG_SEV_INFO ? WG_SEV_ERROR : WG_SEV_INFO;
+			rt[0].fail_on = &own;
+			char *line2 = NULL;
+			wg_scanrec *back2 = NULL;
+			ck_assert_int_eq(wg_scan_record_format(&line2, &rec), WG_OK);
+			ck_assert_int_eq(wg_scanrec_parse(&back2, line2, strlen(line2)), WG_OK);
+			ck_assert_int_eq(wg_scanrec_target(&ti, back2, 0), WG_OK);
+			ck_assert_int_eq(ti.verdict, wg_report_verdict(tg[0].rep, own));
+			ck_assert_int_eq(wg_scanrec_target(&ti, back2, 1), WG_OK);
+			ck_assert_int_eq(ti.verdict, wg_report_verdict(tg[1].rep, fo));
+			wg_scanrec_free(back2);
+			wg_free(line2);
 			json_decref(jr);
 			wg_scanrec_free(back);
 			wg_free(got);

@@ -111,7 +111,9 @@ WG_API int wg_scan_record_format(char **out, const wg_scan_record *rec)
 						      : json_null());
 	json_t *targets = json_array();
 	for (size_t t = 0; targets && t < rec->ntargets; t++)
-		json_array_append_new(targets, target_entry(&rec->targets[t], rec->fail_on));
+		json_array_append_new(targets, target_entry(&rec->targets[t],
+			rec->targets[t].version >= 2 && rec->targets[t].fail_on ? *rec->targets[t].fail_on
+										: rec->fail_on));
 	json_object_set_new(r, "targets", targets);
 	json_object_set_new(r, "facts", jstr(rec->facts));
 	json_object_set_new(r, "seconds", json_real(rec->seconds));
