@@ -25,23 +25,25 @@ int cmd_audit(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 
 /** A command built on check's machinery (cmd_check.c: options, configuration, target,
- * threads, report formats, exit status) with inputs of its own: `wheelgate audit`. */
+ * threads, report formats, exit status) with inputs of its own: `wheelgate audit`. Each
+ * callback is given payload, the command's own state. */
 typedef struct check_command {
 	const char *name; /* "wheelgate audit", in messages */
 	void (*help)(FILE *f);
 	/** The inputs (*paths and each of them malloc'd) from the environment opened once;
 	 * only: --only's names. -1 to go on, else the exit status (the message printed). */
 	int (*inputs)(char ***paths, size_t *n, const wg_env *env, const char *const *only,
-		      size_t nonly, bool quiet);
+		      size_t nonly, bool quiet, void *payload);
 	/** The name an input's report goes by (malloc'd), from its scan (NULL when it could not
 	 * be read) or its path; NULL: its path. Called on any thread. */
-	char *(*label)(const wg_scan *scan, const char *path);
+	char *(*label)(const wg_scan *scan, const char *path, void *payload);
 	/** What was treated differently for an input (malloc'd, one line), or NULL: printed
 	 * after its report in text, on stderr beside JSON and SARIF. Called on any thread. */
-	char *(*note)(const wg_scan *scan);
+	char *(*note)(const wg_scan *scan, void *payload);
 	/** The distributions seen but not checked (audit: *.egg-info), each with why; NULL: none.
 	 * Listed in JSON as "not_audited" and counted in its summary. */
-	size_t (*not_checked)(const char *const **paths, const char *const **why);
+	size_t (*not_checked)(const char *const **paths, const char *const **why, void *payload);
+	void *payload;
 } check_command;
 int check_main(int argc, char **argv, const check_command *cmd);
 /** The options check and the commands built on it share, for their --help. */

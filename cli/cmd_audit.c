@@ -62,39 +62,44 @@ static void dist_name(char *out, size_t n, const char *path)
 		out[0] = '\0';
 }
 
-/* The distributions not audited (their paths), for the JSON document; freed by cmd_audit. */
-static char **eggs_seen;
-static const char **eggs_why;
-static size_t neggs;
+/* audit's state, the payload of its callbacks: the distributions not audited (their paths),
+ * for the JSON document; freed by cmd_audit. */
+typedef struct {
+	char **eggs_seen;
+	const char **eggs_why;
+	size_t neggs;
+} audit_state;
 static const char egg_why[] = "an .egg-info has no RECORD of the files it installed";
 
-static size_t not_checked(const char *const **paths, const char *const **why)
+static size_t not_checked(const char *const **paths, const char *const **why, void *payload)
 {
-	*paths = (const char *const *)eggs_seen;
-	*why = eggs_why;
-	return neggs;
+	audit_state *st = payload;
+	*paths = (const char *const *)st->eggs_seen;
+	*why = st->eggs_why;
+	return st->neggs;
 }
 
-static void keep_egg(const char *dir, const char *name)
+static void keep_egg(audit_state *st, const char *dir, const char *name)
 {
-	char **p = realloc(eggs_seen, (neggs + 1) * sizeof(*p));
+	char **p = realloc(st->eggs_seen, (st->neggs + 1) * sizeof(*p));
 	if (p)
-		eggs_seen = p;
-	const char **w = p ? realloc(eggs_why, (neggs + 1) * sizeof(*w)) : NULL;
+		st->eggs_seen = p;
+	const char **w = p ? realloc(st->eggs_why, (st->neggs + 1) * sizeof(*w)) : NULL;
 	if (w)
-		eggs_why = w;
+		st->eggs_why = w;
 	size_t n = strlen(dir) + strlen(name) + 2;
 	char *path = w ? malloc(n) : NULL;
 	if (!path)
 		return; /* out of memory: named on stderr, not in the document */
 	snprintf(path, n, "%s/%s", dir, name);
-	eggs_seen[neggs] = path;
-	eggs_why[neggs++] = egg_why;
+	st->eggs_seen[st->neggs] = path;
+	st->eggs_why[st->neggs++] = egg_why;
 }
 
 /* The *.egg-info distributions of the site directories the environment's distributions live
  * in (and its site-packages): named, not audited (no RECORD lists their files). */
-static size_t egg_infos(const wg_env *env, const char *site, size_t total, bool quiet)
+static size_t egg_infos(audit_state *st, const wg_env *env, const char *site, size_t total,
+			bool quiet)
 {
 	char **dirs = calloc(total + 1, sizeof(*dirs));
 	size_t nd = 0, eggs = 0;
@@ -123,7 +128,7 @@ static size_t egg_infos(const wg_env *env, const char *site, size_t total, bool 
 		while (dh && (e = readdir(dh)))
 			if (wg_has_suffix_cli(e->d_name, ".egg-info") && e->d_name[0] != '.') {
 				eggs++;
-				keep_egg(d, e->d_name);
+				keep_egg(st, d, e->d_name);
 				if (!quiet)
 					fprintf(stderr, "wheelgate audit: %s/%s: not audited: %s\n",
 						esc(d), esc(e->d_name), egg_why);
@@ -138,7 +143,7 @@ static size_t egg_infos(const wg_env *env, const char *site, size_t total, bool 
 }
 
 static int inputs(char ***paths, size_t *n, const wg_env *env, const char *const *only,
-		  size_t nonly, bool quiet)
+		  size_t nonly, bool quiet, void *payload)
 {
 	size_t total = wg_env_list_count(env, WG_ENV_DISTRIBUTIONS);
 	bool *used = calloc(nonly ? nonly : 1, sizeof(*used));
@@ -180,7 +185,8 @@ static int inputs(char ***paths, size_t *n, const wg_env *env, const char *const
 			status = EXIT_USAGE;
 		}
 	free(used);
-	size_t eggs = status < 0 && nonly == 0 ? egg_infos(env, ei.site_packages, total, quiet) : 0;
+	size_t eggs = status < 0 && nonly == 0
+			      ? egg_infos(payload, env, ei.site_packages, total, quiet) : 0;
 	if (status < 0 && !quiet) {
 		char torch[128] = "no torch", more[96] = "";
 		if (ei.torch_version)
@@ -199,8 +205,9 @@ static int inputs(char ***paths, size_t *n, const wg_env *env, const char *const
 }
 
 /* "flash-attn 2.8.3" from METADATA, else the dist-info directory's name. */
-static char *label(const wg_scan *scan, const char *path)
+static char *label(const wg_scan *scan, const char *path, void *payload)
 {
+	(void)payload;
 	const char *name = scan ? wg_wheel_get(scan, WG_WHEEL_META_NAME) : NULL;
 	const char *version = scan ? wg_wheel_get(scan, WG_WHEEL_META_VERSION) : NULL;
 	char *out = NULL;
@@ -215,8 +222,9 @@ static char *label(const wg_scan *scan, const char *path)
 }
 
 /* What a system's packaging changed and the report therefore treats differently. */
-static char *note(const wg_scan *scan)
+static char *note(const wg_scan *scan, void *payload)
 {
+	(void)payload;
 	if (!wg_scan_is_repackaged(scan))
 		return NULL;
 	size_t rewritten = 0, n = wg_scan_member_count(scan);
@@ -247,12 +255,13 @@ static char *note(const wg_scan *scan)
 
 int cmd_audit(int argc, char **argv)
 {
-	static const check_command audit = {"wheelgate audit", help, inputs, label, note,
-					    not_checked};
+	audit_state st = {0};
+	const check_command audit = {"wheelgate audit", help, inputs, label, note, not_checked,
+				     &st};
 	int status = check_main(argc, argv, &audit);
-	for (size_t i = 0; i < neggs; i++)
-		free(eggs_seen[i]);
-	free(eggs_seen);
-	free(eggs_why);
+	for (size_t i = 0; i < st.neggs; i++)
+		free(st.eggs_seen[i]);
+	free(st.eggs_seen);
+	free(st.eggs_why);
 	return status;
 }

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "helper.h"
+#include "yamlfile.h"
 #include "wheelgate.h"
 
 static int push(char **list, size_t *n, const char *v)
@@ -204,23 +205,25 @@ static int yaml_ignores(cli_config *cfg, yaml_document_t *doc, yaml_node_t *v, c
 int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size_t errlen)
 {
 	*found = 0;
-	int rc;
-	FILE *f = open_config(path, err, errlen, &rc);
-	if (!f)
-		return rc;
-	*found = 1;
-	yaml_parser_t p;
 	yaml_document_t doc;
-	yaml_parser_initialize(&p);
-	yaml_parser_set_input_file(&p, f);
-	rc = 0;
-	if (!yaml_parser_load(&p, &doc)) {
-		snprintf(err, errlen, "%s:%zu:%zu: %s", path, p.problem_mark.line + 1,
-			 p.problem_mark.column + 1, p.problem ? p.problem : "invalid YAML");
-		yaml_parser_delete(&p);
-		fclose(f);
+	yaml_file_error ye;
+	const yaml_file_options yo = {0, false, false};
+	if (yaml_file_load(&doc, path, &yo, NULL, &ye) < 0) {
+		if (ye.errnum == ENOENT)
+			return 0;
+		*found = !ye.errnum;
+		if (ye.errnum)
+			snprintf(err, errlen, "%s: %s", path,
+				 ye.errnum == EINVAL ? "not a regular file" : strerror(ye.errnum));
+		else if (ye.problem[0])
+			snprintf(err, errlen, "%s:%zu:%zu: %s", path, ye.problem_line,
+				 ye.problem_column, ye.problem);
+		else
+			snprintf(err, errlen, "%s: %s", path, ye.msg);
 		return -1;
 	}
+	*found = 1;
+	int rc = 0;
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (root && root->type != YAML_MAPPING_NODE) {
 		snprintf(err, errlen, "%s:%zu:%zu: expected a mapping of options", path,
@@ -256,8 +259,6 @@ int cfg_read_yaml(cli_config *cfg, const char *path, int *found, char *err, size
 				 k ? k->start_mark.line + 1 : 0, k ? k->start_mark.column + 1 : 0, key);
 	}
 	yaml_document_delete(&doc);
-	yaml_parser_delete(&p);
-	fclose(f);
 	if (!rc)
 		cfg->source = strdup(path);
 	return rc;

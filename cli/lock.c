@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 
 #include "cli.h"
+#include "digest.h"
 #include "helper.h"
 #include "lock.h"
 
@@ -403,33 +403,6 @@ static int file_url_path(const char *url, char *out, size_t n, char *err, size_t
 	return 0;
 }
 
-static int sha256_fd(int fd, char hex[65])
-{
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
-	unsigned char buf[1 << 16], md[32];
-	unsigned mdlen = 0;
-	off_t off = 0;
-	int rc = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1 ? 0 : -1;
-	while (rc == 0) {
-		ssize_t r = pread(fd, buf, sizeof(buf), off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			rc = -1;
-		if (r <= 0)
-			break;
-		off += r;
-		if (EVP_DigestUpdate(c, buf, (size_t)r) != 1)
-			rc = -1;
-	}
-	if (rc == 0 && EVP_DigestFinal_ex(c, md, &mdlen) != 1)
-		rc = -1;
-	EVP_MD_CTX_free(c);
-	for (unsigned i = 0; rc == 0 && i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	return rc;
-}
-
 /* The wheel open (*fd), or -1 with why in err. where: the path or URL, for messages. */
 static int open_wheel(const lwheel *w, const char *lockdir, const lock_options *o, int *fd,
 		      char *err, size_t errlen)
@@ -575,7 +548,7 @@ static int one_package(lock_input **in, size_t *n, const lpkg *p, const tagset *
 	if (fstat(fd, &st) != 0 || (w->size >= 0 && st.st_size != w->size)) {
 		snprintf(err, sizeof(err), "%s: %s: %lld bytes, the lock says %lld: not read",
 			 p->name, where, (long long)st.st_size, w->size);
-	} else if (w->sha256 && sha256_fd(fd, hex) < 0) {
+	} else if (w->sha256 && sha256_fd(fd, hex, NULL) < 0) {
 		snprintf(err, sizeof(err), "%s: %s: cannot be read to hash it", p->name, where);
 	} else if (w->sha256 && strcasecmp(hex, w->sha256)) {
 		snprintf(err, sizeof(err), "%s: %s: sha256 mismatch: the lock says %s, the file has "

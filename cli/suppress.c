@@ -2,6 +2,7 @@
  * Per-input ignores and the baseline (suppress.h), read and written with jansson.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <jansson.h>
@@ -168,87 +169,65 @@ void suppress_free(suppress *s)
 	free(s);
 }
 
-static const char *jstr(json_t *o, const char *k)
+/* A known finding of the baseline, remembered. */
+static int known_one(const char *input, const char *rule, const char *member, const char *symbol,
+		     void *payload)
 {
-	return json_string_value(json_object_get(o, k));
+	suppress *s = payload;
+	return key_push(&s->known, &s->nknown, &s->capknown, rule, input, member, symbol) < 0
+		       ? WG_ENOMEM : 0;
 }
 
 int suppress_load_baseline(suppress *s, const char *path, char *err, size_t errlen)
 {
-	json_error_t je;
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		snprintf(err, errlen, "--baseline: %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (fseek(f, 0, SEEK_END) != 0 || ftell(f) < 0 || (unsigned long)ftell(f) > BASELINE_MAX) {
+	long size;
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+	    (unsigned long)size > BASELINE_MAX) {
 		snprintf(err, errlen, "--baseline: %s: not a regular file of at most %u bytes", path,
 			 BASELINE_MAX);
 		fclose(f);
 		return -1;
 	}
 	rewind(f);
-	json_t *j = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+	char *text = malloc((size_t)size + 1);
+	size_t got = text ? fread(text, 1, (size_t)size, f) : 0;
+	bool rerr = ferror(f);
 	fclose(f);
-	if (!j) {
-		snprintf(err, errlen, "--baseline: %s:%d:%d: %s", path, je.line, je.column, je.text);
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	const char *schema = jstr(j, "schema");
-	int rc = 0;
-	if (schema && !strcmp(schema, BASELINE_SCHEMA) && json_is_array(json_object_get(j, "findings"))) {
-		size_t i;
-		json_t *x;
-		json_array_foreach(json_object_get(j, "findings"), i, x) {
-			if (!jstr(x, "rule") || !jstr(x, "input")) {
-				snprintf(err, errlen, "--baseline: %s: finding %zu: needs 'rule' and "
-					 "'input' strings", path, i + 1);
-				rc = -1;
-				break;
-			}
-			if ((rc = key_push(&s->known, &s->nknown, &s->capknown, jstr(x, "rule"),
-					   jstr(x, "input"), jstr(x, "member"), jstr(x, "symbol"))) < 0)
-				snprintf(err, errlen, "out of memory");
-			if (rc)
-				break;
-		}
-	} else if (schema && !strcmp(schema, "wheelgate.check/1") &&
-		   json_is_array(json_object_get(j, "inputs"))) {
-		size_t i, k;
-		json_t *in, *x;
-		json_array_foreach(json_object_get(j, "inputs"), i, in) {
-			const char *p = jstr(in, "path");
-			json_array_foreach(json_object_get(in, "findings"), k, x) {
-				if (!p || !jstr(x, "rule")) {
-					snprintf(err, errlen, "--baseline: %s: input %zu: a finding without "
-						 "its input's path or its rule", path, i + 1);
-					rc = -1;
-				} else if (key_push(&s->known, &s->nknown, &s->capknown, jstr(x, "rule"),
-						    p, jstr(x, "member"), jstr(x, "symbol")) < 0) {
-					snprintf(err, errlen, "out of memory");
-					rc = -1;
-				}
-				if (rc)
-					break;
-			}
-			if (rc)
-				break;
-		}
-	} else {
-		snprintf(err, errlen, "--baseline: %s: neither a baseline (\"schema\": \"%s\", "
-			 "from --write-baseline) nor a report (--format json)", path, BASELINE_SCHEMA);
-		rc = -1;
+	if (rerr) {
+		snprintf(err, errlen, "--baseline: %s: %s", path, strerror(errno));
+		free(text);
+		return -1;
 	}
-	if (rc == 0) {
-		size_t n = strlen(path) + 64;
-		free(s->why);
-		if ((s->why = malloc(n)))
-			snprintf(s->why, n, "a known finding: in the baseline %s (--baseline)", path);
-		else
-			rc = -1, snprintf(err, errlen, "out of memory");
+	/* the library reads its reports (and the baselines written below) back */
+	int rc = wg_known_findings_read(text, got, known_one, s);
+	free(text);
+	if (rc == WG_ENOMEM) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
-	json_decref(j);
-	return rc;
+	if (rc < 0) {
+		const char *m = wg_error_last();
+		snprintf(err, errlen, "--baseline: %s:%s%s", path, isdigit((unsigned char)m[0]) ? ""
+									      : " ", m);
+		return -1;
+	}
+	size_t n = strlen(path) + 64;
+	free(s->why);
+	if (!(s->why = malloc(n))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	snprintf(s->why, n, "a known finding: in the baseline %s (--baseline)", path);
+	return 0;
 }
 
 int suppress_check_rules(const suppress *s, const wg_ruleset *rs, char *err, size_t errlen)

@@ -15,6 +15,7 @@
 
 #include <yaml.h>
 
+#include "../yamlfile.h"
 #include "serve.h"
 
 /* A config is a page of settings: anything larger is a mistake. */
@@ -521,117 +522,30 @@ static int load_root(loader *L, serve_config *cfg, const yaml_node_t *root)
 	return 0;
 }
 
-/* Aliases (*name) would let a small file expand into a large tree: refused, as in rule files.
- * A syntax error is left for yaml_parser_load to report. */
-static int refuse_aliases(loader *L, const unsigned char *text, size_t len)
-{
-	yaml_parser_t p;
-	yaml_event_t ev;
-	int rc = 0;
-	if (!yaml_parser_initialize(&p))
-		return fail(L, NULL, "out of memory");
-	yaml_parser_set_input_string(&p, text, len);
-	for (;;) {
-		if (!yaml_parser_parse(&p, &ev))
-			break;
-		yaml_event_type_t t = ev.type;
-		if (t == YAML_ALIAS_EVENT) {
-			yaml_node_t at = {0};
-			at.start_mark = ev.start_mark;
-			rc = fail(L, &at, "aliases (*name) are not allowed here: write the value out");
-		}
-		yaml_event_delete(&ev);
-		if (rc < 0 || t == YAML_STREAM_END_EVENT)
-			break;
-	}
-	yaml_parser_delete(&p);
-	return rc;
-}
-
 int config_load(serve_config *cfg, const char *path, char *err, size_t errlen)
 {
 	loader L = {.path = path, .err = err, .errlen = errlen};
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s:1:1: %s", esc(path), strerror(errno));
-		return -1;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return fail(&L, NULL, "not a regular file");
-	}
-	if (st.st_size > (off_t)CONFIG_MAX) {
-		close(fd);
-		return fail(&L, NULL, "%lld bytes: a config is at most %u bytes",
-			    (long long)st.st_size, CONFIG_MAX);
-	}
-	unsigned char *text = malloc((size_t)st.st_size + 1);
-	size_t got = 0;
-	while (text && got < (size_t)st.st_size) {
-		ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	int e = errno;
-	close(fd);
-	if (!text)
-		return fail(&L, NULL, "out of memory");
-	if (got != (size_t)st.st_size) {
-		free(text);
-		return fail(&L, NULL, "cannot read: %s", got ? "it changed while read" : strerror(e));
-	}
-	if (refuse_aliases(&L, text, got) < 0) {
-		free(text);
-		return -1;
-	}
-	yaml_parser_t p;
+	/* a page of settings, one document, no aliases (a small file may not expand) */
+	const yaml_file_options yo = {CONFIG_MAX, true, true};
+	yaml_file_error ye;
 	yaml_document_t doc;
-	if (!yaml_parser_initialize(&p)) {
-		free(text);
-		return fail(&L, NULL, "out of memory");
-	}
-	yaml_parser_set_input_string(&p, text, got);
-	if (!yaml_parser_load(&p, &doc)) {
-		const yaml_mark_t *m = p.problem_mark.line || p.problem_mark.column ? &p.problem_mark
-										    : &p.context_mark;
-		yaml_node_t at = {0};
-		at.start_mark = *m;
-		fail(&L, &at, "%s%s%s", p.problem ? p.problem : "invalid YAML",
-		     p.context ? " " : "", p.context ? p.context : "");
-		yaml_parser_delete(&p);
-		free(text);
+	unsigned mode = 0;
+	if (yaml_file_load(&doc, path, &yo, &mode, &ye) < 0) {
+		snprintf(err, errlen, "%s:%zu:%zu: %s", esc(path), ye.line ? ye.line : 1,
+			 ye.line ? ye.column : 1, ye.msg);
 		return -1;
 	}
 	L.doc = &doc;
 	int rc = 0;
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
-	if (root) {
-		/* One document: a second one is a mistake (two configs pasted together?). */
-		yaml_document_t more;
-		if (!yaml_parser_load(&p, &more)) {
-			rc = fail(&L, NULL, "invalid YAML after the first document");
-		} else {
-			yaml_node_t *r2 = yaml_document_get_root_node(&more);
-			if (r2)
-				rc = fail(&L, r2, "a second YAML document: a config is one mapping");
-			yaml_document_delete(&more);
-		}
-		if (rc == 0)
-			rc = root->type == YAML_SCALAR_NODE && !*scalar(root)
-				? 0 : load_root(&L, cfg, root);
-	}
+	if (root)
+		rc = root->type == YAML_SCALAR_NODE && !*scalar(root) ? 0 : load_root(&L, cfg, root);
 	/* An empty file sets nothing. */
 	yaml_document_delete(&doc);
-	yaml_parser_delete(&p);
-	free(text);
-	if (rc == 0 && L.has_token && (st.st_mode & (S_IRGRP | S_IROTH)))
+	if (rc == 0 && L.has_token && (mode & (S_IRGRP | S_IROTH)))
 		fprintf(stderr, "wheelgate serve: warning: %s holds a token and is readable by others "
 			"(mode %03o): chmod 600 it, or use token_file\n", esc(path),
-			(unsigned)(st.st_mode & 0777));
+			mode & 0777);
 	return rc;
 }
 

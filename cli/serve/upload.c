@@ -13,8 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include <openssl/evp.h>
 
+#include "../digest.h"
 #include "serve.h"
 
 #define FIELD_MAX 256 /* the small fields kept: :action, sha256_digest, name, version... */
@@ -180,17 +180,6 @@ static bool is_hex64(const char *s)
 	for (size_t i = 0; i < 64; i++)
 		if (!isxdigit((unsigned char)s[i]))
 			return false;
-	return true;
-}
-
-static bool sha256_hex(const unsigned char *buf, size_t len, char out[65])
-{
-	unsigned char md[32];
-	unsigned int n = 0;
-	if (!EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL) || n != 32)
-		return false;
-	for (unsigned i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
 	return true;
 }
 
@@ -446,7 +435,7 @@ enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r)
 		if (!is_hex64(u->sha256))
 			return refuse_msg(c, r, "wheelgate: sha256_digest is not 64 hex digits; "
 					  "nothing was uploaded\n");
-		if (!sha256_hex(content, clen, have))
+		if (!sha256_buffer(content, clen, have))
 			return serve_answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 						 "wheelgate serve: SHA-256 failed\n");
 		if (strcasecmp(have, u->sha256)) {

@@ -1165,6 +1165,15 @@ typedef struct wg_reports_doc {
 	  NULL, NULL, NULL, 0, NULL, NULL, 0 }
 WG_API int wg_reports_format_doc(char **out, const wg_reports_doc *doc);
 
+/** Each finding a JSON document holds, to fn (path: its input's; member and symbol NULL where
+ * absent): a report (wheelgate.check/1, --format json) or a baseline (wheelgate.baseline/1,
+ * --write-baseline). A non-zero return of fn stops the reading and is returned; WG_EFORMAT
+ * (wg_error_last(): "LINE:COL: ..." for broken JSON) for anything else. */
+typedef int (*wg_known_finding_fn)(const char *path, const char *rule, const char *member,
+				   const char *symbol, void *payload);
+WG_API int wg_known_findings_read(const char *json, size_t len, wg_known_finding_fn fn,
+				  void *payload);
+
 /* ---- wheelgate.scan/1: one JSON Lines record per input (docs/scan.md) ---- */
 
 /** One target an input is judged for: an item of the record's "targets". */
