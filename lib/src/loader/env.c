@@ -524,17 +524,6 @@ static void loader_roots(wg_env *e, const char *prefix)
 		add_root(e, e->lib_dirs.v[i]);
 }
 
-bool wg_env_allows(const wg_env *e, const char *dir)
-{
-	for (size_t i = 0; i < e->roots.n; i++) {
-		const char *r = e->roots.v[i];
-		size_t n = strlen(r);
-		if (!strncmp(dir, r, n) && (dir[n] == '\0' || dir[n] == '/' || (n == 1 && r[0] == '/')))
-			return true;
-	}
-	return false;
-}
-
 static int wg_env_open_impl(wg_env **out, wg_scanner *sc, const char *path, const wg_env_options *o)
 {
 	wg_env_options def = WG_ENV_OPTIONS_INIT;
@@ -777,6 +766,21 @@ WG_API int wg_env_fill_target(wg_env *e, wg_target *t)
 		t->cxx11abi = e->torch_cxx11abi;
 	t->env = e;
 	return WG_OK;
+}
+
+/* The target's environment (the model's wg_target, filled here: the loader comes after the
+ * model, so the target is told of its environment by the loader, never the other way). */
+WG_API int wg_target_set_env(wg_target *t, wg_env *env)
+{
+	if (!t) {
+		wg_set_error(WG_ERROR_CLASS_INVALID, WG_EINVAL, "wg_target_set_env: no target");
+		return WG_EINVAL;
+	}
+	if (!env) {
+		t->env = NULL;
+		return WG_OK;
+	}
+	return wg_env_fill_target(env, t);
 }
 
 WG_API int wg_env_to_json(char **out, const wg_env *e)
