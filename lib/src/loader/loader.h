@@ -3,7 +3,8 @@
  * the loader needs of each shared library (libindex.c), read without a scan (library_read.c),
  * and its on-disk cache (libcache.c), the simulated loader (resolve.c), and an install judged
  * before it happens (install.c makes the plan, plan.c answers from it). A target is filled
- * from an environment here (wg_env_fill_target, wg_target_set_env): the model comes first.
+ * from an environment here (env_info.c: wg_env_fill_target, wg_target_set_env): the model
+ * comes first.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_LOADER_H

@@ -2,7 +2,7 @@
  * model/: what the facts mean for a target: the GPU compatibility model and the local GPUs
  * (gpu_compat.c), the install target (target.c), symbol version names (symver.c), the system
  * runtime versions (sysver.c) and the platform policies (policy.c). The target's environment
- * is the loader's to fill (loader/env.c: wg_target_set_env).
+ * is the loader's to fill (loader/env_info.c: wg_target_set_env).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_MODEL_H
