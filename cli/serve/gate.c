@@ -36,18 +36,6 @@ struct serve_gate {
 
 static _Thread_local int this_slot = -1;
 
-unsigned long long serve_rss_bytes(void)
-{
-	FILE *f = fopen("/proc/self/statm", "re");
-	unsigned long long size = 0, res = 0;
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &size, &res) != 2)
-		res = 0;
-	fclose(f);
-	long page = sysconf(_SC_PAGESIZE);
-	return res * (unsigned long long)(page > 0 ? page : 4096);
-}
 
 int gate_new(serve_gate **out, const serve_config *cfg)
 {

@@ -308,3 +308,10 @@ char *metrics_render(serve_metrics *m, int in_flight)
 	}
 	return out;
 }
+
+/* A connection answered without a request read (503 at admission): counted, logged. */
+void serve_log_refused(server *s, int status)
+{
+	metrics_observe(s->metrics, EP_NONE, status, NULL, NULL, 0, 0);
+	serve_log_line("(not read)", "(not read)", status, 0, 0, NULL, NULL, true, 0, "admission");
+}

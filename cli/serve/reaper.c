@@ -180,27 +180,6 @@ unsigned long reaper_closed(serve_reaper *rp)
 	return rp ? atomic_load(&rp->closed) : 0;
 }
 
-/* The client's address as the per-client limit counts it: IPv4 (as a mapped IPv6 address),
- * or the /64 of an IPv6 address (one host usually holds a whole /64). */
-void serve_client_key(struct MHD_Connection *c, unsigned char key[16])
-{
-	memset(key, 0, 16);
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-	if (!sa)
-		return;
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-		key[10] = key[11] = 0xff;
-		memcpy(key + 12, &in->sin_addr, 4);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-		memcpy(key, &in6->sin6_addr, 16);
-		if (!IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-			memset(key + 8, 0, 8);
-	}
-}
 
 /* Whether c may be closed to make room: still sending its headers (a new connection, or an
  * idle one between requests), or sending its body under the minimum rate. */

@@ -3,7 +3,7 @@
  *   main.c     options, the config, the daemon, signals: the drain and the reload
  *   config.c   the YAML config file (the same settings as the flags), the fleet of targets,
  *              the generations a reload swaps
- *   http.c     the router: endpoints, the token, the access log, answers
+ *   http.c     the router: endpoints, the token, the access log
  *   body.c     request bodies: held in memory while small, spooled to an unlinked file after
  *   judge.c    a wheel's bytes checked for the request's or the fleet's targets
  *   upload.c   the upload gate: the upload protocol's multipart body, checked, then forwarded
@@ -12,6 +12,10 @@
  *   metrics.c  GET /metrics (Prometheus text)
  *   reaper.c   connections: slow ones closed, room made or refused past the limits
  *   gate.c     checks at once, the queue waiting for them, memory handed back after
+ *   util.c     what the others share and that calls none of them: answers, escapes, the
+ *              access-log line, the client's key, resident memory
+ * No two files call each other in a circle (tests/stages/check_stages.py): a helper two
+ * files share goes into util.c.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_SERVE_H
@@ -195,7 +199,7 @@ void serve_verdict_clear(serve_verdict *v);
 wg_scanner *serve_scanner(server *s);
 int serve_scanner_key(server *s);
 
-/* http.c */
+/* util.c: shared by the others, calling none of them */
 enum MHD_Result serve_answer(struct MHD_Connection *c, request *r, unsigned int status,
 			     const char *type, const char *body, size_t len);
 enum MHD_Result serve_answer_text(struct MHD_Connection *c, request *r, unsigned int status,
@@ -213,6 +217,18 @@ int serve_answer_raw(struct MHD_Connection *c, request *r, unsigned int status,
 /* MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd's messages on stderr, but for the close that
  * follows an answer written by serve_answer_raw (not an error). */
 void serve_mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* A thread-safe copy of esc(): text from a request made safe for a log or a message. */
+char *serve_esc(const char *s);
+/* One access-log line (stdout, JSON). */
+void serve_log_line(const char *method, const char *path, int status, uint64_t bytes,
+		    double secs, const char *verdict, const char *rules, bool done,
+		    int upstream_status, const char *by);
+/* The client's address as the limits count it: IPv4 mapped into IPv6, or an IPv6 /64. */
+void serve_client_key(struct MHD_Connection *c, unsigned char key[16]);
+/* The process's resident memory in bytes (0 when /proc cannot say). */
+unsigned long long serve_rss_bytes(void);
+
+/* http.c: the router */
 enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char *url,
 				 const char *method, const char *version, const char *data,
 				 size_t *data_size, void **con_cls);
@@ -221,8 +237,6 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 void *serve_on_uri(void *cls, const char *uri, struct MHD_Connection *c);
 void serve_on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			enum MHD_RequestTerminationCode toe);
-/* A thread-safe copy of esc(): text from a request made safe for a log or a message. */
-char *serve_esc(const char *s);
 
 /* upload.c: called with the whole body once it is in; answers the request. */
 enum MHD_Result upload_finish(server *s, struct MHD_Connection *c, request *r);
@@ -256,10 +270,9 @@ void metrics_closed(serve_metrics *m, serve_close_reason why);
 /* The gate's numbers for /metrics (m->gate is read by metrics_render). */
 void metrics_set_gate(serve_metrics *m, serve_gate *g);
 
-/* http.c: a connection answered without a request read (503 at admission): logged, counted. */
+/* metrics.c: a connection answered without a request read (503 at admission): logged,
+ * counted. */
 void serve_log_refused(server *s, int status);
-/* The client's address as the limits count it: IPv4 mapped into IPv6, or an IPv6 /64. */
-void serve_client_key(struct MHD_Connection *c, unsigned char key[16]);
 
 /* gate.c */
 int gate_new(serve_gate **out, const serve_config *cfg);
@@ -272,7 +285,6 @@ void gate_leave(server *s);
 wg_scanner *gate_scanner(server *s);
 void gate_stats(serve_gate *g, long *running, long *waiting, unsigned long long *refused,
 		unsigned long long *trims, unsigned long long *waited_ms);
-unsigned long long serve_rss_bytes(void);
 
 /* reaper.c: where a connection is, for the thread that closes slow ones. */
 typedef enum { CONN_HEADERS = 0, CONN_BODY = 1, CONN_BUSY = 2 } serve_conn_state;

@@ -34,32 +34,10 @@
 
 static pthread_mutex_t bfd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t bfd_once = PTHREAD_ONCE_INIT;
-/* What libbfd said last, captured instead of printed (guarded by bfd_lock). */
-static char bfd_said[512];
-
-static void on_bfd_error(const char *fmt, va_list ap)
-{
-	/* libbfd's own format has extensions (%pA, %pB) that vsnprintf does not know: keep the
-	 * text up to the first of them, which is enough to say what went wrong. */
-	char tmp[512];
-	const char *ext = strstr(fmt, "%p");
-	if (ext) {
-		size_t n = (size_t)(ext - fmt) < sizeof(tmp) - 1 ? (size_t)(ext - fmt) : sizeof(tmp) - 1;
-		memcpy(tmp, fmt, n);
-		tmp[n] = '\0';
-		snprintf(bfd_said, sizeof(bfd_said), "%s", tmp);
-		return;
-	}
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	vsnprintf(bfd_said, sizeof(bfd_said), fmt, ap);
-#pragma GCC diagnostic pop
-}
-
 static void init_bfd(void)
 {
 	bfd_init();
-	bfd_set_error_handler(on_bfd_error);
+	bfd_set_error_handler(wg_elf_bfd_on_error);
 }
 
 bool wg_is_elf(const uint8_t *data, size_t len)
@@ -143,13 +121,6 @@ static const char *type_name(int type)
 	case 4: return "core";
 	default: return "unknown";
 	}
-}
-
-const char *wg_elf_bfd_reason(void)
-{
-	if (bfd_said[0])
-		return bfd_said;
-	return bfd_errmsg(bfd_get_error());
 }
 
 /* The section table, kept for the readers that work on the raw bytes (fatbins). */
@@ -306,7 +277,7 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 	}
 	pthread_once(&bfd_once, init_bfd);
 	pthread_mutex_lock(&bfd_lock);
-	bfd_said[0] = '\0';
+	wg_elf_bfd_forget();
 	bfd_set_error(bfd_error_no_error);
 	bfd *abfd = bfd_openr_iovec(obj->path, NULL, mem_open, &m, mem_pread, mem_close, mem_stat);
 	if (!abfd) {
@@ -316,7 +287,7 @@ int wg_elf_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len, ui
 	if (!bfd_check_format(abfd, bfd_object)) {
 		/* A machine this libbfd has no backend for: read it with the generic ELF target. */
 		bfd_close(abfd);
-		bfd_said[0] = '\0';
+		wg_elf_bfd_forget();
 		bfd_set_error(bfd_error_no_error);
 		abfd = bfd_openr_iovec(obj->path, generic_target(data), mem_open, &m, mem_pread,
 				       mem_close, mem_stat);

@@ -5,11 +5,46 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #define WG_ERR_CLASS WG_ERROR_CLASS_ELF /* wg_seterr: what fails here */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "facts/elf_internal.h"
+
+/* What libbfd said last, captured instead of printed (guarded by bfd_lock). */
+static char bfd_said[512];
+
+void wg_elf_bfd_on_error(const char *fmt, va_list ap)
+{
+	/* libbfd's own format has extensions (%pA, %pB) that vsnprintf does not know: keep the
+	 * text up to the first of them, which is enough to say what went wrong. */
+	char tmp[512];
+	const char *ext = strstr(fmt, "%p");
+	if (ext) {
+		size_t n = (size_t)(ext - fmt) < sizeof(tmp) - 1 ? (size_t)(ext - fmt) : sizeof(tmp) - 1;
+		memcpy(tmp, fmt, n);
+		tmp[n] = '\0';
+		snprintf(bfd_said, sizeof(bfd_said), "%s", tmp);
+		return;
+	}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	vsnprintf(bfd_said, sizeof(bfd_said), fmt, ap);
+#pragma GCC diagnostic pop
+}
+
+const char *wg_elf_bfd_reason(void)
+{
+	if (bfd_said[0])
+		return bfd_said;
+	return bfd_errmsg(bfd_get_error());
+}
+
+void wg_elf_bfd_forget(void)
+{
+	bfd_said[0] = '\0';
+}
 
 static bool same_sym(const symview *x, const wg_sym *y)
 {

@@ -12,6 +12,7 @@
 /* bfd.h refuses to be included without these (it is meant for binutils' own build). */
 #define PACKAGE "wheelgate"
 #define PACKAGE_VERSION WG_VERSION_STRING
+#include <stdarg.h>
 #include <bfd.h>
 #include <elf.h>
 #include <libiberty/demangle.h>
@@ -99,7 +100,11 @@ typedef struct {
 } symview;
 
 /* elf.c: what libbfd said last (under its lock), or its error's text. */
+/* What libbfd said last (elf_bfd.c keeps it, under the lock of elf.c): libbfd's error
+ * handler, the text, and forgetting it before a call. */
+void wg_elf_bfd_on_error(const char *fmt, va_list ap);
 const char *wg_elf_bfd_reason(void);
+void wg_elf_bfd_forget(void);
 
 /* ---- elf_dynamic.c ---- */
 

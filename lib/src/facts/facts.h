@@ -3,7 +3,7 @@
  * an ELF object or a directory) with its members, objects, symbols, fatbins, problems and the
  * Python sources kept for the checks. Readers: the wheel (wheel.c, record.c), ELF (elf.c,
  * libbfd), CUDA fatbins (fatbin.c), symbol classes (symbol_class.c), Python extension names
- * (pyext.c), metadata headers, wheel filenames, RECORD (record_csv.c, libcsv), PEP 825
+ * (pyext.c), metadata headers, wheel filenames, RECORD verification (record.c), PEP 825
  * variant.json (variant.c, jansson) and Python imports
  * (pyimports.c).
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -249,18 +249,8 @@ typedef void (*wg_header_cb)(const char *key, const char *value, void *payload);
 /** Reads RFC 822 style "Key: value" headers up to the first blank line. */
 int wg_headers_parse(const char *text, size_t len, wg_arena *a, wg_header_cb cb, void *payload);
 
-/* ---- RECORD (record_csv.c: libcsv; record.c: verification) ---- */
+/* ---- RECORD verification (record.c; its CSV: input/record_csv.c) ---- */
 
-typedef struct {
-	const char *path, *algo, *digest;
-	int64_t size; /* -1 when empty */
-	bool used;
-} wg_record_row;
-
-int wg_record_parse(wg_vec *rows, wg_arena *a, const char *text, size_t len, wg_err *err);
-/** wg_record_parse that stops (WG_ELIMIT) at more than max_rows rows. */
-int wg_record_parse_max(wg_vec *rows, wg_arena *a, const char *text, size_t len, size_t max_rows,
-			wg_err *err);
 /** RECORD verification: every member against its row; orphans listed. */
 void wg_record_verify(wg_scan *scan, const char *name, const char *text, size_t len);
 /** Its two halves: RECORD's rows parsed and sorted (any thread, its own arena)... */

@@ -199,3 +199,74 @@ int wg_fb_parse_container(wg_object *obj, wg_arena *a, const span *s, uint64_t o
 	c->entry_count = entries->len - c->first_entry;
 	return WG_OK;
 }
+
+/* Sections by name and by offset, virtual addresses to file offsets, a container added to
+ * the object: what the walk here and loader_read (fatbin_loader.c) share. */
+const wg_section *wg_fb_section_named(const wg_object *o, const char *name)
+{
+	for (size_t i = 0; i < o->nsections; i++)
+		if (!strcmp(o->sections[i].name, name))
+			return &o->sections[i];
+	return NULL;
+}
+
+const wg_section *wg_fb_section_at(const wg_object *o, uint64_t off)
+{
+	for (size_t i = 0; i < o->nsections; i++) {
+		const wg_section *sec = &o->sections[i];
+		if (sec->has_contents && off >= sec->offset && off - sec->offset < sec->size)
+			return sec;
+	}
+	return NULL;
+}
+
+/* File offset of virtual address va; UINT64_MAX if it maps to none. */
+uint64_t wg_fb_va_to_offset(const addrmap *m, uint64_t va)
+{
+	if (m->seg) {
+		size_t lo = 0, hi = m->n; /* first segment above va */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (m->seg[mid].vaddr <= va)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = 0; k < 8 && lo > k; k++) {
+			const wg_segment *g = &m->seg[lo - 1 - k];
+			if (va - g->vaddr < g->filesz && g->offset <= UINT64_MAX - (va - g->vaddr))
+				return g->offset + (va - g->vaddr);
+		}
+		return UINT64_MAX;
+	}
+	const wg_object *o = m->o;
+	for (size_t i = 0; i < o->nsections; i++) {
+		const wg_section *sec = &o->sections[i];
+		if (sec->has_contents && sec->vma && va >= sec->vma && va - sec->vma < sec->size)
+			return sec->offset + (va - sec->vma);
+	}
+	return UINT64_MAX;
+}
+
+int wg_fb_add_container(wg_object *obj, wg_arena *a, const span *s, uint64_t off,
+			 const wg_section *sec, bool registered, bool strict, wg_err *err)
+{
+	wg_fatbin_container c = {0};
+	wg_vec *entries = &obj->fatbin_entries;
+	size_t before = entries->len, more_before = obj->fatbin_entries_more;
+	char where[128];
+	snprintf(where, sizeof(where), "section %s", sec ? sec->name : "(none)");
+	int rc = wg_fb_parse_container(obj, a, s, off, strict, where, &c, entries, err);
+	if (rc < 0) {
+		entries->len = before; /* drop what a failed container left */
+		obj->fatbin_entries_more = more_before;
+		return rc;
+	}
+	c.section = sec ? sec->name : NULL;
+	c.registered = registered;
+	wg_fatbin_container *slot = wg_vec_push(&obj->fatbin_containers);
+	if (!slot)
+		return wg_seterr(err, WG_ENOMEM, "out of memory");
+	*slot = c;
+	return WG_OK;
+}

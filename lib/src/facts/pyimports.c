@@ -30,33 +30,6 @@
 
 /* ---- modules from member names ---- */
 
-char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init)
-{
-	const char *p = member, *data = strstr(p, ".data/");
-	*is_init = false;
-	if (data && !memchr(p, '/', (size_t)(data - p))) {
-		p = data + 6;
-		if (wg_has_prefix(p, "purelib/") || wg_has_prefix(p, "platlib/"))
-			p += 8;
-		else
-			return NULL;
-	}
-	size_t n = strlen(p);
-	if (wg_has_suffix(p, "/__init__.py")) {
-		n -= 12;
-		*is_init = true;
-	} else if (wg_has_suffix(p, ".py")) {
-		n -= 3;
-	} else {
-		return NULL;
-	}
-	char *m = wg_arena_strndup(a, p, n);
-	for (char *q = m; q && *q; q++)
-		if (*q == '/')
-			*q = '.';
-	return m;
-}
-
 /* The member path below the install root (.data/purelib|platlib/ taken off), or NULL for
  * what is not installed into site-packages. */
 static const char *site_path(const char *member)
@@ -69,16 +42,6 @@ static const char *site_path(const char *member)
 		return NULL;
 	}
 	return member;
-}
-
-bool wg_pyi_identifier(const char *s, size_t n)
-{
-	if (!n || isdigit((unsigned char)s[0]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || (unsigned char)s[i] >= 0x80))
-			return false;
-	return true;
 }
 
 static int kind_put(wg_pyimports *im, const char *dotted, size_t n, int kind)
@@ -167,34 +130,6 @@ static int add_member_kinds(wg_pyimports *im, const char *member)
 	memcpy(dotted + start, file, stem);
 	int rc = anywhere_put(im, file, stem);
 	return rc < 0 ? rc : kind_put(im, dotted, start + stem, WG_PYMOD_MODULE);
-}
-
-/* The absolute module of `from .x import`: dots climb from the file's package. */
-char *wg_py_resolve_from(wg_arena *a, const char *pkg, const char *m, size_t ml)
-{
-	size_t dots = 0;
-	while (dots < ml && m[dots] == '.')
-		dots++;
-	if (!dots)
-		return wg_arena_strndup(a, m, ml);
-	char *b = wg_arena_strdup(a, pkg ? pkg : "");
-	for (size_t d = 1; d < dots && b && *b; d++) {
-		char *dot = strrchr(b, '.');
-		if (dot)
-			*dot = '\0';
-		else if (d + 1 < dots || ml > dots)
-			return wg_arena_strdup(a, ""); /* beyond the top-level package */
-		else
-			b[0] = '\0';
-	}
-	if (!b)
-		return NULL;
-	if (!*b && dots > 1)
-		return b;
-	if (ml == dots)
-		return b;
-	return *b ? wg_arena_printf(a, "%s.%.*s", b, (int)(ml - dots), m + dots)
-		  : wg_arena_strndup(a, m + dots, ml - dots);
 }
 
 /* The view of edge k. */

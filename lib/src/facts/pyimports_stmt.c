@@ -380,3 +380,70 @@ void wg_pyi_simple_stmts(reader *r, size_t i, size_t end, int ctx, bool module_s
 	}
 	simple_stmt(r, s, end, ctx, module_scope, def_scope);
 }
+
+/* Names: the module a member is, an identifier, the absolute module of a relative import
+ * (what the model in pyimports.c and the statements share). */
+char *wg_py_module_of(wg_arena *a, const char *member, bool *is_init)
+{
+	const char *p = member, *data = strstr(p, ".data/");
+	*is_init = false;
+	if (data && !memchr(p, '/', (size_t)(data - p))) {
+		p = data + 6;
+		if (wg_has_prefix(p, "purelib/") || wg_has_prefix(p, "platlib/"))
+			p += 8;
+		else
+			return NULL;
+	}
+	size_t n = strlen(p);
+	if (wg_has_suffix(p, "/__init__.py")) {
+		n -= 12;
+		*is_init = true;
+	} else if (wg_has_suffix(p, ".py")) {
+		n -= 3;
+	} else {
+		return NULL;
+	}
+	char *m = wg_arena_strndup(a, p, n);
+	for (char *q = m; q && *q; q++)
+		if (*q == '/')
+			*q = '.';
+	return m;
+}
+
+bool wg_pyi_identifier(const char *s, size_t n)
+{
+	if (!n || isdigit((unsigned char)s[0]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || (unsigned char)s[i] >= 0x80))
+			return false;
+	return true;
+}
+
+/* The absolute module of `from .x import`: dots climb from the file's package. */
+char *wg_py_resolve_from(wg_arena *a, const char *pkg, const char *m, size_t ml)
+{
+	size_t dots = 0;
+	while (dots < ml && m[dots] == '.')
+		dots++;
+	if (!dots)
+		return wg_arena_strndup(a, m, ml);
+	char *b = wg_arena_strdup(a, pkg ? pkg : "");
+	for (size_t d = 1; d < dots && b && *b; d++) {
+		char *dot = strrchr(b, '.');
+		if (dot)
+			*dot = '\0';
+		else if (d + 1 < dots || ml > dots)
+			return wg_arena_strdup(a, ""); /* beyond the top-level package */
+		else
+			b[0] = '\0';
+	}
+	if (!b)
+		return NULL;
+	if (!*b && dots > 1)
+		return b;
+	if (ml == dots)
+		return b;
+	return *b ? wg_arena_printf(a, "%s.%.*s", b, (int)(ml - dots), m + dots)
+		  : wg_arena_strndup(a, m + dots, ml - dots);
+}

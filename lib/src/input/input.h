@@ -1,7 +1,8 @@
 /*
- * input/: bytes in. The zip reader, files mapped into memory and the directory walk. The
- * sources (a path, an fd, a buffer with a name, a directory: source.c, walk.c) sniff what they
- * opened and hand it to the readers of facts/, so those two files include facts/facts.h.
+ * input/: bytes in. The zip reader (zip.c), the member sources (installed.c: a zip archive or
+ * an installed distribution's RECORD), RECORD's CSV (record_csv.c), files mapped into memory
+ * (map.c) and the directory walk (walk.c). Nothing here knows what the bytes mean: the scan
+ * dispatch of api/scan.c sniffs them and hands them to the readers of facts/.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_INPUT_H
@@ -116,7 +117,20 @@ const char *wg_installed_file(const wg_installed *d, size_t i, bool *regular);
 /** Whether path names a `*.dist-info` directory. */
 bool wg_is_dist_info(const char *path);
 
-/* ---- sources (source.c, walk.c) ---- */
+/* ---- RECORD's CSV (record_csv.c: libcsv) ---- */
+
+typedef struct {
+	const char *path, *algo, *digest;
+	int64_t size; /* -1 when empty */
+	bool used;
+} wg_record_row;
+
+int wg_record_parse(wg_vec *rows, wg_arena *a, const char *text, size_t len, wg_err *err);
+/** wg_record_parse that stops (WG_ELIMIT) at more than max_rows rows. */
+int wg_record_parse_max(wg_vec *rows, wg_arena *a, const char *text, size_t len, size_t max_rows,
+			wg_err *err);
+
+/* ---- files (map.c) and directories (walk.c) ---- */
 
 /** A regular file mapped into memory (an empty one is an empty image). */
 typedef struct {
@@ -126,7 +140,28 @@ typedef struct {
 } wg_file_image;
 int wg_file_map(wg_file_image *img, int fd, const char *name, uint64_t size, wg_err *err);
 void wg_file_unmap(wg_file_image *img);
-/** Walks the directory path into scan; WG_ENOMEM when it had to stop. */
-int wg_dir_walk(wg_scan *scan, wg_scanner *s, const char *path);
+/** What the directory walk hands on, and to whom. A callback's negative return stops the
+ * walk, and wg_dir_walk returns it. */
+typedef struct wg_walk {
+	wg_arena *arena; /* the paths handed on are made here */
+	const char *root; /* the input, named when the file count runs out */
+	uint32_t max_files; /* past it, a WG_ELIMIT problem and the walk stops */
+	void *payload;
+	/** a problem met on the way: unreadable, nested too deeply, too many files */
+	void (*problem)(void *payload, int code, const char *path, const char *msg);
+	/** a directory: 1 when it is an input of its own (listed by the callback, not walked
+	 * into), 0 to walk into it */
+	int (*dir)(void *payload, const char *full, const char *name);
+	/** a regular file named *.whl: an input of its own */
+	int (*wheel)(void *payload, const char *full);
+	/** whether a regular file of at least 4 bytes starting with head is to be handed on */
+	bool (*wanted)(const uint8_t head[4]);
+	/** a wanted file, mapped (full: its path; rel: under the walked directory) */
+	int (*file)(void *payload, const char *full, const char *rel, const uint8_t *data,
+		    size_t len);
+} wg_walk;
+/** Walks the directory path in sorted order, links skipped, 64 levels deep at most; WG_OK,
+ * WG_ELIMIT past max_files, WG_ENOMEM, or a callback's negative return. */
+int wg_dir_walk(const wg_walk *w, const char *path);
 
 #endif

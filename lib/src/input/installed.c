@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "facts/facts.h"
+#include "input/input.h"
 
 /* ---- a zip archive ---- */
 

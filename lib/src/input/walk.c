@@ -1,24 +1,42 @@
 /*
- * The directory walk: every ELF object below a directory read in sorted order, every wheel
- * and every kernel build variant directory listed as an input of its own; links are skipped, depth and file count are bounded.
+ * The directory walk: every file below a directory in sorted order, handed to the caller's
+ * callbacks (wg_walk): a directory the caller calls an input of its own (a kernel build
+ * variant) and every wheel are listed, a file whose first bytes the caller wants (an ELF
+ * object) is mapped and handed on; links are skipped, depth and file count are bounded. What
+ * the files mean is the caller's business (api/scan.c hands them to facts/).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "facts/facts.h"
+#include "input/input.h"
 
 typedef struct {
-	wg_scan *scan;
-	wg_scanner *s;
+	const wg_walk *cb;
 	uint32_t files;
 	int rc;
 } dir_walk;
+
+/* A problem met on the way, formatted here and handed to the caller. */
+static void problem(dir_walk *w, int code, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void problem(dir_walk *w, int code, const char *path, const char *fmt, ...)
+{
+	char msg[2 * PATH_MAX + 128];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	w->cb->problem(w->cb->payload, code, path, msg);
+}
 
 static int cmp_dirent(const void *a, const void *b)
 {
@@ -28,12 +46,12 @@ static int cmp_dirent(const void *a, const void *b)
 static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 {
 	if (depth > 64) {
-		wg_scan_add_problem(w->scan, WG_ELIMIT, path, "%s: directories nested too deeply", path);
+		problem(w, WG_ELIMIT, path, "%s: directories nested too deeply", path);
 		return;
 	}
 	DIR *d = opendir(path);
 	if (!d) {
-		wg_scan_add_problem(w->scan, WG_EIO, path, "%s: %s", path, strerror(errno));
+		problem(w, WG_EIO, path, "%s: %s", path, strerror(errno));
 		return;
 	}
 	/* Sorted, so that the output does not depend on the file system's order. */
@@ -60,9 +78,9 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 	if (nn > 1)
 		qsort(names, nn, sizeof(*names), cmp_dirent);
 	for (size_t i = 0; i < nn && w->rc == WG_OK; i++) {
-		char *full = wg_arena_printf(&w->scan->arena, "%s/%s", path, names[i]->d_name);
-		char *sub = *rel ? wg_arena_printf(&w->scan->arena, "%s/%s", rel, names[i]->d_name)
-				 : wg_arena_strdup(&w->scan->arena, names[i]->d_name);
+		char *full = wg_arena_printf(w->cb->arena, "%s/%s", path, names[i]->d_name);
+		char *sub = *rel ? wg_arena_printf(w->cb->arena, "%s/%s", rel, names[i]->d_name)
+				 : wg_arena_strdup(w->cb->arena, names[i]->d_name);
 		struct stat st;
 		if (!full || !sub) {
 			w->rc = WG_ENOMEM;
@@ -70,22 +88,20 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 		}
 		if (lstat(full, &st) != 0 || S_ISLNK(st.st_mode))
 			continue; /* links point at files scanned under their own name */
-		if (++w->files > w->s->ctx->opts.max_files) {
-			wg_scan_add_problem(w->scan, WG_ELIMIT, full, "%s: more than %u files; the rest "
-					    "was not scanned", w->scan->path, w->s->ctx->opts.max_files);
+		if (++w->files > w->cb->max_files) {
+			problem(w, WG_ELIMIT, full, "%s: more than %u files; the rest was not "
+				"scanned", w->cb->root, w->cb->max_files);
 			w->rc = WG_ELIMIT;
 			break;
 		}
-		wg_kernel_variant kv;
-		if (S_ISDIR(st.st_mode) &&
-		    wg_kernel_variant_parse(&kv, &w->scan->arena, names[i]->d_name)) {
-			/* A kernel build variant (build/torch29-cxx11-cu128-x86_64-linux) is an
-			 * input of its own, judged for what its name claims. */
-			if (wg_strlist_add(&w->scan->wheels, &w->scan->arena, full) < 0)
-				w->rc = WG_ENOMEM;
-			continue;
-		}
 		if (S_ISDIR(st.st_mode)) {
+			/* A directory the caller calls an input of its own (a kernel build
+			 * variant, build/torch29-cxx11-cu128-x86_64-linux) is listed by it. */
+			int own = w->cb->dir(w->cb->payload, full, names[i]->d_name);
+			if (own < 0)
+				w->rc = own;
+			if (own != 0)
+				continue;
 			walk_dir(w, full, sub, depth + 1);
 			continue;
 		}
@@ -94,8 +110,9 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 		if (wg_has_suffix(names[i]->d_name, ".whl")) {
 			/* A wheel is an input of its own, read by whoever walks the directory; an
 			 * unreadable one is then reported, not skipped. */
-			if (wg_strlist_add(&w->scan->wheels, &w->scan->arena, full) < 0)
-				w->rc = WG_ENOMEM;
+			int rc = w->cb->wheel(w->cb->payload, full);
+			if (rc < 0)
+				w->rc = rc;
 			continue;
 		}
 		if (st.st_size < 4)
@@ -104,9 +121,8 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 		 * since lstat is refused, never followed, waited on or read. */
 		int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		if (fd < 0) {
-			wg_scan_add_problem(w->scan, WG_EIO, full, "%s: %s", full,
-					    errno == EACCES ? "unreadable (permission denied)"
-							    : strerror(errno));
+			problem(w, WG_EIO, full, "%s: %s", full,
+				errno == EACCES ? "unreadable (permission denied)" : strerror(errno));
 			continue;
 		}
 		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -114,14 +130,15 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 			continue;
 		}
 		uint8_t head[4];
-		if (pread(fd, head, 4, 0) == 4 && wg_is_elf(head, 4)) {
+		if (pread(fd, head, 4, 0) == 4 && w->cb->wanted(head)) {
 			wg_file_image img;
 			wg_err err = {0};
 			if (wg_file_map(&img, fd, full, (uint64_t)st.st_size, &err) < 0) {
-				wg_scan_add_problem(w->scan, err.code, full, "%s", err.msg);
+				problem(w, err.code, full, "%s", err.msg);
 			} else {
-				if (wg_scan_add_elf(w->scan, w->s, full, sub, img.data, img.len) < 0)
-					w->rc = WG_ENOMEM;
+				int rc = w->cb->file(w->cb->payload, full, sub, img.data, img.len);
+				if (rc < 0)
+					w->rc = rc;
 				wg_file_unmap(&img);
 			}
 		}
@@ -132,10 +149,9 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 	free(names);
 }
 
-/* Walks the directory path into scan: its ELF objects are read, its wheels listed. */
-int wg_dir_walk(wg_scan *scan, wg_scanner *s, const char *path)
+int wg_dir_walk(const wg_walk *cb, const char *path)
 {
-	dir_walk w = {scan, s, 0, WG_OK};
+	dir_walk w = {cb, 0, WG_OK};
 	walk_dir(&w, path, "", 0);
 	return w.rc;
 }

@@ -1,7 +1,10 @@
 /*
  * loader/: Python environments read without running them (env.c), the library index of what
  * the loader needs of each shared library (libindex.c), read without a scan (library_read.c),
- * and its on-disk cache (libcache.c), and the simulated loader (resolve.c).
+ * and its on-disk cache (libcache.c), the simulated loader (resolve.c), and an install judged
+ * before it happens (install.c makes the plan, plan.c answers from it). A target is filled
+ * from an environment here (env_info.c: wg_env_fill_target, wg_target_set_env): the model
+ * comes first.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_LOADER_H
@@ -53,7 +56,7 @@ struct wg_env {
 	wg_vec loaded;    /* wg_lib*: what is loaded after `import torch`, in load order */
 	size_t npython;   /* the first npython of loaded: the interpreter alone (no torch) */
 	size_t limit;     /* how many of loaded the current resolution sees */
-	struct wg_plan *plan; /* the install judged (plan.c), or NULL */
+	struct wg_plan *plan; /* the install judged (install.c, plan.c), or NULL */
 };
 
 /* Why a candidate library was not used, for the resolution's report: uncertain when the real
@@ -152,7 +155,8 @@ int wg_resolve_lib(wg_env *e, const wg_lib *root, const char *shown, wg_arena *a
 /** Forgets the state after `import torch`: the next resolution builds it again. */
 void wg_env_unload(wg_env *e);
 
-/* ---- an install judged (plan.c): the environment as it will be after installing wheels ---- */
+/* ---- an install judged: the environment as it will be after installing wheels; install.c
+ * makes the plan (wg_env_set_install), plan.c answers from it ---- */
 
 typedef struct wg_plan wg_plan;
 /** Where a wheel member is installed: <site>/<member> (a .data purelib/platlib prefix
@@ -170,6 +174,39 @@ const char *wg_plan_torch_dir(const wg_env *e);
 void wg_plan_glob(const wg_env *e, wg_arena *a, const char *dir, const char *pattern,
 		  wg_strlist *out);
 void wg_plan_free(wg_plan *p);
+
+/* The plan itself: read by plan.c, made by install.c. */
+typedef struct {
+	const char *path;         /* the scan's path (the input) */
+	const char *name, *norm, *version;
+	const char *dist_info;    /* the installed distribution it replaces, or NULL */
+	const char *old_version;  /* its version */
+	wg_vec old_libs;          /* const wg_lib*: that distribution's ELF files (env's) */
+} plan_wheel;
+
+typedef struct {
+	const char *path; /* install path, lexically normalised */
+	wg_lib *lib;
+	size_t wheel;
+} plan_lib;
+
+struct wg_plan {
+	wg_arena arena;
+	const char *site, *site_real;
+	wg_vec wheels;    /* plan_wheel */
+	wg_vec libs;      /* plan_lib */
+	wg_strmap by_path;   /* plan_lib path -> index */
+	wg_strmap removed;   /* real paths of the replaced distributions' files */
+	wg_strmap names;     /* the DT_NEEDED names the plan's libraries answer (soname, file) */
+	wg_strmap tops;      /* the top-level modules and packages its wheels install */
+	const char *torch_dir;
+	bool active;
+	wg_vec breaks;    /* wg_plan_break */
+	size_t dists, roots, rechecked;
+};
+/** The plan's key for path (lexically normalised, the site's real path written as the site),
+ * into out of n bytes. */
+void wg_plan_key(const wg_plan *p, char *out, size_t n, const char *path);
 
 /** What an install breaks: one load problem of an installed distribution's object. */
 typedef struct {

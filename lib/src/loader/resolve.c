@@ -167,6 +167,17 @@ static const wg_lib *try_dir(rctx *r, const char *dir, const char *name, wg_ld_n
 	return wg_env_load_note(r->e, path, note);
 }
 
+bool wg_env_allows(const wg_env *e, const char *dir)
+{
+	for (size_t i = 0; i < e->roots.n; i++) {
+		const char *r = e->roots.v[i];
+		size_t n = strlen(r);
+		if (!strncmp(dir, r, n) && (dir[n] == '\0' || dir[n] == '/' || (n == 1 && r[0] == '/')))
+			return true;
+	}
+	return false;
+}
+
 /* Searches a DT_RPATH/DT_RUNPATH list, $ORIGIN being the requester's directory. */
 static const wg_lib *try_path(rctx *r, const char *list, const char *origin, const char *name,
 			      wg_ld_note *note)

@@ -1,7 +1,8 @@
 /*
  * model/: what the facts mean for a target: the GPU compatibility model and the local GPUs
- * (gpu_compat.c), the install target (target.c), the system runtime versions and the platform
- * policies (sysver.c).
+ * (gpu_compat.c), the install target (target.c), symbol version names (symver.c), the system
+ * runtime versions (sysver.c) and the platform policies (policy.c). The target's environment
+ * is the loader's to fill (loader/env_info.c: wg_target_set_env).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_MODEL_H
@@ -21,7 +22,7 @@ wg_run_how wg_image_runs_on(int kind, unsigned arch, char variant, unsigned cc_m
 int wg_gpu_detect(const wg_context *ctx, wg_gpu *out, size_t max, size_t *n, char *why,
 		  size_t whylen);
 
-/* ---- the target system's runtime versions (sysver.c) ---- */
+/* ---- the target system's runtime versions (sysver.c; version names: symver.c) ---- */
 
 bool wg_ver_parse(const char *v, char *family, size_t n, unsigned num[4], int *nn);
 int wg_ver_cmp(const unsigned *a, int na, const unsigned *b, int nb);

@@ -185,17 +185,6 @@ WG_API int wg_target_set(wg_target *t, const char *key, const char *value)
 	return set_fact(t, key, value);
 }
 
-WG_API int wg_target_set_env(wg_target *t, wg_env *env)
-{
-	if (!t)
-		return bad_arg("wg_target_set_env: no target");
-	if (!env) {
-		t->env = NULL;
-		return WG_OK;
-	}
-	return wg_env_fill_target(env, t);
-}
-
 WG_API size_t wg_target_gpu_count(const wg_target *t)
 {
 	return t ? t->ngpus : 0;

@@ -1,7 +1,7 @@
 /*
- * output/: documents made from facts and reports: the inspect JSON (inspect_json.c), the
- * inspect text (inspect_text.c, wg_scan_format_text in wheelgate.h) and the check reports as
- * JSON and SARIF (check_formats.c).
+ * output/: documents made from facts and reports: the inspect JSON (inspect_json.c) with the
+ * facts of a scan (facts_json.c), the inspect text (inspect_text.c, wg_scan_format_text in
+ * wheelgate.h) and the check reports as JSON and SARIF (check_formats.c).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_OUTPUT_H
@@ -12,6 +12,9 @@
 /** A JSON string of s, invalid UTF-8 escaped as \xNN (inspect_json.c); never NULL but out of
  * memory. */
 struct json_t *wg_json_str(const char *s);
+
+/** The version of the "facts" member: written by facts_json.c, read by store/facts_read.c. */
+#define WG_FACTS_VERSION 1
 
 /** Every fact of scan that the checks read, losslessly (facts_json.c): the "facts" member of
  * an inspect item written with WG_JSON_FACTS; NULL when out of memory. */

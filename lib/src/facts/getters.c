@@ -1,8 +1,9 @@
 /*
- * The public accessors of the fact model: scans, wheels, members, problems, objects, symbols.
+ * The public accessors of the fact model: scans, wheels, members, problems, objects, symbols
+ * (wheelgate.h): read by embedders and by output/.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "api/api.h"
+#include "facts/facts.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* accessors                                                                                */

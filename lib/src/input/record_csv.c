@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts/facts.h"
+#include "input/input.h"
 
 typedef struct {
 	wg_vec *rows;

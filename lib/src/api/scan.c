@@ -1,8 +1,9 @@
 /*
- * The sources a scan reads: a path, a file descriptor or a buffer with a name. Each is sniffed
- * (zip or ELF) and fed to the same readers; a `*.dist-info` directory is an installed
- * distribution, read by the wheel reader through its RECORD (installed.c); any other
- * directory is walked (walk.c).
+ * The scan dispatch (wg_scan_path, wg_scan_fd, wg_scan_buffer): a path, a file descriptor or a
+ * buffer with a name is sniffed (zip or ELF) and fed to the readers of facts/; a `*.dist-info`
+ * directory is an installed distribution, read by the wheel reader through its RECORD
+ * (input/installed.c); any other directory is walked (input/walk.c) and what the walk finds is
+ * handed on from here.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #define WG_ERR_CLASS WG_ERROR_CLASS_INPUT /* wg_seterr: what fails here */
@@ -11,37 +12,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "facts/facts.h"
-
-/* ---------------------------------------------------------------------------------------- */
-/* entry points                                                                             */
-
-int wg_file_map(wg_file_image *img, int fd, const char *name, uint64_t size, wg_err *err)
-{
-	img->data = NULL;
-	img->mapped = false;
-	img->len = (size_t)size;
-	if (size == 0) {
-		img->data = (const uint8_t *)"";
-		return WG_OK;
-	}
-	void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
-		return wg_seterr(err, WG_EIO, "%s: cannot map file: %s", name, strerror(errno));
-	img->data = p;
-	img->mapped = true;
-	return WG_OK;
-}
-
-void wg_file_unmap(wg_file_image *img)
-{
-	if (img->mapped)
-		munmap((void *)img->data, img->len);
-}
+#include "api/api.h"
 
 static bool is_zip(const uint8_t *d, size_t n)
 {
@@ -151,6 +125,70 @@ static int scan_fd_as(wg_scan **out, wg_scanner *s, int fd, const char *name)
 			 n < 4 ? "file too short" : "unknown magic bytes");
 }
 
+/* ---- a directory: what the walk finds, read into the scan ---- */
+
+typedef struct {
+	wg_scan *scan;
+	wg_scanner *s;
+} walk_into;
+
+static void walk_problem(void *payload, int code, const char *path, const char *msg)
+{
+	walk_into *w = payload;
+	wg_scan_add_problem(w->scan, code, path, "%s", msg);
+}
+
+/* A kernel build variant (build/torch29-cxx11-cu128-x86_64-linux) is an input of its own,
+ * judged for what its name claims. */
+static int walk_dir(void *payload, const char *full, const char *name)
+{
+	walk_into *w = payload;
+	wg_kernel_variant kv;
+	if (!wg_kernel_variant_parse(&kv, &w->scan->arena, name))
+		return 0;
+	return wg_strlist_add(&w->scan->wheels, &w->scan->arena, full) < 0 ? WG_ENOMEM : 1;
+}
+
+/* A wheel is an input of its own, read by whoever walks the directory; an unreadable one is
+ * then reported, not skipped. */
+static int walk_wheel(void *payload, const char *full)
+{
+	walk_into *w = payload;
+	return wg_strlist_add(&w->scan->wheels, &w->scan->arena, full) < 0 ? WG_ENOMEM : WG_OK;
+}
+
+static bool walk_wanted(const uint8_t head[4])
+{
+	return wg_is_elf(head, 4);
+}
+
+static int walk_file(void *payload, const char *full, const char *rel, const uint8_t *data,
+		     size_t len)
+{
+	walk_into *w = payload;
+	return wg_scan_add_elf(w->scan, w->s, full, rel, data, len) < 0 ? WG_ENOMEM : WG_OK;
+}
+
+/* Walks the directory path into scan: its ELF objects are read, its wheels listed. */
+static int scan_dir_walk(wg_scan *scan, wg_scanner *s, const char *path)
+{
+	walk_into w = {scan, s};
+	wg_walk cb = {
+		.arena = &scan->arena,
+		.root = scan->path,
+		.max_files = s->ctx->opts.max_files,
+		.payload = &w,
+		.problem = walk_problem,
+		.dir = walk_dir,
+		.wheel = walk_wheel,
+		.wanted = walk_wanted,
+		.file = walk_file,
+	};
+	return wg_dir_walk(&cb, path);
+}
+
+/* ---- the entry points ---- */
+
 static int wg_scan_path_impl(wg_scan **out, wg_scanner *s, const char *path)
 {
 	struct stat st;
@@ -178,7 +216,7 @@ static int wg_scan_path_impl(wg_scan **out, wg_scanner *s, const char *path)
 		base = base ? base + 1 : trimmed;
 		if (wg_kernel_variant_parse(&scan->kernel, &scan->arena, base))
 			wg_kernel_variant_read(scan, path);
-		if (wg_dir_walk(scan, s, path) == WG_ENOMEM) {
+		if (scan_dir_walk(scan, s, path) == WG_ENOMEM) {
 			wg_scan_free(scan);
 			return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 		}
