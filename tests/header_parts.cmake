@@ -1,0 +1,42 @@
+# The parts of the public header (lib/include/wheelgate/*.h, issue 27): each compiles alone
+# as C99 and as C++11, pedantically, each is under 800 lines, and wheelgate.h includes every
+# one of them (a part it does not include would be API that <wheelgate.h> lacks).
+# cmake -DINC=lib/include -DCC=cc -DCXX=g++ -P tests/header_parts.cmake
+cmake_minimum_required(VERSION 3.16)
+file(GLOB parts "${INC}/wheelgate/*.h")
+list(LENGTH parts n)
+if(n LESS 6)
+  message(FATAL_ERROR "only ${n} parts under ${INC}/wheelgate")
+endif()
+file(READ "${INC}/wheelgate.h" top)
+set(failed 0)
+foreach(p ${parts} "${INC}/wheelgate.h")
+  file(READ "${p}" text)
+  string(REGEX REPLACE "[^\n]" "" newlines "${text}")
+  string(LENGTH "${newlines}" nl)
+  if(NOT nl LESS 800)
+    message(SEND_ERROR "${p}: ${nl} lines (800 at most)")
+  endif()
+  if(NOT p STREQUAL "${INC}/wheelgate.h")
+    get_filename_component(name "${p}" NAME)
+    string(FIND "${top}" "#include \"wheelgate/${name}\"" at)
+    if(at EQUAL -1)
+      message(SEND_ERROR "wheelgate.h does not include wheelgate/${name}")
+    endif()
+  endif()
+  # Alone: an empty file that includes only this part (no -I: its own includes are relative).
+  foreach(lang c c++)
+    if(lang STREQUAL "c")
+      set(cmd "${CC}" -std=c99)
+    else()
+      set(cmd "${CXX}" -std=c++11)
+    endif()
+    execute_process(COMMAND ${cmd} -pedantic -Wall -Wextra -Werror -fsyntax-only -x ${lang}
+                            -include "${p}" /dev/null
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(NOT rc EQUAL 0)
+      message(SEND_ERROR "${p} does not compile alone as ${lang}:\n${out}")
+    endif()
+  endforeach()
+  message(STATUS "${p}: ${nl} lines, compiles alone as C99 and C++11")
+endforeach()
