@@ -203,7 +203,8 @@ def the_wheel_is_well_formed_and_reproducible():
             data = z.read(n)
             want = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
             assert h == want and int(size) == len(data), n
-        for n in ("wheelgate/py.typed", "wheelgate/__main__.py", "wheelgate_pip/__main__.py",
+        for n in ("wheelgate/py.typed", "wheelgate/__main__.py", "wheelgate/_capi.py",
+                  "wheelgate_pip/__main__.py",
                   "wheelgate/_native/bin/wheelgate", "wheelgate/_native/lib/libwheelgate.so.0",
                   "wheelgate/_native/libexec/wheelgate/wheelgate-serve", info + "METADATA"):
             assert n in names, n
@@ -372,7 +373,7 @@ print(json.dumps([checked, findings]))
     checked, findings = json.loads(out.splitlines()[-1])
     assert checked > 60 and findings > 100, out
     # the binding parses none of the library's documents
-    for name in ("__init__.py", "dask.py"):
+    for name in ("__init__.py", "_capi.py", "dask.py"):
         with open(os.path.join(SRC, "hooks", "pip", "wheelgate", name)) as f:
             text = f.read()
         assert "json.loads" not in text and "json.load(" not in text, name
