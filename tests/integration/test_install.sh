@@ -10,6 +10,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pfx="$tmp/prefix"
 cmake --install "$build" --prefix "$pfx" >/dev/null
+# The public header and every part of it (lib/include/wheelgate/*.h) are installed as they are.
+inc=$(cd "$(dirname "$0")/../../lib/include" && pwd)
+for h in "$inc"/wheelgate.h "$inc"/wheelgate/*.h; do
+  cmp -s "$h" "$pfx/include/${h#"$inc"/}" || { echo "not installed as it is: include/${h#"$inc"/}"; exit 1; }
+done
 grep -q "string ABI  new" <<<"$("$pfx/bin/wheelgate" inspect --symbols=none "$wheel")"
 # The CLI's helpers (docs/startup.md) are installed where it finds them: `check` reads
 # [tool.wheelgate] from ./pyproject.toml through the TOML module, and `serve` runs the
