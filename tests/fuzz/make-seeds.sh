@@ -11,7 +11,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$src/../.." && pwd)
 [ -d "$fix/wheels" ] || { echo "make-seeds: $fix/wheels: no fixtures (build the tests first)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts,python}
+mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts,python,records}
 max=262144 # libFuzzer's -max_len in the runs below
 
 # wheel: the fixture wheels small enough to mutate
@@ -81,6 +81,29 @@ if [ -n "$wg" ]; then
   [ -n "$(ls "$out/facts")" ] || { echo "make-seeds: check --facts-dir stored no facts" >&2; exit 1; }
 fi
 cp "$src"/seeds/facts/* "$out/facts/"
+# records: byte 0 = 0, each wheelgate.scan/1 record a scan of the fixture wheels writes (two
+# targets, findings); byte 0 = 1, a check report (--format json) and a
+# baseline (--write-baseline) of them; and the hand-written ones
+if [ -n "$wg" ]; then
+  tmp=$(mktemp -d)
+  mapfile -t small < <(find "$fix/wheels" -name '*.whl' -size -${max}c | sort | head -40)
+  "$wg" scan --no-config --target-set h100:gpu=H100,profile=install \
+    --target-set pub:profile=publish -o "$tmp/scan.jsonl" "${small[@]}" >/dev/null 2>&1 || true
+  n=0
+  while IFS= read -r line; do
+    n=$((n + 1))
+    { printf '\0'; printf '%s' "$line"; } > "$out/records/scan-$n"
+  done < "$tmp/scan.jsonl"
+  [ "$n" -gt 0 ] || { echo "make-seeds: wheelgate scan wrote no record" >&2; exit 1; }
+  "$wg" check --no-config --format json -o "$tmp/report.json" --write-baseline "$tmp/base.json" \
+    "${small[@]:0:12}" >/dev/null 2>&1 || true
+  for f in report base; do
+    [ -s "$tmp/$f.json" ] || { echo "make-seeds: check wrote no $f.json" >&2; exit 1; }
+    { printf '\1'; cat "$tmp/$f.json"; } > "$out/records/$f.json"
+  done
+  rm -rf "$tmp"
+fi
+cp "$src"/seeds/records/* "$out/records/"
 # serve: raw HTTP requests (uploads of fixture wheels, the check API, hostile variants)
 python3 "$src/make-serve-seeds.py" "$fix" "$out/serve"
 for d in "$out"/*/; do

@@ -301,6 +301,48 @@ def report_escapes_hostile_text():
     q = subprocess.run([sys.executable, "-m", "wheelgate.report", bad], capture_output=True,
                        text=True, timeout=60)
     assert q.returncode == 2 and "bad.jsonl:2: not a wheelgate.scan/1 record" in q.stderr, q
+    # a record whose finding is not one (the library's reader names the field): refused too
+    odd = dict(rec, targets=[dict(rec["targets"][0], findings=[{"rule": "R", "severity": "fatal"}])])
+    with open(bad, "w") as out:
+        out.write(json.dumps(rec) + "\n" + json.dumps(odd) + "\n")
+    q = subprocess.run([sys.executable, "-m", "wheelgate.report", bad], capture_output=True,
+                       text=True, timeout=60)
+    assert q.returncode == 2 and "bad.jsonl:2: not a wheelgate.scan/1 record: " \
+        "targets[0].findings[0]: not a finding" in q.stderr, q
+
+
+@test
+def report_counts_findings_past_the_bound():
+    """Findings counted past a report's bound ("more") are in the tables as the records'
+    counts have them: by rule, by severity and as blocking findings."""
+    need_dask()
+    def rec(path, verdict, findings, more):
+        c = {"error": 0, "warning": 0, "info": 0}
+        for f in findings:
+            c[f["severity"]] += 1
+        for m in more:
+            for k in c:
+                c[k] += m["counts"][k]
+        return {"schema": "wheelgate.scan/1", "path": path, "name": path[:-4], "version": "1",
+                "tags": [], "sha256": None, "size": 1, "facts": None, "seconds": 0.1,
+                "error": None, "targets": [{"target": "t", "profile": "install",
+                                            "verdict": verdict, "counts": c,
+                                            "findings": findings, "more": more}]}
+    f = [{"rule": "WG-REC-003", "severity": "error", "message": "m", "member": "a",
+          "symbol": None}]
+    m = [{"rule": "WG-REC-003", "count": 4000, "counts": {"error": 3990, "warning": 10, "info": 0}},
+         {"rule": "WG-ELF-009", "count": 7, "counts": {"error": 0, "warning": 0, "info": 7}}]
+    path = os.path.join(TMP, "more.jsonl")
+    with open(path, "w") as out:
+        out.write(json.dumps(rec("big.whl", "fail", f, m)) + "\n")
+        out.write(json.dumps(rec("small.whl", "fail", f * 2, [])) + "\n")
+    md, _ = report([path], "more")
+    rows = {r[0]: [int(x) for x in r[1:]] for r in md_table(md, "Findings by rule and severity")}
+    assert rows["WG-REC-003"] == [1 + 3990 + 2, 10, 0, 4003], rows
+    assert rows["WG-ELF-009"] == [0, 0, 7, 7], rows
+    assert rows["**all**"] == [3993, 10, 7, 4010], rows
+    top = md_table(md, "Packages with the most blocking findings")
+    assert [(p, int(n)) for p, n in top] == [("big 1", 3991), ("small 1", 2)], top
 
 
 @test

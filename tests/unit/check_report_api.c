@@ -372,6 +372,45 @@ static size_t compare(const wg_ruleset *rs, const wg_target *t, const char *path
 /* Checks every fixture for every target (with bounds low enough that some findings are
  * counted, not kept), compares each report's accessors with its JSON, and its record with
  * the old writer's. */
+/* Target t of a record read back holds the report's findings and counted findings, as the
+ * report's own accessors give them. */
+static void same_findings(const wg_scanrec *back, size_t t, const wg_report *rep)
+{
+	wg_scanrec_target_info ti = WG_SCANREC_TARGET_INFO_INIT;
+	ck_assert_int_eq(wg_scanrec_target(&ti, back, t), WG_OK);
+	ck_assert_uint_eq(ti.nfindings, rep ? wg_report_count(rep) : 0);
+	ck_assert_uint_eq(ti.nmore, rep ? wg_report_more_count(rep) : 0);
+	wg_scanrec_finding_info sf = WG_SCANREC_FINDING_INFO_INIT;
+	for (size_t k = 0; k < ti.nfindings; k++) {
+		wg_finding_info fi = WG_FINDING_INFO_INIT;
+		ck_assert_int_eq(wg_report_finding(&fi, rep, k), WG_OK);
+		ck_assert_int_eq(wg_scanrec_finding(&sf, back, t, k), WG_OK);
+		ck_assert_str_eq(sf.rule, fi.rule);
+		ck_assert_int_eq(sf.severity, fi.severity);
+		ck_assert_ptr_nonnull(sf.message);
+		if (fi.member)
+			ck_assert_ptr_nonnull(sf.member);
+		else
+			ck_assert_ptr_null(sf.member);
+		if (fi.symbol)
+			ck_assert_str_eq(sf.symbol, fi.symbol);
+		else
+			ck_assert_ptr_null(sf.symbol);
+	}
+	ck_assert_int_eq(wg_scanrec_finding(&sf, back, t, ti.nfindings), WG_ENOTFOUND);
+	wg_scanrec_more_info sm = WG_SCANREC_MORE_INFO_INIT;
+	for (size_t k = 0; k < ti.nmore; k++) {
+		wg_more_info mi = WG_MORE_INFO_INIT;
+		ck_assert_int_eq(wg_report_more(&mi, rep, k), WG_OK);
+		ck_assert_int_eq(wg_scanrec_more(&sm, back, t, k), WG_OK);
+		ck_assert_str_eq(sm.rule, mi.rule);
+		ck_assert_uint_eq(sm.count, mi.count);
+		for (int s = 0; s < 3; s++)
+			ck_assert_uint_eq(sm.severity[s], mi.severity[s]);
+	}
+	ck_assert_int_eq(wg_scanrec_more(&sm, back, t, ti.nmore), WG_ENOTFOUND);
+}
+
 static void each_fixture(uint32_t max_rule_findings, size_t *nfindings, size_t *nmore,
 			 size_t *nrecords)
 {
@@ -468,6 +507,7 @@ static void each_fixture(uint32_t max_rule_findings, size_t *nfindings, size_t *
 					wg_report_counts(&c, tg[t].rep);
 				for (int s = 0; s < 3; s++)
 					ck_assert_uint_eq(ti.counts[s], c.severity[s]);
+				same_findings(back, t, tg[t].rep);
 			}
 			wg_scanrec_target_info ti = WG_SCANREC_TARGET_INFO_INIT;
 			ck_assert_int_eq(wg_scanrec_target(&ti, back, ntg), WG_ENOTFOUND);
@@ -640,9 +680,39 @@ START_TEST(test_verdicts_and_refusals)
 	ck_assert_int_eq(wg_scanrec_parse(&r, "{\"schema\": \"wheelgate.scan/1\"", 29), WG_EFORMAT);
 	ck_assert_ptr_nonnull(strstr(wg_error_last(), "not a wheelgate.scan/1 record: "));
 	ck_assert_ptr_null(r);
-	/* a record whose fields are missing or of other types: nothing read, no crash */
+	/* a record whose targets are not what the accessors need: refused, the field named */
+	static const struct { const char *line, *why; } bad[] = {
+		{"{\"schema\": \"wheelgate.scan/1\"}", "\"targets\" is not an array"},
+		{"{\"schema\": \"wheelgate.scan/1\", \"targets\": [{\"verdict\": 3}, 7]}",
+		 "targets[0]: not an object with a string \"target\""},
+		{"{\"schema\": \"wheelgate.scan/1\", \"targets\": [{\"target\": \"a\", "
+		 "\"verdict\": \"pass\"}, 7]}", "targets[1]: not an object"},
+		{"{\"schema\": \"wheelgate.scan/1\", \"targets\": [{\"target\": \"a\", "
+		 "\"verdict\": \"maybe\"}]}", "targets[0]: \"verdict\" is not pass, fail or error"},
+		{"{\"schema\": \"wheelgate.scan/1\", \"targets\": [{\"target\": \"a\", "
+		 "\"verdict\": \"fail\", \"findings\": {}}]}", "is not an array"},
+		{"{\"schema\": \"wheelgate.scan/1\", \"targets\": [{\"target\": \"a\", "
+		 "\"verdict\": \"fail\", \"findings\": [{\"rule\": \"R\", \"severity\": "
+		 "\"fatal\"}]}]}", "targets[0].findings[0]: not a finding"},
+		{"{\"schema\": \"wheelgate.scan/1\", \"targets\": [{\"target\": \"a\", "
+		 "\"verdict\": \"fail\", \"findings\": [{\"rule\": \"R\", \"severity\": "
+		 "\"error\", \"message\": 5}]}]}", "targets[0].findings[0]: not a finding"},
+		{"{\"schema\": \"wheelgate.scan/1\", \"targets\": [{\"target\": \"a\", "
+		 "\"verdict\": \"fail\", \"more\": [{\"rule\": \"R\", \"count\": -2}]}]}",
+		 "targets[0].more[0]: not a counted finding"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(wg_scanrec_parse(&r, bad[i].line, strlen(bad[i].line)), WG_EFORMAT);
+		ck_assert_ptr_null(r);
+		ck_assert_msg(strstr(wg_error_last(), bad[i].why), "%s: %s", bad[i].line,
+			      wg_error_last());
+	}
+	/* fields the accessors read leniently: missing or of other types, nothing read, no crash */
 	const char *odd = "{\"schema\": \"wheelgate.scan/1\", \"sha256\": \"ABC\", \"size\": -4, "
-			  "\"targets\": [{\"verdict\": 3, \"counts\": {\"error\": -1}}, 7]}";
+			  "\"targets\": [{\"target\": \"t\", \"verdict\": \"error\", \"counts\": "
+			  "{\"error\": -1}, \"findings\": null}, {\"target\": \"u\", \"verdict\": "
+			  "\"fail\", \"findings\": [{\"rule\": \"R\", \"severity\": \"warning\"}], "
+			  "\"more\": [{\"rule\": \"M\", \"count\": 9, \"counts\": {\"info\": \"x\"}}]}]}";
 	ck_assert_int_eq(wg_scanrec_parse(&r, odd, strlen(odd)), WG_OK);
 	wg_scanrec_info ri = WG_SCANREC_INFO_INIT;
 	ck_assert_int_eq(wg_scanrec_get(&ri, r), WG_OK);
@@ -654,8 +724,29 @@ START_TEST(test_verdicts_and_refusals)
 	ck_assert_int_eq(wg_scanrec_target(&ti, r, 0), WG_OK);
 	ck_assert_int_eq(ti.verdict, WG_VERDICT_ERROR);
 	ck_assert_uint_eq(ti.counts[2], 0);
-	ck_assert_ptr_null(ti.target);
+	ck_assert_str_eq(ti.target, "t");
+	ck_assert_uint_eq(ti.nfindings, 0);
 	ck_assert_int_eq(wg_scanrec_target(&ti, r, 1), WG_OK);
+	ck_assert_uint_eq(ti.nfindings, 1);
+	ck_assert_uint_eq(ti.nmore, 1);
+	wg_scanrec_finding_info sf = WG_SCANREC_FINDING_INFO_INIT;
+	ck_assert_int_eq(wg_scanrec_finding(&sf, r, 1, 0), WG_OK);
+	ck_assert_int_eq(sf.severity, WG_SEV_WARNING);
+	ck_assert_ptr_null(sf.message);
+	ck_assert_int_eq(wg_scanrec_finding(&sf, r, 0, 0), WG_ENOTFOUND);
+	ck_assert_int_eq(wg_scanrec_finding(&sf, r, 5, 0), WG_ENOTFOUND);
+	wg_scanrec_more_info sm = WG_SCANREC_MORE_INFO_INIT;
+	ck_assert_int_eq(wg_scanrec_more(&sm, r, 1, 0), WG_OK);
+	ck_assert_uint_eq(sm.count, 9);
+	ck_assert_uint_eq(sm.severity[0], 0);
+	sm.version = 9;
+	ck_assert_int_eq(wg_scanrec_more(&sm, r, 1, 0), WG_EINVAL);
+	/* a caller built against version 1 of the target info gets no count it has no room for */
+	struct { wg_scanrec_target_info ti; } v1 = {WG_SCANREC_TARGET_INFO_INIT};
+	v1.ti.version = 1;
+	v1.ti.nfindings = 77;
+	ck_assert_int_eq(wg_scanrec_target(&v1.ti, r, 1), WG_OK);
+	ck_assert_uint_eq(v1.ti.nfindings, 77);
 	ck_assert_int_eq(wg_scanrec_target(&ti, r, 2), WG_ENOTFOUND);
 	wg_scanrec_free(r);
 	wg_scanrec_free(NULL);

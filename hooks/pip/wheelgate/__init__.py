@@ -27,7 +27,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ._capi import (_CountsInfo, _FindingInfo, _Gpu, _MoreInfo, _NotAppliedInfo, _PyBuffer,
                     _RulesetOptions, _ScanRecord, _ScanRecordTarget, _ScanrecInfo,
-                    _ScanrecTargetInfo, _TargetInfo, _get_buffer, _load, _release_buffer,
+                    _ScanrecFindingInfo, _ScanrecMoreInfo, _ScanrecTargetInfo, _TargetInfo, _get_buffer, _load, _release_buffer,
                     _strv, cli_path, library_path)
 
 __version__ = "0.1.0"  # the project's version; tests compare it with the library's
@@ -693,7 +693,9 @@ def scan_record(path: StrPath, targets: Sequence[Tuple[str, "Checker"]],
 def read_record(line: Union[str, bytes]) -> Dict[str, Any]:
     """A "wheelgate.scan/1" record read back by the library (wg_scanrec_parse): path, name,
     version, sha256, size, facts, error and targets [{"target", "profile", "verdict",
-    "counts"}]; ValueError for a line that is not such a record."""
+    "counts", "findings": [{"rule", "severity", "message", "member", "symbol"}], "more":
+    [{"rule", "count", "counts"}]}]; ValueError, naming the first field that is wrong, for a
+    line that is not such a record."""
     raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
     lib = _load()
     h = ctypes.c_void_p()
@@ -704,11 +706,25 @@ def read_record(line: Union[str, bytes]) -> Dict[str, Any]:
         lib.wg_scanrec_get(ctypes.byref(i), h)
         targets = []
         for k in range(i.ntargets):
-            t = _ScanrecTargetInfo(version=1)
-            if lib.wg_scanrec_target(ctypes.byref(t), h, k) == 0:
-                targets.append({"target": _n(t.target), "profile": _n(t.profile),
-                                "verdict": _VERDICTS[t.verdict],
-                                "counts": {n: t.counts[s] for s, n in _BY_NAME}})
+            t = _ScanrecTargetInfo(version=2)
+            if lib.wg_scanrec_target(ctypes.byref(t), h, k) != 0:
+                continue
+            findings, more = [], []
+            f = _ScanrecFindingInfo(version=1)
+            for n in range(t.nfindings):
+                if lib.wg_scanrec_finding(ctypes.byref(f), h, k, n) == 0:
+                    findings.append({"rule": _n(f.rule), "severity": _SEVERITIES[f.severity],
+                                     "message": _n(f.message), "member": _n(f.member),
+                                     "symbol": _n(f.symbol)})
+            m = _ScanrecMoreInfo(version=1)
+            for n in range(t.nmore):
+                if lib.wg_scanrec_more(ctypes.byref(m), h, k, n) == 0:
+                    more.append({"rule": _n(m.rule), "count": m.count,
+                                 "counts": {name: m.severity[s] for s, name in _BY_NAME}})
+            targets.append({"target": _n(t.target), "profile": _n(t.profile),
+                            "verdict": _VERDICTS[t.verdict],
+                            "counts": {name: t.counts[s] for s, name in _BY_NAME},
+                            "findings": findings, "more": more})
         return {"path": _n(i.path), "name": _n(i.name), "version": _n(i.pkg_version),
                 "sha256": _n(i.sha256), "size": i.size if i.size >= 0 else None,
                 "facts": _n(i.facts), "error": _n(i.error), "targets": targets}

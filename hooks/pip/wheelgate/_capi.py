@@ -135,9 +135,20 @@ class _ScanrecInfo(ctypes.Structure):  # wg_scanrec_info, version 1
                 ("ntargets", ctypes.c_size_t)]
 
 
-class _ScanrecTargetInfo(ctypes.Structure):  # wg_scanrec_target_info, version 1
+class _ScanrecTargetInfo(ctypes.Structure):  # wg_scanrec_target_info, version 2
     _fields_ = [("version", ctypes.c_uint), ("target", _P), ("profile", _P),
-                ("verdict", ctypes.c_int), ("counts", ctypes.c_size_t * 3)]
+                ("verdict", ctypes.c_int), ("counts", ctypes.c_size_t * 3),
+                ("nfindings", ctypes.c_size_t), ("nmore", ctypes.c_size_t)]
+
+
+class _ScanrecFindingInfo(ctypes.Structure):  # wg_scanrec_finding_info, version 1
+    _fields_ = [("version", ctypes.c_uint), ("rule", _P), ("severity", ctypes.c_int),
+                ("message", _P), ("member", _P), ("symbol", _P)]
+
+
+class _ScanrecMoreInfo(ctypes.Structure):  # wg_scanrec_more_info, version 1
+    _fields_ = [("version", ctypes.c_uint), ("rule", _P), ("count", ctypes.c_size_t),
+                ("severity", ctypes.c_size_t * 3)]
 
 
 class _ScanRecord(ctypes.Structure):  # wg_scan_record, version 1
@@ -223,6 +234,10 @@ def _load() -> Any:
         "wg_scanrec_get": ([ctypes.POINTER(_ScanrecInfo), P], ctypes.c_int),
         "wg_scanrec_target": ([ctypes.POINTER(_ScanrecTargetInfo), P, ctypes.c_size_t],
                               ctypes.c_int),
+        "wg_scanrec_finding": ([ctypes.POINTER(_ScanrecFindingInfo), P, ctypes.c_size_t,
+                                ctypes.c_size_t], ctypes.c_int),
+        "wg_scanrec_more": ([ctypes.POINTER(_ScanrecMoreInfo), P, ctypes.c_size_t,
+                             ctypes.c_size_t], ctypes.c_int),
         "wg_reports_format": ([PP, ctypes.c_int, P, P,
                                ctypes.POINTER(ctypes.c_char_p), PP,
                                ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_int],

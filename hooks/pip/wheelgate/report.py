@@ -18,12 +18,12 @@ import argparse
 import html
 import importlib
 import io
-import json
 import re
 import sys
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+import wheelgate
 from wheelgate import escape
 
 __all__ = ["load", "summarize", "markdown", "html_page", "main"]
@@ -43,22 +43,17 @@ def load(paths: Iterable[str]) -> List[Dict[str, Any]]:
     record's error); a merged record's error is the first such target's."""
     out: Dict[Tuple[Any, Any], Dict[str, Any]] = {}
     for p in paths:
-        with open(p, encoding="utf-8") as f:
+        with open(p, "rb") as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
+                    rec = wheelgate.read_record(line.rstrip(b"\r\n"))  # the library's reader
                 except ValueError as e:
-                    raise ValueError("%s:%d: not JSON: %s" % (escape(p), n, e)) from None
-                if not isinstance(rec, dict) or rec.get("schema") != "wheelgate.scan/1" or \
-                        not isinstance(rec.get("targets"), list) or \
-                        not all(isinstance(t, dict) for t in rec["targets"]):
-                    raise ValueError("%s:%d: not a wheelgate.scan/1 record" % (escape(p), n))
+                    raise ValueError("%s:%d: %s" % (escape(p), n, e)) from None
                 targets = []
                 for t in rec["targets"]:
-                    t = dict(t)
-                    if t.get("verdict") == "error":
+                    if t["verdict"] == "error":
                         t.setdefault("error", rec.get("error"))
                     targets.append(t)
                 key = (rec.get("sha256"), rec.get("path"))
@@ -105,11 +100,16 @@ def summarize(records: List[Dict[str, Any]], top: int = 20) -> Dict[str, Any]:
             elif t["verdict"] == "error":
                 why = t.get("error") or rec.get("error") or ""
                 unreadable[name].append((str(rec.get("path")), str(why)))
-            for f in t.get("findings") or []:
-                rules.setdefault(str(f["rule"]), Counter())[f["severity"]] += 1
-                severity[f["severity"]] += 1
-                if t["verdict"] == "fail" and f["severity"] == "error":
-                    blocking[_label(rec)] += 1
+            # the findings kept, and those counted past the report's bound ("more"): the
+            # tables agree with the records' counts
+            found = [(f["rule"], f["severity"], 1) for f in t["findings"]]
+            found += [(m["rule"], sev, m["counts"][sev]) for m in t["more"] for sev in SEVERITIES
+                      if m["counts"][sev]]
+            for rule, sev, k in found:
+                rules.setdefault(str(rule), Counter())[sev] += k
+                severity[sev] += k
+                if t["verdict"] == "fail" and sev == "error":
+                    blocking[_label(rec)] += k
     by_rule = sorted(((r, dict(c), sum(c.values())) for r, c in rules.items()),
                      key=lambda x: (-x[2], x[0]))
     return {"inputs": len(records),

@@ -53,7 +53,10 @@ WG_API int wg_scan_record_format(char **out, const wg_scan_record *rec);
 
 /** A record read back (--resume, a summary of records written before). */
 typedef struct wg_scanrec wg_scanrec;
-/** WG_EFORMAT (message in wg_error_last()) for a line that is not a wheelgate.scan/1 record. */
+/** WG_EFORMAT (message in wg_error_last(), naming the first field that is wrong) for a line
+ * that is not a wheelgate.scan/1 record: not a JSON object, another schema, "targets" not an
+ * array of objects each with a string "target" and a "verdict" of pass, fail or error, or
+ * "findings"/"more" entries without a string "rule", a known "severity", a count. */
 WG_API int wg_scanrec_parse(wg_scanrec **out, const char *line, size_t len);
 WG_API void wg_scanrec_free(wg_scanrec *rec);
 typedef struct wg_scanrec_info {
@@ -72,12 +75,42 @@ typedef struct wg_scanrec_target_info {
 	const char *target, *profile; /**< profile: NULL where the record has null */
 	wg_verdict verdict;
 	size_t counts[3];             /**< by wg_severity */
+	/** (version 2) its findings (wg_scanrec_finding) and counted findings past a bound
+	 * (wg_scanrec_more): counts is the sum of both */
+	size_t nfindings, nmore;
 } wg_scanrec_target_info;
-#define WG_SCANREC_TARGET_INFO_VERSION 1
+#define WG_SCANREC_TARGET_INFO_VERSION 2
 #define WG_SCANREC_TARGET_INFO_INIT \
-	{ WG_SCANREC_TARGET_INFO_VERSION, NULL, NULL, WG_VERDICT_ERROR, {0, 0, 0} }
+	{ WG_SCANREC_TARGET_INFO_VERSION, NULL, NULL, WG_VERDICT_ERROR, {0, 0, 0}, 0, 0 }
 /** Target i of the record; WG_ENOTFOUND past wg_scanrec_info.ntargets. */
 WG_API int wg_scanrec_target(wg_scanrec_target_info *out, const wg_scanrec *rec, size_t i);
+
+/** One finding of a target, as the record holds it (the strings are the record's, valid until
+ * wg_scanrec_free; the escaping for a terminal is the caller's). */
+typedef struct wg_scanrec_finding_info {
+	unsigned int version;
+	const char *rule;
+	wg_severity severity;
+	const char *message, *member, *symbol; /**< NULL where the record has null */
+} wg_scanrec_finding_info;
+#define WG_SCANREC_FINDING_INFO_VERSION 1
+#define WG_SCANREC_FINDING_INFO_INIT \
+	{ WG_SCANREC_FINDING_INFO_VERSION, NULL, WG_SEV_INFO, NULL, NULL, NULL }
+/** Finding i of target t; WG_ENOTFOUND past either count. */
+WG_API int wg_scanrec_finding(wg_scanrec_finding_info *out, const wg_scanrec *rec, size_t t,
+			      size_t i);
+
+/** Findings of one rule past the report's bound, counted ("more" in docs/scan.md). */
+typedef struct wg_scanrec_more_info {
+	unsigned int version;
+	const char *rule;
+	size_t count;       /**< findings of the rule counted, not kept */
+	size_t severity[3]; /**< of them, by wg_severity (as wg_more_info) */
+} wg_scanrec_more_info;
+#define WG_SCANREC_MORE_INFO_VERSION 1
+#define WG_SCANREC_MORE_INFO_INIT { WG_SCANREC_MORE_INFO_VERSION, NULL, 0, {0, 0, 0} }
+/** Counted entry i of target t; WG_ENOTFOUND past either count. */
+WG_API int wg_scanrec_more(wg_scanrec_more_info *out, const wg_scanrec *rec, size_t t, size_t i);
 
 #ifdef __cplusplus
 }

@@ -129,6 +129,11 @@ WG_API int wg_scan_record_format(char **out, const wg_scan_record *rec)
 
 /* ---- reading records back ---- */
 
+static const char *get(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
 struct wg_scanrec {
 	json_t *j;
 };
@@ -140,6 +145,74 @@ static bool is_hex64(const char *s)
 		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
 			return false;
 	return n == 64;
+}
+
+static int severity_of(const char *name)
+{
+	static const char *const names[3] = {"info", "warning", "error"};
+	for (int s = 0; name && s < 3; s++)
+		if (!strcmp(name, names[s]))
+			return s;
+	return -1;
+}
+
+static bool str_or_null(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	return !v || json_is_string(v) || json_is_null(v);
+}
+
+static bool count_ok(const json_t *v)
+{
+	return json_is_integer(v) && json_integer_value(v) >= 0;
+}
+
+/* What the accessors below rely on, checked once: each is then a lookup. The first field that
+ * is wrong goes into why ("targets[1].findings[0]: severity"). Linear in the record. */
+static bool record_valid(const json_t *j, char *why, size_t n)
+{
+	const json_t *ts = json_object_get(j, "targets");
+	if (!json_is_array(ts)) {
+		snprintf(why, n, "\"targets\" is not an array");
+		return false;
+	}
+	for (size_t i = 0; i < json_array_size(ts); i++) {
+		const json_t *t = json_array_get(ts, i);
+		const char *v = get(t, "verdict");
+		if (!json_is_object(t) || !json_is_string(json_object_get(t, "target"))) {
+			snprintf(why, n, "targets[%zu]: not an object with a string \"target\"", i);
+			return false;
+		}
+		if (!v || (strcmp(v, "pass") && strcmp(v, "fail") && strcmp(v, "error"))) {
+			snprintf(why, n, "targets[%zu]: \"verdict\" is not pass, fail or error", i);
+			return false;
+		}
+		const json_t *fs = json_object_get(t, "findings"), *more = json_object_get(t, "more");
+		if ((fs && !json_is_array(fs) && !json_is_null(fs)) ||
+		    (more && !json_is_array(more) && !json_is_null(more))) {
+			snprintf(why, n, "targets[%zu]: \"findings\" or \"more\" is not an array", i);
+			return false;
+		}
+		for (size_t k = 0; k < json_array_size(fs); k++) {
+			const json_t *f = json_array_get(fs, k);
+			if (!json_is_object(f) || !get(f, "rule") || severity_of(get(f, "severity")) < 0 ||
+			    !str_or_null(f, "message") || !str_or_null(f, "member") ||
+			    !str_or_null(f, "symbol")) {
+				snprintf(why, n, "targets[%zu].findings[%zu]: not a finding (a string "
+					 "\"rule\", a \"severity\" of info, warning or error)", i, k);
+				return false;
+			}
+		}
+		for (size_t k = 0; k < json_array_size(more); k++) {
+			const json_t *m = json_array_get(more, k);
+			if (!json_is_object(m) || !get(m, "rule") || !count_ok(json_object_get(m, "count"))) {
+				snprintf(why, n, "targets[%zu].more[%zu]: not a counted finding (a string "
+					 "\"rule\", a \"count\")", i, k);
+				return false;
+			}
+		}
+	}
+	return true;
 }
 
 WG_API int wg_scanrec_parse(wg_scanrec **out, const char *line, size_t len)
@@ -160,6 +233,12 @@ WG_API int wg_scanrec_parse(wg_scanrec **out, const char *line, size_t len)
 		wg_set_error(WG_ERROR_CLASS_STORE, WG_EFORMAT, "not a " SCAN_SCHEMA " record");
 		return WG_EFORMAT;
 	}
+	char why[256];
+	if (!record_valid(j, why, sizeof(why))) {
+		json_decref(j);
+		wg_set_error(WG_ERROR_CLASS_STORE, WG_EFORMAT, "not a " SCAN_SCHEMA " record: %s", why);
+		return WG_EFORMAT;
+	}
 	wg_scanrec *rec = malloc(sizeof(*rec));
 	if (!rec) {
 		json_decref(j);
@@ -177,11 +256,6 @@ WG_API void wg_scanrec_free(wg_scanrec *rec)
 		return;
 	json_decref(rec->j);
 	free(rec);
-}
-
-static const char *get(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
 }
 
 WG_API int wg_scanrec_get(wg_scanrec_info *out, const wg_scanrec *rec)
@@ -204,6 +278,16 @@ WG_API int wg_scanrec_get(wg_scanrec_info *out, const wg_scanrec *rec)
 	return WG_OK;
 }
 
+/* {"error": n, "warning": n, "info": n} by wg_severity; a missing or bad count is 0 */
+static void read_counts(size_t out[3], const json_t *c)
+{
+	static const char *const names[3] = {"info", "warning", "error"};
+	for (int s = 0; s < 3; s++) {
+		json_t *n = json_object_get(c, names[s]);
+		out[s] = count_ok(n) ? (size_t)json_integer_value(n) : 0;
+	}
+}
+
 WG_API int wg_scanrec_target(wg_scanrec_target_info *out, const wg_scanrec *rec, size_t i)
 {
 	if (!out || !rec)
@@ -219,12 +303,51 @@ WG_API int wg_scanrec_target(wg_scanrec_target_info *out, const wg_scanrec *rec,
 	const char *v = get(t, "verdict");
 	out->verdict = v && !strcmp(v, "pass") ? WG_VERDICT_PASS
 		       : v && !strcmp(v, "fail") ? WG_VERDICT_FAIL : WG_VERDICT_ERROR;
-	const json_t *c = json_object_get(t, "counts");
-	static const char *const names[3] = {"info", "warning", "error"};
-	for (int s = 0; s < 3; s++) {
-		json_t *n = json_object_get(c, names[s]);
-		out->counts[s] = json_is_integer(n) && json_integer_value(n) >= 0
-				 ? (size_t)json_integer_value(n) : 0;
+	read_counts(out->counts, json_object_get(t, "counts"));
+	if (out->version >= 2) {
+		out->nfindings = json_array_size(json_object_get(t, "findings"));
+		out->nmore = json_array_size(json_object_get(t, "more"));
 	}
+	return WG_OK;
+}
+
+/* Item i of target t's array key, or NULL (WG_ENOTFOUND). */
+static const json_t *target_item(const wg_scanrec *rec, size_t t, const char *key, size_t i)
+{
+	const json_t *tg = json_array_get(json_object_get(rec->j, "targets"), t);
+	return json_array_get(json_object_get(tg, key), i);
+}
+
+WG_API int wg_scanrec_finding(wg_scanrec_finding_info *out, const wg_scanrec *rec, size_t t,
+			      size_t i)
+{
+	if (!out || !rec)
+		return wg_null_arg("wg_scanrec_finding");
+	if (wg_struct_version("wg_scanrec_finding_info", out->version,
+			      WG_SCANREC_FINDING_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	const json_t *f = target_item(rec, t, "findings", i);
+	if (!f)
+		return WG_ENOTFOUND;
+	out->rule = get(f, "rule");
+	out->severity = (wg_severity)severity_of(get(f, "severity")); /* checked by the parse */
+	out->message = get(f, "message");
+	out->member = get(f, "member");
+	out->symbol = get(f, "symbol");
+	return WG_OK;
+}
+
+WG_API int wg_scanrec_more(wg_scanrec_more_info *out, const wg_scanrec *rec, size_t t, size_t i)
+{
+	if (!out || !rec)
+		return wg_null_arg("wg_scanrec_more");
+	if (wg_struct_version("wg_scanrec_more_info", out->version, WG_SCANREC_MORE_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	const json_t *m = target_item(rec, t, "more", i);
+	if (!m)
+		return WG_ENOTFOUND;
+	out->rule = get(m, "rule");
+	out->count = (size_t)json_integer_value(json_object_get(m, "count"));
+	read_counts(out->severity, json_object_get(m, "counts"));
 	return WG_OK;
 }
