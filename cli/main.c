@@ -17,6 +17,7 @@ typedef struct {
 static const command commands[] = {
 	{"check", cmd_check, "say what would break: apply the rules for a target environment"},
 	{"scan", cmd_scan, "judge many wheels (paths, directories, lists) as JSON Lines, resumable"},
+	{"matrix", cmd_matrix, "which torch releases each extension wheel loads with (a table)"},
 	{"audit", cmd_audit, "check every installed distribution of an environment in place"},
 	{"inspect", cmd_inspect, "show what a wheel, ELF object or directory contains"},
 	{"env", cmd_env, "show what wheelgate reads from a Python environment"},
