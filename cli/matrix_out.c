@@ -240,8 +240,9 @@ int mx_out_json(FILE *f, const mx_torch *t, size_t nt, const mx_ext *e, size_t n
 	for (size_t i = 0; i < ne; i++) {
 		json_t *o = json_object();
 		json_object_set_new(o, "path", jstr(e[i].path));
-		json_object_set_new(o, "name", jstr(e[i].scan ? wg_wheel_get(e[i].scan, WG_WHEEL_NAME) : NULL));
-		json_object_set_new(o, "version", jstr(e[i].scan ? wg_wheel_get(e[i].scan, WG_WHEEL_VERSION) : NULL));
+		const wg_scan *sc = e[i].scan;
+		json_object_set_new(o, "name", jstr(sc ? wg_wheel_get(sc, WG_WHEEL_NAME) : NULL));
+		json_object_set_new(o, "version", jstr(sc ? wg_wheel_get(sc, WG_WHEEL_VERSION) : NULL));
 		json_object_set_new(o, "error", jstr(e[i].error));
 		json_array_append_new(exts, o);
 		json_t *row = json_array();

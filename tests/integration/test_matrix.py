@@ -23,7 +23,7 @@ import tempfile
 import time
 import zipfile
 
-from harness import Missing, main, test  # noqa: E402
+from harness import Missing, main, test, validate  # noqa: E402
 
 WG, FIX, PY = sys.argv[1:4]
 UP = os.path.join(FIX, "upgrade")
@@ -262,10 +262,41 @@ def json_fields_are_the_documented_ones():
                               "library", "have", "want", "rules", "message"}, c
     s = doc["summary"]
     assert s["cells"] == len(exts) * len(torches) == s["load"] + s["fail"]
+    schema = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "schema",
+                          "matrix.schema.json")
+    validate(json.dumps(doc), schema, PY)
+    # the schema can fail: a cell that says it loads with a rule
+    bad = json.loads(json.dumps(doc))
+    bad["cells"][0][0].update(verdict="loads", loads=True, rules=["WG-LD-001"])
+    try:
+        validate(json.dumps(bad), schema, PY)
+    except AssertionError:
+        pass
+    else:
+        raise AssertionError("the schema took a loading cell with a rule")
     # the document's field list is docs/matrix.md's
     doc_md = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "matrix.md")).read()
     for k in list(doc) + list(doc["torch"][0]) + list(doc["cells"][0][0]):
         assert "`%s`" % k in doc_md, k
+
+
+@test
+def a_directory_is_its_wheels():
+    exts, torches = wheels()
+    d = os.path.join(TMP, "dist")
+    os.makedirs(d)
+    mine = [e for e in exts if "_ext-" in e]
+    for e in mine:
+        shutil.copy(e, d)
+    with open(os.path.join(d, "README"), "w") as f:
+        f.write("not a wheel\n")
+    _, doc, _ = matrix("--facts-dir", STORE, d, *torch_args(torches[:1]))
+    assert [os.path.basename(e["path"]) for e in doc["extensions"]] == \
+        sorted(os.path.basename(e) for e in mine), doc["extensions"]
+    empty = os.path.join(TMP, "empty")
+    os.makedirs(empty)
+    rc, _, err = matrix("--facts-dir", STORE, empty, *torch_args(torches[:1]), rc=(2,))
+    assert "no wheel" in err, err
 
 
 @test
