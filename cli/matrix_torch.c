@@ -317,8 +317,15 @@ static int open_wheel(mx_torch *t, const mx_run *r, const struct stat *st)
 		snprintf(torch_dir, sizeof(torch_dir), "%s/torch", r->store);
 		if (wg_facts_path(stored, sizeof(stored), torch_dir, t->sha256) == 0 &&
 		    access(stored, R_OK) == 0 && wg_facts_load(&t->scan, r->sc, stored) == 0) {
-			t->stored = true;
-			return 0;
+			/* facts depend on the reader that made them: another version's are made
+			 * again, as `scan --facts-dir` does */
+			const char *by = wg_scan_stored_by(t->scan);
+			if (by && !strcmp(by, wg_version_string())) {
+				t->stored = true;
+				return 0;
+			}
+			wg_scan_free(t->scan);
+			t->scan = NULL;
 		}
 	}
 	wg_scan *full = NULL;
@@ -362,6 +369,11 @@ static int open_facts(mx_torch *t, const mx_run *r, const char *file)
 		set_error(t, "%s: %s", file, wg_scanner_error(r->sc));
 		return -1;
 	}
+	const char *by = wg_scan_stored_by(t->scan);
+	if (by && strcmp(by, wg_version_string()))
+		fprintf(stderr, "wheelgate matrix: warning: %s: stored by wheelgate %s, this is %s: "
+			"give the torch wheel to read it again\n", esc(file), esc(by),
+			wg_version_string());
 	return 0;
 }
 
