@@ -18,10 +18,25 @@ const char *mx_verdict_name(mx_verdict v)
 }
 
 /* "flash_attn 2.8.3", escaped, into buf. */
+static const char *ext_field(const mx_ext *e, wg_wheel_field f, wg_wheel_field meta)
+{
+	const char *v = e->scan ? wg_wheel_get(e->scan, f) : NULL;
+	return v ? v : e->scan ? wg_wheel_get(e->scan, meta) : NULL;
+}
+
+static const char *ext_name(const mx_ext *e)
+{
+	return ext_field(e, WG_WHEEL_NAME, WG_WHEEL_META_NAME);
+}
+
+static const char *ext_version(const mx_ext *e)
+{
+	return ext_field(e, WG_WHEEL_VERSION, WG_WHEEL_META_VERSION);
+}
+
 static const char *ext_label(char *buf, size_t n, const mx_ext *e)
 {
-	const char *name = e->scan ? wg_wheel_get(e->scan, WG_WHEEL_NAME) : NULL;
-	const char *ver = e->scan ? wg_wheel_get(e->scan, WG_WHEEL_VERSION) : NULL;
+	const char *name = ext_name(e), *ver = ext_version(e);
 	if (name && ver)
 		snprintf(buf, n, "%s %s", esc(name), esc(ver));
 	else
@@ -66,12 +81,14 @@ static void cell_detail(char *buf, size_t n, const mx_cell *c, const mx_torch *t
 			 c->want ? esc(c->want) : "?");
 		return;
 	case MX_ABI:
-		snprintf(buf, n, "%s std::string ABI, torch's is %s%s%s", c->have ? esc(c->have) : "?",
-			 c->want ? esc(c->want) : "?", sym, more);
+		snprintf(buf, n, "%s%s%s std::string ABI, torch's is %s%s%s",
+			 c->object ? esc(c->object) : "", c->object ? ": " : "",
+			 c->have ? esc(c->have) : "?", c->want ? esc(c->want) : "?", sym, more);
 		return;
 	case MX_CUDA:
-		snprintf(buf, n, "needs the CUDA %s runtime, torch has CUDA %s", c->have ? esc(c->have) : "?",
-			 t->cuda ? esc(t->cuda) : "?");
+		snprintf(buf, n, "%s%sneeds the CUDA %s runtime, torch has CUDA %s",
+			 c->object ? esc(c->object) : "", c->object ? " " : "",
+			 c->have ? esc(c->have) : "?", t->cuda ? esc(t->cuda) : "?");
 		return;
 	case MX_LIBRARY:
 		snprintf(buf, n, "%s: %s not found", c->object ? esc(c->object) : "?",
@@ -189,8 +206,7 @@ void mx_out_markdown(FILE *f, const mx_torch *t, size_t nt, const mx_ext *e, siz
 		fprintf(f, "---|");
 	fprintf(f, "\n");
 	for (size_t i = 0; i < ne; i++) {
-		const char *name = e[i].scan ? wg_wheel_get(e[i].scan, WG_WHEEL_NAME) : NULL;
-		const char *ver = e[i].scan ? wg_wheel_get(e[i].scan, WG_WHEEL_VERSION) : NULL;
+		const char *name = ext_name(&e[i]), *ver = ext_version(&e[i]);
 		snprintf(d, sizeof(d), "%s %s", name ? name : cli_base_name(e[i].path), ver ? ver : "");
 		fprintf(f, "| %s |", md(a, sizeof(a), d));
 		for (size_t j = 0; j < nt; j++) {
@@ -240,9 +256,8 @@ int mx_out_json(FILE *f, const mx_torch *t, size_t nt, const mx_ext *e, size_t n
 	for (size_t i = 0; i < ne; i++) {
 		json_t *o = json_object();
 		json_object_set_new(o, "path", jstr(e[i].path));
-		const wg_scan *sc = e[i].scan;
-		json_object_set_new(o, "name", jstr(sc ? wg_wheel_get(sc, WG_WHEEL_NAME) : NULL));
-		json_object_set_new(o, "version", jstr(sc ? wg_wheel_get(sc, WG_WHEEL_VERSION) : NULL));
+		json_object_set_new(o, "name", jstr(ext_name(&e[i])));
+		json_object_set_new(o, "version", jstr(ext_version(&e[i])));
 		json_object_set_new(o, "error", jstr(e[i].error));
 		json_array_append_new(exts, o);
 		json_t *row = json_array();

@@ -300,6 +300,31 @@ def a_directory_is_its_wheels():
 
 
 @test
+def text_from_wheels_is_escaped():
+    exts, torches = wheels()
+    d = os.path.join(TMP, "evil")
+    os.makedirs(d)
+    src = [e for e in exts if "oldabi_ext-" in e][0]
+    evil = os.path.join(d, os.path.basename(src))
+    # the extension module's member renamed (a UTF-8 name: U+202E reverses what follows on a
+    # terminal): the cells' notes name it
+    bad = "oldabi_ext_C\u202e|x."
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(evil, "w") as out:
+        for n in z.namelist():
+            out.writestr(n.replace("oldabi_ext_C.", bad), z.read(n))
+    for fmt in ("text", "markdown"):
+        rc, out, _ = matrix("--facts-dir", STORE, evil, *torch_args(torches[:1]), fmt=fmt)
+        assert "\u202e" not in out, out
+        if fmt == "text":
+            assert "oldabi_ext_c\\u202e|x." in out.lower(), out
+        else:  # the escape's backslash and the pipe escaped for Markdown
+            assert re.search(r"\\\\u202e\\\|x", out.lower()), out
+    _, doc, _ = matrix("--facts-dir", STORE, evil, *torch_args(torches[:1]))
+    # JSON keeps the text exact (JSON escapes it)
+    assert doc["cells"][0][0]["object"].startswith(bad), doc["cells"]
+
+
+@test
 def exit_status():
     exts, torches = wheels()
     fa = [e for e in exts if os.path.basename(e).startswith("flash_attn-2.8.3-")]
