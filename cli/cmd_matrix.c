@@ -198,7 +198,7 @@ static void cell_set(mx_cell *c, mx_verdict v)
 
 static void add_rule(mx_cell *c, const char *rule)
 {
-	if (strstr(c->rules, rule))
+	if (!c->rules || strstr(c->rules, rule))
 		return;
 	size_t n = strlen(c->rules);
 	char *r = realloc(c->rules, n + strlen(rule) + 2);

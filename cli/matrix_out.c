@@ -161,9 +161,10 @@ void mx_out_text(FILE *f, const mx_torch *t, size_t nt, const mx_ext *e, size_t 
 			char label[512], detail[4096];
 			ext_label(label, sizeof(label), &e[i]);
 			cell_detail(detail, sizeof(detail), x, &t[j]);
+			const char *rules = x->rules ? x->rules : "";
 			fprintf(f, "[%d] %s with torch %s: %s%s%s%s\n", notes[i * nt + j], label,
-				esc(mx_torch_label(&t[j])), detail, *x->rules ? " (" : "",
-				x->rules, *x->rules ? ")" : "");
+				esc(mx_torch_label(&t[j])), detail, *rules ? " (" : "", rules,
+				*rules ? ")" : "");
 		}
 	fprintf(f, "\ntorch:");
 	for (size_t j = 0; j < nt; j++)
@@ -275,7 +276,7 @@ int mx_out_json(FILE *f, const mx_torch *t, size_t nt, const mx_ext *e, size_t n
 			json_object_set_new(k, "have", jstr(x->have));
 			json_object_set_new(k, "want", jstr(x->want));
 			json_t *rules = json_array();
-			for (const char *p = x->rules; *p;) {
+			for (const char *p = x->rules ? x->rules : ""; *p;) {
 				size_t l = strcspn(p, ",");
 				json_array_append_new(rules, json_stringn(p, l));
 				p += l + (p[l] == ',');
