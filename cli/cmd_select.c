@@ -249,6 +249,18 @@ static wg_scan *facts(judge_state *s, wg_scanner *sc, candidate *c)
 	if (c->sha256 && (scan = stored(s, sc, c->sha256, c->filename))) {
 		snprintf(c->hex, sizeof(c->hex), "%s", c->sha256);
 		c->from_store = true;
+		/* the size ranks: the stored facts keep it (a source's own size must agree) */
+		int64_t size = wg_scan_file_size(scan);
+		if (size >= 0 && c->size >= 0 && size != c->size) {
+			char why[160];
+			snprintf(why, sizeof(why), "the source says %lld bytes, its sha256's stored "
+				 "facts %lld", c->size, (long long)size);
+			set_error(c, c->where, why);
+			wg_scan_free(scan);
+			return NULL;
+		}
+		if (size >= 0)
+			c->size = size;
 		return scan;
 	}
 	if (c->url && !c->sha256 && !s->a->allow_unhashed && !strncasecmp(c->url, "http", 4)) {
@@ -468,8 +480,10 @@ static int by_rank(const void *x, const void *y)
 	int v = select_version_compare(b->version ? b->version : "", a->version ? a->version : "");
 	if (v)
 		return v;
-	if (a->size != b->size)
-		return a->size < b->size ? -1 : 1;
+	/* an unknown size (-1) ranks last */
+	unsigned long long sa = (unsigned long long)a->size, sb = (unsigned long long)b->size;
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
 	int f = strcmp(a->filename, b->filename);
 	return f ? f : strcmp(a->where, b->where);
 }
@@ -801,8 +815,9 @@ int cmd_select(int argc, char **argv)
 		print_json(stdout, &a, order, n, chosen, project, tagdesc, minor, t, a.env_path,
 			   nstore, nread, now() - t0, status);
 	} else {
+		/* as given (pip needs the exact path); escaped only where it reaches a terminal */
 		if (chosen)
-			printf("%s\n", chosen->where);
+			printf("%s\n", isatty(STDOUT_FILENO) ? esc(chosen->where) : chosen->where);
 		if (!a.p.quiet || !chosen) {
 			fprintf(stderr, SELECT_PROG ": %s: %zu candidate%s for %s%s", esc(project), n,
 				n == 1 ? "" : "s", tagdesc, esc(torchdesc));

@@ -124,14 +124,36 @@ static bool is_url(const char *s)
 	       !strncasecmp(s, "file:", 5);
 }
 
-/* The last path part of a URL, before any query or fragment. */
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The last path part of a URL, before any query or fragment, percent-decoded ("%2B": '+',
+ * as pip and indexes write local labels); %00 and '/' stay encoded. */
 static char *url_file(const char *url)
 {
 	size_t end = strcspn(url, "?#");
 	const char *s = url + end;
 	while (s > url && s[-1] != '/')
 		s--;
-	return strndup(s, (size_t)(url + end - s));
+	char *out = strndup(s, (size_t)(url + end - s));
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; out[i]; i++) {
+		int h, l, c;
+		if (out[i] == '%' && (h = hexval(out[i + 1])) >= 0 && (l = hexval(out[i + 2])) >= 0 &&
+		    (c = h * 16 + l) != 0 && c != '/') {
+			out[o++] = (char)c;
+			i += 2;
+		} else {
+			out[o++] = out[i];
+		}
+	}
+	out[o] = '\0';
+	return out;
 }
 
 /* One URL (with pip's #sha256=HEX fragment, if any). */
