@@ -608,16 +608,23 @@ static void print_json(FILE *f, const select_args *a, candidate **order, size_t 
 		seconds, status);
 }
 
+/* The table goes to stderr: colored when stderr (not stdout, which $(...) captures) is a
+ * terminal, and neither NO_COLOR nor TERM=dumb says otherwise. */
+static bool stderr_color(void)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+	return isatty(STDERR_FILENO) && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
+}
+
 static void print_table(const candidate *const *order, size_t n, const candidate *chosen,
 			size_t limit)
 {
+	bool color = stderr_color();
 	for (size_t i = 0; i < n && i < limit; i++) {
 		const candidate *c = order[i];
-		fprintf(stderr, "  %s%-8s%s %s%s\n", c == chosen ? c_green() : c->works ? "" : c_red(),
-			verdict_name(c, chosen), c_off(), esc(c->filename),
-			c->from_store ? c_dim() : "");
-		if (c->from_store)
-			fprintf(stderr, "%s", c_off());
+		fprintf(stderr, "  %s%-8s%s %s\n",
+			!color ? "" : c == chosen ? "\033[32m" : c->works ? "" : "\033[31m",
+			verdict_name(c, chosen), color ? "\033[0m" : "", esc(c->filename));
 		if (c->error)
 			fprintf(stderr, "             %s\n", esc(c->error));
 		for (size_t r = 0; r < c->nreasons; r++)

@@ -250,6 +250,60 @@ def list_file_with_file_urls():
     validate(json.dumps(doc), SCHEMA, SYS_PY)
 
 
+@test
+def http_urls_fetched_once():
+    """A list of http URLs with #sha256= (a local server counting its GETs): fetched and
+    verified on the first run; the second run, the store filled, fetches nothing. A URL with no
+    sha256 is not fetched without --allow-unhashed."""
+    import functools
+    import http.server
+    import threading
+    gets = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):
+            gets.append(self.path)
+            return super().do_GET()
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                          functools.partial(Handler, directory=WHEELS))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        base = "http://127.0.0.1:%d/" % srv.server_address[1]
+        d = tempfile.mkdtemp(dir=TMP)
+        lst = os.path.join(d, "urls.txt")
+        want = expected("2.11", "3.%s" % PY_MINOR.split(".")[1], "A100")
+        rows, unhashed = [], None
+        for v in VARIANTS:
+            url = base + v["file"].replace("+", "%2B")
+            if v["kernels"] == "ptx80":
+                unhashed = url
+                rows.append(url)
+                continue
+            digest = hashlib.sha256(open(os.path.join(WHEELS, v["file"]), "rb").read()).hexdigest()
+            rows.append(url + "#sha256=" + digest)
+        open(lst, "w").write("\n".join(rows) + "\n")
+        store = tempfile.mkdtemp(dir=TMP)
+        rc, doc, err = select_json("--env", ENV["2.11"], "--gpu", "A100", lst, store=store)
+        assert rc == 0 and doc["chosen"] == base + want.replace("+", "%2B"), (doc["chosen"], err)
+        assert len(gets) == len(VARIANTS) - 1, gets
+        c = [c for c in doc["candidates"] if c["location"] == unhashed][0]
+        assert c["verdict"] == "error" and "no sha256" in c["error"], c
+        del gets[:]
+        rc, warm, err = select_json("--env", ENV["2.11"], "--gpu", "A100", lst, store=store)
+        assert rc == 0 and warm["chosen"] == doc["chosen"] and gets == [], gets
+        assert warm["summary"]["from_store"] == len(VARIANTS) - 1
+        rc, doc, err = select_json("--allow-unhashed", "--env", ENV["2.11"], "--gpu", "A100", lst,
+                                   store=store)
+        assert rc == 0 and len(gets) == 1 and gets[0].endswith("ptx80-cp311-cp311-linux_x86_64.whl"
+                                                               .replace("cp311", "cp3" + PY_MINOR.split(".")[1])), gets
+    finally:
+        srv.shutdown()
+
+
 def lock_file(d, files):
     rows = ['lock-version = "1.0"', 'created-by = "test_select_variants"', "",
             "[[packages]]", 'name = "flashy"', 'version = "1.0"', "wheels = ["]
