@@ -518,7 +518,34 @@ static const char *verdict_name(const candidate *c, const candidate *chosen)
 	return c == chosen ? "chosen" : c->works ? "works" : c->error ? "error" : "rejected";
 }
 
-static void print_json(FILE *f, const select_args *a, candidate **order, size_t n,
+/* The rules not applied to any candidate for lack of a fact (the target is the same for all:
+ * the first report that lists a rule names it), at most max. */
+typedef struct {
+	const char *rule, *lacks, *message;
+} not_applied;
+
+static size_t collect_not_applied(not_applied *out, size_t max, candidate *const *order, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const wg_report *r = order[i]->rep;
+		size_t m = r ? wg_report_not_applied_count(r) : 0;
+		for (size_t j = 0; j < m && k < max; j++) {
+			wg_not_applied_info na = WG_NOT_APPLIED_INFO_INIT;
+			if (wg_report_not_applied(&na, r, j) < 0 || !na.rule)
+				continue;
+			bool dup = false;
+			for (size_t x = 0; x < k && !dup; x++)
+				dup = !strcmp(out[x].rule, na.rule);
+			if (!dup)
+				out[k++] = (not_applied){na.rule, na.lacks ? na.lacks : "",
+							 na.message ? na.message : ""};
+		}
+	}
+	return k;
+}
+
+static void print_json(FILE *f, const select_args *a, candidate *const *order, size_t n,
 		       const candidate *chosen, const char *project, const char *tagdesc,
 		       int minor, const wg_target *t, const char *env_path, size_t nstore,
 		       size_t nread, double seconds, int status)
@@ -550,6 +577,19 @@ static void print_json(FILE *f, const select_args *a, candidate **order, size_t 
 	}
 	fprintf(f, "],\"fail_on\":\"%s\"},\"chosen\":", wg_severity_name(a->p.fail_on));
 	jstr(f, chosen ? chosen->where : NULL);
+	not_applied na[64];
+	size_t nna = collect_not_applied(na, sizeof(na) / sizeof(na[0]), order, n);
+	fprintf(f, ",\"not_applied\":[");
+	for (size_t i = 0; i < nna; i++) {
+		fprintf(f, "%s{\"rule\":", i ? "," : "");
+		jstr(f, na[i].rule);
+		fprintf(f, ",\"lacks\":");
+		jstr(f, na[i].lacks);
+		fprintf(f, ",\"message\":");
+		jstr(f, na[i].message);
+		fputs("}", f);
+	}
+	fputs("]", f);
 	fprintf(f, ",\"candidates\":[");
 	for (size_t i = 0; i < n; i++) {
 		const candidate *c = order[i];
@@ -629,6 +669,18 @@ static void print_table(const candidate *const *order, size_t n, const candidate
 			fprintf(stderr, "             %s\n", esc(c->error));
 		for (size_t r = 0; r < c->nreasons; r++)
 			fprintf(stderr, "             %s\n", esc(c->reasons[r]));
+		/* what does not block, said of those that work (a label its content contradicts) */
+		size_t nf = c->works && c->rep ? wg_report_count(c->rep) : 0, said = 0;
+		for (size_t k = 0; k < nf && said < 3; k++) {
+			wg_finding_info fi = WG_FINDING_INFO_INIT;
+			char line[512];
+			if (wg_report_finding(&fi, c->rep, k) < 0 || fi.severity < WG_SEV_WARNING)
+				continue;
+			compact(line, sizeof(line), fi.message ? fi.message : "", 200);
+			fprintf(stderr, "             %s: %s (%s): %s\n",
+				wg_severity_name(fi.severity), fi.title, fi.rule, esc(line));
+			said++;
+		}
 	}
 	if (n > limit)
 		fprintf(stderr, "  (%zu more)\n", n - limit);
@@ -741,6 +793,17 @@ int cmd_select(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
+	if (ti.python_major != 3) {
+		/* the python3 on PATH: the tag rules judge for the python the tags are ranked for */
+		char py[32];
+		snprintf(py, sizeof(py), "python=3.%d", minor);
+		if (wg_target_parse(t, py) < 0) {
+			pipeline_fail(&a.p, "%s\n", esc(wg_error_last()));
+			status = EXIT_USAGE;
+			goto out;
+		}
+		wg_target_get_info(&ti, t);
+	}
 	for (int i = optind; i < argc; i++)
 		if (select_source(&cs, argv[i], a.p.quiet) < 0) {
 			status = EXIT_USAGE;
@@ -832,6 +895,12 @@ int cmd_select(int argc, char **argv)
 				fprintf(stderr, "%s%s", i ? ", " : ", GPU ", esc(a.p.cfg.gpus[i]));
 			fprintf(stderr, "; %zu work; facts of %zu from the store, %zu read (%.2f s)\n",
 				nworks, nstore, nread, now() - t0);
+			not_applied na[64];
+			size_t nna = collect_not_applied(na, sizeof(na) / sizeof(na[0]), order, n);
+			for (size_t i = 0; i < nna; i++)
+				fprintf(stderr, "%s%s (%s)%s", i ? "; " : SELECT_PROG ": not judged, for "
+					"lack of a fact: ", esc(na[i].rule), esc(na[i].message),
+					i + 1 == nna ? "\n" : "");
 		}
 		if (chosen && !a.p.quiet) {
 			print_table((const candidate *const *)order, n, chosen, n);

@@ -379,11 +379,34 @@ def json_document_matches_the_docs():
         keys |= set(c)
         for f in c["findings"]:
             keys |= set(f)
+    for na in doc["not_applied"]:
+        keys |= set(na)
     missing = sorted(k for k in keys if "`%s`" % k not in text)
     assert not missing, missing
     assert doc["format"] == "wheelgate.select/1"
     ranks = [c["rank"] for c in doc["candidates"] if c["rank"] is not None]
     assert ranks == list(range(1, len(ranks) + 1))
+
+
+@test
+def what_is_not_judged_is_said():
+    """--env gives the torch: nothing but the GPU rules is left unjudged (no --gpu). Without
+    --env, facts declared with --target: the loader rules are named as not judged, and the
+    2.12 build (its torch symbols unchecked) may work; with no torch fact at all the ABI is not
+    judged either and the liar's label contradiction is shown under it."""
+    rc, doc, err = select_json("--env", ENV["2.11"], WHEELS)
+    assert {n["rule"] for n in doc["not_applied"]} == {"WG-GPU-002", "WG-GPU-003"}, doc["not_applied"]
+    py = "3.%s" % PY_MINOR.split(".")[1]
+    rc, doc, err = select_json("--target", "python=%s,torch=2.11.0,cxx11abi=1,cuda=13.0" % py,
+                               WHEELS)
+    na = {n["rule"]: n for n in doc["not_applied"]}
+    assert "WG-LD-001" in na and "env" in na["WG-LD-001"]["lacks"] and "WG-ABI-001" not in na, na
+    lie = [c for c in doc["candidates"] if c["file"] == liar()][0]
+    assert lie["verdict"] == "rejected", lie  # the ABI is judged from cxx11abi=1
+    rc, out, err = select("--target", "python=" + py, WHEELS)
+    assert "not judged, for lack of a fact: " in err and "WG-ABI-001" in err, err
+    if liar() in out:
+        assert "WG-LABEL-001" in err.split(liar())[1].split("\n  ")[1], err
 
 
 @test
