@@ -24,6 +24,7 @@ int cmd_serve(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
+int cmd_select(int argc, char **argv);
 
 /** A command built on check's machinery (cmd_check.c: options, configuration, target,
  * threads, report formats, exit status) with inputs of its own: `wheelgate audit`. Each

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,19 @@ typedef struct {
 	size_t n;
 	int oom;
 } lock_doc;
+
+/* Who speaks in the messages: check --lock, or select reading a lock (lock_wheels). */
+static const char *lock_who = "wheelgate check: --lock";
+
+static void lock_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void lock_say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", lock_who);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
 
 static char *dup0(const char *s)
 {
@@ -114,16 +128,16 @@ static void *module_symbol(const char *helper, const char *sym, const char *what
 {
 	char mod[PATH_MAX], tried[2 * PATH_MAX + 256];
 	if (helper_path(helper, mod, sizeof(mod), tried, sizeof(tried)) < 0) {
-		fprintf(stderr, "wheelgate check: --lock: %s needs wheelgate's module %s, which is "
+		lock_say("%s needs wheelgate's module %s, which is "
 			"missing: looked for %s\n", what, helper, tried);
 		return NULL;
 	}
 	void *h = dlopen(mod, RTLD_NOW | RTLD_LOCAL);
 	void *f = h ? dlsym(h, sym) : NULL;
 	if (!h)
-		fprintf(stderr, "wheelgate check: --lock: cannot load %s: %s\n", mod, dlerror());
+		lock_say("cannot load %s: %s\n", mod, dlerror());
 	else if (!f)
-		fprintf(stderr, "wheelgate check: --lock: %s is not this wheelgate's module (no %s)\n",
+		lock_say("%s is not this wheelgate's module (no %s)\n",
 			mod, sym);
 	return f;
 }
@@ -134,18 +148,18 @@ static char *read_lock(const char *path, size_t *len)
 	struct stat st;
 	char *text = NULL;
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		fprintf(stderr, "wheelgate check: --lock: %s: %s\n", esc(path), strerror(errno));
+		lock_say("%s: %s\n", esc(path), strerror(errno));
 	} else if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "wheelgate check: --lock: %s: not a regular file\n", esc(path));
+		lock_say("%s: not a regular file\n", esc(path));
 	} else if ((uint64_t)st.st_size > LOCK_MAX) {
-		fprintf(stderr, "wheelgate check: --lock: %s: %lld bytes, more than the %u a lock "
+		lock_say("%s: %lld bytes, more than the %u a lock "
 			"file may have\n", esc(path), (long long)st.st_size, LOCK_MAX);
 	} else if (!(text = malloc((size_t)st.st_size + 1))) {
-		fprintf(stderr, "wheelgate check: --lock: %s: out of memory\n", esc(path));
+		lock_say("%s: out of memory\n", esc(path));
 	} else {
 		ssize_t r = pread(fd, text, (size_t)st.st_size + 1, 0);
 		if (r < 0 || r > st.st_size) {
-			fprintf(stderr, "wheelgate check: --lock: %s: %s\n", esc(path),
+			lock_say("%s: %s\n", esc(path),
 				r < 0 ? strerror(errno) : "changed while it was read");
 			free(text);
 			text = NULL;
@@ -491,19 +505,19 @@ static int one_package(lock_input **in, size_t *n, const lpkg *p, const tagset *
 	if (p->marker) {
 		int m = marker_eval(p->marker, t);
 		if (m == 0) {
-			fprintf(stderr, "wheelgate check: --lock: %s: skipped: its marker \"%s\" is "
+			lock_say("%s: skipped: its marker \"%s\" is "
 				"false for %s\n", esc(p->name), esc(p->marker), t->desc);
 			return 0;
 		}
 		if (m < 0 && !o->quiet)
-			fprintf(stderr, "wheelgate check: --lock: %s: marker \"%s\" not evaluated "
+			lock_say("%s: marker \"%s\" not evaluated "
 				"here: checked\n", esc(p->name), esc(p->marker));
 	}
 	if (!p->nwheels) {
 		snprintf(err, sizeof(err), "%s: the lock gives no wheel (%s): not checked", p->name,
 			 p->source ? p->source : "no source at all");
 		if (o->allow_no_wheel) {
-			fprintf(stderr, "wheelgate check: --lock: %s (--allow-no-wheel)\n", esc(err));
+			lock_say("%s (--allow-no-wheel)\n", esc(err));
 			return 0;
 		}
 		return add_input(in, n, p, NULL, -1, err);
@@ -555,7 +569,7 @@ static int one_package(lock_input **in, size_t *n, const lpkg *p, const tagset *
 			 "%s: not read", p->name, where, w->sha256, hex);
 	} else {
 		if (!w->sha256)
-			fprintf(stderr, "wheelgate check: --lock: %s: %s: no sha256 in the lock: read "
+			lock_say("%s: %s: no sha256 in the lock: read "
 				"unverified (--allow-unhashed)\n", esc(p->name), esc(where));
 		return add_input(in, n, p, w, fd, NULL);
 	}
@@ -579,15 +593,15 @@ int lock_inputs(lock_input **out, size_t *n, const char *lockpath, const lock_op
 	int rc = reader ? reader(lockpath, text, len, &sink, err, sizeof(err)) : -1;
 	free(text);
 	if (reader && rc < 0)
-		fprintf(stderr, "wheelgate check: --lock: %s\n", esc(err));
+		lock_say("%s\n", esc(err));
 	if (rc == 0 && d.n == 0) {
-		fprintf(stderr, "wheelgate check: --lock: %s: no [[packages]]: nothing to check\n",
+		lock_say("%s: no [[packages]]: nothing to check\n",
 			esc(lockpath));
 		rc = -1;
 	}
 	int minor = -1;
 	if (rc == 0 && (!o->python || sscanf(o->python, "3.%d", &minor) != 1 || minor < 0)) {
-		fprintf(stderr, "wheelgate check: --lock: which python the wheels are for is not "
+		lock_say("which python the wheels are for is not "
 			"known (%s): give --env or --target python=3.X\n",
 			o->python ? esc(o->python) : "no python3 on PATH");
 		rc = -1;
@@ -596,7 +610,7 @@ int lock_inputs(lock_input **out, size_t *n, const char *lockpath, const lock_op
 		tagset t;
 		tags_init(&t, minor);
 		if (!o->quiet)
-			fprintf(stderr, "wheelgate check: --lock: %zu package%s; wheels chosen for %s "
+			lock_say("%zu package%s; wheels chosen for %s "
 				"(python from %s)\n", d.n, d.n == 1 ? "" : "s", t.desc, o->python_from);
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%s", lockpath);
@@ -607,7 +621,7 @@ int lock_inputs(lock_input **out, size_t *n, const char *lockpath, const lock_op
 			snprintf(dir, sizeof(dir), ".");
 		for (size_t i = 0; i < d.n && rc == 0; i++)
 			if (one_package(out, n, &d.pkgs[i], &t, dir, o) < 0) {
-				fprintf(stderr, "wheelgate check: --lock: out of memory\n");
+				lock_say("out of memory\n");
 				rc = -1;
 			}
 	}
@@ -657,4 +671,125 @@ const char *lock_python_on_path(char *buf, size_t n)
 	buf[r] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return buf;
+}
+
+/* ---- for select: every wheel of a lock, a wheel opened and verified, a name's tag rank ---- */
+
+void lock_set_who(const char *who)
+{
+	lock_who = who;
+}
+
+int lock_wheels(lock_wheel_ref **out, size_t *n, const char *lockpath)
+{
+	*out = NULL;
+	*n = 0;
+	size_t len = 0;
+	char *text = read_lock(lockpath, &len);
+	if (!text)
+		return -1;
+	lock_reader reader = (lock_reader)module_symbol(HELPER_TOML, "wg_toml_read_lock_v1",
+							 "reading a lock file");
+	lock_doc d = {0};
+	lock_sink sink = {&d, on_package, on_wheel};
+	char err[2048];
+	int rc = reader ? reader(lockpath, text, len, &sink, err, sizeof(err)) : -1;
+	free(text);
+	if (reader && rc < 0)
+		lock_say("%s\n", esc(err));
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", lockpath);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	size_t total = 0;
+	for (size_t i = 0; rc == 0 && i < d.n; i++)
+		total += d.pkgs[i].nwheels;
+	if (rc == 0 && total && !(*out = calloc(total, sizeof(**out))))
+		rc = -1;
+	for (size_t i = 0; rc == 0 && i < d.n; i++) {
+		const lpkg *p = &d.pkgs[i];
+		for (size_t j = 0; rc == 0 && j < p->nwheels; j++) {
+			const lwheel *w = &p->wheels[j];
+			lock_wheel_ref *r = &(*out)[(*n)++];
+			const char *file = w->name ? w->name : cli_base_name(w->path ? w->path : w->url);
+			r->project = dup0(p->name);
+			r->version = dup0(p->version);
+			r->filename = dup0(file ? file : "");
+			r->url = w->path ? NULL : dup0(w->url);
+			r->sha256 = dup0(w->sha256);
+			r->size = w->size;
+			r->line = w->line;
+			if (w->path) {
+				size_t l = strlen(dir) + strlen(w->path) + 2;
+				if ((r->path = malloc(l)))
+					snprintf(r->path, l, "%s%s%s", w->path[0] == '/' ? "" : dir,
+						 w->path[0] == '/' ? "" : "/", w->path);
+			}
+			if (!r->project || !r->filename || (w->path && !r->path) ||
+			    (!w->path && w->url && !r->url) || (w->sha256 && !r->sha256))
+				rc = -1;
+		}
+	}
+	if (rc < 0 && reader && *n)
+		lock_say("out of memory\n");
+	doc_free(&d);
+	if (rc < 0) {
+		lock_wheels_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void lock_wheels_free(lock_wheel_ref *w, size_t n)
+{
+	for (size_t i = 0; w && i < n; i++) {
+		free(w[i].project);
+		free(w[i].version);
+		free(w[i].filename);
+		free(w[i].url);
+		free(w[i].path);
+		free(w[i].sha256);
+	}
+	free(w);
+}
+
+int lock_open(int *fd, const char *path, const char *url, const char *sha256, long long size,
+	      uint64_t max, bool quiet, char *err, size_t errlen)
+{
+	lwheel w = {NULL, (char *)url, (char *)path, (char *)sha256, size, 0};
+	lock_options o = {0};
+	o.max = max;
+	o.quiet = quiet;
+	if (open_wheel(&w, path && path[0] != '/' ? "." : "/", &o, fd, err, errlen) < 0)
+		return -1;
+	struct stat st;
+	char hex[65];
+	const char *where = url ? url : path;
+	if (fstat(*fd, &st) != 0 || (size >= 0 && st.st_size != size))
+		snprintf(err, errlen, "%lld bytes, the source says %lld: not read",
+			 (long long)st.st_size, size);
+	else if (sha256 && sha256_fd(*fd, hex, NULL) < 0)
+		snprintf(err, errlen, "cannot be read to hash it");
+	else if (sha256 && strcasecmp(hex, sha256))
+		snprintf(err, errlen, "sha256 mismatch: the source says %.64s, the file has %s: "
+			 "not read", sha256, hex);
+	else
+		return 0;
+	(void)where;
+	close(*fd);
+	*fd = -1;
+	return -1;
+}
+
+long lock_tag_rank(int minor, const char *filename, char *desc, size_t desclen)
+{
+	tagset t;
+	tags_init(&t, minor);
+	if (desc)
+		snprintf(desc, desclen, "%s", t.desc);
+	return wheel_rank(&t, filename);
 }

@@ -55,4 +55,34 @@ void lock_inputs_free(lock_input *in, size_t n);
 /* "3.11", asked of the first python3 on PATH (into buf); NULL when there is none. */
 const char *lock_python_on_path(char *buf, size_t n);
 
+/* ---- select (cmd_select.c): a lock as a source of candidates ---- */
+
+/* Messages of the lock functions start with who ("wheelgate select: lock"); the default is
+ * "wheelgate check: --lock". */
+void lock_set_who(const char *who);
+/* One wheel a lock lists, whatever the target: its package, its file name, where it is (path:
+ * resolved against the lock's directory; else url) and what the lock says of it. */
+typedef struct lock_wheel_ref {
+	char *project, *version; /* the package's name and version (version NULL: not given) */
+	char *filename;          /* the wheel's `name`, else the last part of its path or URL */
+	char *path, *url;        /* one of them, or neither (the lock gives neither) */
+	char *sha256;            /* or NULL */
+	long long size;          /* -1: not given */
+	unsigned line;
+} lock_wheel_ref;
+/* Every wheel of every package of the lock (*out, *n); -1 when the lock cannot be used
+ * (printed). */
+int lock_wheels(lock_wheel_ref **out, size_t *n, const char *lockpath);
+void lock_wheels_free(lock_wheel_ref *w, size_t n);
+/* A wheel at path (absolute or relative to the working directory), else a file: or http(s):
+ * URL (fetched into an unlinked temporary file: at most size bytes, else max) opened into *fd
+ * and verified against size (>= 0) and sha256 (non-NULL) before anything reads it. 0, or -1
+ * with why in err. */
+int lock_open(int *fd, const char *path, const char *url, const char *sha256, long long size,
+	      uint64_t max, bool quiet, char *err, size_t errlen);
+/* The rank of a wheel file name's tags for python 3.minor on this system, as pip (packaging
+ * .tags) orders the target's supported tags: lower is better, -1 when none is supported; desc
+ * (may be NULL): "python 3.12 on linux_x86_64 (glibc 2.36)". */
+long lock_tag_rank(int minor, const char *filename, char *desc, size_t desclen);
+
 #endif

@@ -16,6 +16,7 @@ typedef struct {
 /* One row per command; each lives in cmd_<name>.c. */
 static const command commands[] = {
 	{"check", cmd_check, "say what would break: apply the rules for a target environment"},
+	{"select", cmd_select, "pick the variant of a release that will work here, by content"},
 	{"scan", cmd_scan, "judge many wheels (paths, directories, lists) as JSON Lines, resumable"},
 	{"matrix", cmd_matrix, "which torch releases each extension wheel loads with (a table)"},
 	{"audit", cmd_audit, "check every installed distribution of an environment in place"},

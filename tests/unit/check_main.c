@@ -28,6 +28,7 @@ static const struct {
 	{ "facts", suite_facts },
 	{ "errors", suite_errors },
 	{ "report_api", suite_report_api },
+	{ "select", suite_select },
 };
 
 /* The exit status of a run that skipped a test and failed none (CTest's SKIP_RETURN_CODE). */

@@ -55,5 +55,6 @@ Suite *suite_env(void);
 Suite *suite_sysver(void);
 Suite *suite_facts(void);
 Suite *suite_report_api(void);
+Suite *suite_select(void);
 
 #endif

@@ -1,0 +1,60 @@
+/*
+ * `wheelgate select` (cmd_select.c): the candidates of its SOURCEs (select_source.c), each
+ * judged by content for the target, ranked among those that work; the PEP 440 order of
+ * versions it ranks by (select_version.c).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef WG_CLI_SELECT_H
+#define WG_CLI_SELECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wheelgate.h"
+
+#define SELECT_PROG "wheelgate select"
+#define SELECT_MAX_CANDIDATES 100000
+
+/* One wheel a SOURCE offers, and what became of it. */
+typedef struct candidate {
+	/* from the source */
+	char *where;    /* the path or URL as the source gives it: what stdout prints */
+	char *filename; /* the wheel's file name (its name, version and tags) */
+	char *path;     /* a local file, or NULL */
+	char *url;      /* a file: or http(s): URL, or NULL */
+	char *sha256;   /* 64 hex digits the source gives, or NULL */
+	long long size; /* the size the source gives (or the file's), -1: unknown */
+	const char *source; /* the SOURCE argument it came from */
+	char project[256];  /* PEP 503-normalized, from the file name ("" when not a wheel name) */
+	char *version;      /* the version of the file name, local label included */
+	/* judged */
+	long rank;          /* the tags' rank for the target (lower first), -1: not supported */
+	char hex[65];       /* the sha256 of its bytes (or the source's, facts from the store) */
+	bool from_store;    /* its facts were read back from the store: no byte of it read */
+	char *error;        /* it could not be fetched, verified or read: why */
+	wg_report *rep;
+	size_t errors, warnings; /* findings at or above --fail-on, and the others */
+	char **reasons;          /* one line each: why it would not work */
+	size_t nreasons;
+	bool works;
+	double seconds;
+} candidate;
+
+typedef struct candidates {
+	candidate *c;
+	size_t n, cap;
+} candidates;
+
+/** The candidates of one SOURCE appended to cs: a directory of wheels, a wheel, a list file
+ * (paths or URLs, one a line, '#' comments), a pylock.toml, a URL of a wheel. -1 with the
+ * message printed (a usage error: exit 2), else 0. */
+int select_source(candidates *cs, const char *source, bool quiet);
+void candidates_free(candidates *cs);
+
+/** PEP 440 order of two versions (local labels ignored: a label claims, it does not order):
+ * <0, 0 or >0. Epochs, release segments (1.0 == 1.0.0), pre-releases (a < b < rc), post and
+ * dev releases; text that is not a PEP 440 version sorts before every version, by strcmp. */
+int select_version_compare(const char *a, const char *b);
+
+#endif
