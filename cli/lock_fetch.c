@@ -4,20 +4,32 @@
  * maps libcurl and its TLS stack (docs/startup.md). Only http and https, redirects too, at
  * most FETCH_REDIRECTS of them; the body bounded in size (aborted as soon as it passes) and
  * in time; a progress line on a terminal.
+ * Since issue 28 it also serves cli/index.c (simple index pages, docs/index-source.md):
+ * wg_fetch_v2 (request headers in; the body in memory or a file; the final URL and the
+ * Content-Type out), wg_url_resolve_v1 (libcurl's URL API) and wg_html_walk_v1 (libxml2's
+ * HTML parser), so that neither libcurl nor libxml2 is mapped by the CLI until it reads an index.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <libxml/HTMLparser.h>
+#include <libxml/tree.h>
 
 #include "lock.h"
 
 #define FETCH_REDIRECTS 5
 
 typedef struct {
-	int fd;
+	int fd;		/* the body goes here, or (fd < 0) into mem */
+	char *mem;
+	size_t cap;
 	unsigned long long got, max;
 	int over, werr, progress;
 	const char *url;
@@ -30,6 +42,26 @@ static size_t on_data(char *data, size_t size, size_t n, void *p)
 	if (s->got + len > s->max) {
 		s->over = 1;
 		return 0;
+	}
+	if (s->fd < 0) {
+		/* In memory: grown by doubling, never past max (+1 for the closing NUL). */
+		if (s->got + len + 1 > s->cap) {
+			size_t cap = s->cap ? s->cap : 64 * 1024;
+			while (cap < s->got + len + 1)
+				cap *= 2;
+			if (cap > s->max + 1)
+				cap = (size_t)s->max + 1;
+			char *m = realloc(s->mem, cap);
+			if (!m) {
+				s->werr = 1;
+				return 0;
+			}
+			s->mem = m;
+			s->cap = cap;
+		}
+		memcpy(s->mem + s->got, data, len);
+		s->got += len;
+		return len;
 	}
 	for (size_t done = 0; done < len;) {
 		ssize_t w = write(s->fd, data + done, len - done);
@@ -62,12 +94,7 @@ static int on_progress(void *p, curl_off_t total, curl_off_t now, curl_off_t ut,
 	return 0;
 }
 
-int wg_fetch_v1(const char *url, int fd, unsigned long long max, long timeout_s, int progress,
-		char *err, size_t errlen);
-
-__attribute__((visibility("default"))) int
-wg_fetch_v1(const char *url, int fd, unsigned long long max, long timeout_s, int progress,
-	    char *err, size_t errlen)
+static int global_init(char *err, size_t errlen)
 {
 	static int inited;
 	if (!inited) {
@@ -77,13 +104,40 @@ wg_fetch_v1(const char *url, int fd, unsigned long long max, long timeout_s, int
 		}
 		inited = 1;
 	}
+	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* One transfer. v2 adds request headers, any status but 2xx refused by name (not only
+ * 4xx/5xx), compressed answers (decoded before the bound applies), a clearer timeout, and the
+ * final URL and Content-Type out. */
+static int perform(int v2, const char *url, const char *const *headers, sink *s, long timeout_s,
+		   const char *agent, char **final_url, char **content_type, char *err,
+		   size_t errlen)
+{
+	if (global_init(err, errlen) < 0)
+		return -1;
 	CURL *h = curl_easy_init();
+	struct curl_slist *hl = NULL;
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	for (size_t i = 0; headers && headers[i]; i++) {
+		struct curl_slist *t = curl_slist_append(hl, headers[i]);
+		if (!t) {
+			curl_slist_free_all(hl);
+			curl_easy_cleanup(h);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		hl = t;
+	}
 	char cerr[CURL_ERROR_SIZE] = "";
-	sink s = {fd, 0, max, 0, 0, progress, url};
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -93,33 +147,274 @@ wg_fetch_v1(const char *url, int fd, unsigned long long max, long timeout_s, int
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max);
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)s->max);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "wheelgate (check --lock)");
-	if (progress) {
+	curl_easy_setopt(h, CURLOPT_USERAGENT, agent);
+	if (hl)
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+	if (v2)
+		curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	if (s->progress) {
 		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(h, CURLOPT_XFERINFODATA, &s);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, s);
 	}
 	CURLcode rc = curl_easy_perform(h);
-	if (progress)
+	if (s->progress)
 		fprintf(stderr, "\r\033[K");
 	long code = 0;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	if (rc == CURLE_OK)
+	int ret = rc == CURLE_OK ? 0 : -1;
+	if (rc == CURLE_OK && v2 && (code < 200 || code > 299)) {
+		snprintf(err, errlen, "the server answered HTTP %ld", code);
+		ret = -1;
+	} else if (rc == CURLE_OK)
 		;
-	else if (s.over || rc == CURLE_FILESIZE_EXCEEDED)
-		snprintf(err, errlen, "more than %llu bytes: not read further", max);
-	else if (s.werr)
-		snprintf(err, errlen, "cannot write the temporary file");
+	else if (s->over || rc == CURLE_FILESIZE_EXCEEDED)
+		snprintf(err, errlen, "more than %llu bytes: not read further", s->max);
+	else if (s->werr)
+		snprintf(err, errlen, s->fd < 0 ? "out of memory" : "cannot write the temporary file");
 	else if (rc == CURLE_HTTP_RETURNED_ERROR)
 		snprintf(err, errlen, "the server answered HTTP %ld", code);
 	else if (rc == CURLE_TOO_MANY_REDIRECTS)
 		snprintf(err, errlen, "more than %d redirects", FETCH_REDIRECTS);
+	else if (v2 && rc == CURLE_OPERATION_TIMEDOUT)
+		snprintf(err, errlen, "no whole answer within %ld s (%s)", timeout_s,
+			 *cerr ? cerr : curl_easy_strerror(rc));
 	else
 		snprintf(err, errlen, "%s", *cerr ? cerr : curl_easy_strerror(rc));
+	if (ret == 0 && (final_url || content_type)) {
+		char *eff = NULL, *ct = NULL;
+		curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff);
+		curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
+		if (final_url && !(*final_url = dup_or_null(eff ? eff : url)))
+			ret = -1;
+		if (content_type && ct && !(*content_type = strdup(ct)))
+			ret = -1;
+		if (ret < 0)
+			snprintf(err, errlen, "out of memory");
+	}
+	curl_slist_free_all(hl);
 	curl_easy_cleanup(h);
-	return rc == CURLE_OK ? 0 : -1;
+	return ret;
+}
+
+int wg_fetch_v1(const char *url, int fd, unsigned long long max, long timeout_s, int progress,
+		char *err, size_t errlen);
+
+__attribute__((visibility("default"))) int
+wg_fetch_v1(const char *url, int fd, unsigned long long max, long timeout_s, int progress,
+	    char *err, size_t errlen)
+{
+	sink s = {fd, NULL, 0, 0, max, 0, 0, progress, url};
+	return perform(0, url, NULL, &s, timeout_s, "wheelgate (check --lock)", NULL, NULL, err,
+		       errlen);
+}
+
+int wg_fetch_v2(const char *url, const char *const *headers, int fd, char **body, size_t *body_len,
+		unsigned long long max, long timeout_s, int progress, char **final_url,
+		char **content_type, char *err, size_t errlen);
+
+/* url (http or https, at most FETCH_REDIRECTS redirects), sent with headers (a NULL-terminated
+ * list of "Name: value", or NULL): the body into fd when fd >= 0, else into *body (malloc'ed,
+ * NUL-terminated, its length in *body_len; free() it); at most max bytes (decoded) within
+ * timeout_s seconds; any final status but 2xx is an error naming it. *final_url (the URL after
+ * redirects) and *content_type (the answer's Content-Type, NULL without one) are malloc'ed when
+ * those pointers are not NULL. 0, or -1 with why in err (nothing to free then). */
+__attribute__((visibility("default"))) int
+wg_fetch_v2(const char *url, const char *const *headers, int fd, char **body, size_t *body_len,
+	    unsigned long long max, long timeout_s, int progress, char **final_url,
+	    char **content_type, char *err, size_t errlen)
+{
+	if (final_url)
+		*final_url = NULL;
+	if (content_type)
+		*content_type = NULL;
+	if (fd < 0 && (!body || !body_len || max >= SIZE_MAX)) {
+		snprintf(err, errlen, "wg_fetch_v2: no file and no body to write to");
+		return -1;
+	}
+	sink s = {fd, NULL, 0, 0, max, 0, 0, progress, url};
+	int rc = perform(1, url, headers, &s, timeout_s, "wheelgate (index)", final_url,
+			 content_type, err, errlen);
+	if (rc == 0 && fd < 0 && !s.mem && !(s.mem = malloc(1))) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	}
+	if (rc < 0) {
+		free(s.mem);
+		if (final_url) {
+			free(*final_url);
+			*final_url = NULL;
+		}
+		if (content_type) {
+			free(*content_type);
+			*content_type = NULL;
+		}
+		return -1;
+	}
+	if (fd < 0) {
+		s.mem[s.got] = '\0';
+		*body = s.mem;
+		*body_len = (size_t)s.got;
+	}
+	return 0;
+}
+
+int wg_url_resolve_v1(const char *base, const char *ref, char **abs, char **path, char **fragment,
+		      char *err, size_t errlen);
+
+/* ref (absolute or relative) resolved against base (absolute) by libcurl's URL API (RFC 3986):
+ * *abs is the absolute http(s) URL without its fragment, *path its path as written (still
+ * percent-encoded), *fragment the fragment (without '#') or NULL; each malloc'ed where the
+ * pointer is not NULL. 0, or -1 with why in err (another scheme, a malformed URL). */
+__attribute__((visibility("default"))) int
+wg_url_resolve_v1(const char *base, const char *ref, char **abs, char **path, char **fragment,
+		  char *err, size_t errlen)
+{
+	char *parts[3] = {NULL, NULL, NULL};
+	char *scheme = NULL;
+	int ret = -1;
+	CURLUcode uc;
+	CURLU *u = curl_url();
+	if (!u) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if ((uc = curl_url_set(u, CURLUPART_URL, base, 0)) != CURLUE_OK) {
+		snprintf(err, errlen, "the base URL: %s", curl_url_strerror(uc));
+		goto done;
+	}
+	/* With a URL already in the handle, a relative one is resolved against it. */
+	if ((uc = curl_url_set(u, CURLUPART_URL, ref, 0)) != CURLUE_OK) {
+		snprintf(err, errlen, "%s", curl_url_strerror(uc));
+		goto done;
+	}
+	if ((uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0)) != CURLUE_OK ||
+	    (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)) {
+		snprintf(err, errlen, "not an http or https URL");
+		goto done;
+	}
+	uc = curl_url_get(u, CURLUPART_FRAGMENT, &parts[2], 0);
+	if (uc != CURLUE_OK && uc != CURLUE_NO_FRAGMENT) {
+		snprintf(err, errlen, "%s", curl_url_strerror(uc));
+		goto done;
+	}
+	if ((uc = curl_url_set(u, CURLUPART_FRAGMENT, NULL, 0)) != CURLUE_OK ||
+	    (uc = curl_url_get(u, CURLUPART_URL, &parts[0], 0)) != CURLUE_OK ||
+	    (uc = curl_url_get(u, CURLUPART_PATH, &parts[1], 0)) != CURLUE_OK) {
+		snprintf(err, errlen, "%s", curl_url_strerror(uc));
+		goto done;
+	}
+	char **outs[3] = {abs, path, fragment};
+	for (int i = 0; i < 3; i++)
+		if (outs[i])
+			*outs[i] = NULL;
+	for (int i = 0; i < 3; i++) {
+		if (!outs[i] || !parts[i])
+			continue;
+		if (!(*outs[i] = strdup(parts[i]))) {
+			for (int j = 0; j < i; j++)
+				if (outs[j]) {
+					free(*outs[j]);
+					*outs[j] = NULL;
+				}
+			snprintf(err, errlen, "out of memory");
+			goto done;
+		}
+	}
+	ret = 0;
+done:
+	for (int i = 0; i < 3; i++)
+		curl_free(parts[i]);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return ret;
+}
+
+typedef int (*wg_html_element_cb)(void *ctx, const char *tag, const char *const *attrs);
+int wg_html_walk_v1(const char *html, size_t len, const char *const *tags, wg_html_element_cb cb,
+		    void *ctx, char *err, size_t errlen);
+
+static void xml_quiet(void *ctx, const char *msg, ...)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+#define HTML_ATTRS_MAX 64 /* attributes handed over per element; the rest are not read */
+
+/* html (len bytes, read as UTF-8) parsed by libxml2's HTML parser, as a browser would repair
+ * it (entities decoded, unclosed elements closed); then cb(ctx, tag, attrs) for each element
+ * whose (lower-case) name is in tags (NULL-terminated), in document order: attrs alternates
+ * names (lower-case) and values (UTF-8; "" for an attribute without a value), NULL-terminated,
+ * at most HTML_ATTRS_MAX pairs. cb returns nonzero to stop. The walk is iterative (no recursion
+ * however deep the page). 0, or -1 with why in err (a page libxml2 cannot read at all). */
+__attribute__((visibility("default"))) int
+wg_html_walk_v1(const char *html, size_t len, const char *const *tags, wg_html_element_cb cb,
+		void *ctx, char *err, size_t errlen)
+{
+	static int inited;
+	if (!inited) {
+		xmlInitParser();
+		xmlSetGenericErrorFunc(NULL, xml_quiet);
+		inited = 1;
+	}
+	if (len > INT_MAX) {
+		snprintf(err, errlen, "the page is larger than %d bytes", INT_MAX);
+		return -1;
+	}
+	htmlDocPtr doc = htmlReadMemory(len ? html : "", (int)len, NULL, "UTF-8",
+					HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
+						HTML_PARSE_NONET | HTML_PARSE_COMPACT);
+	if (!doc) {
+		if (len == 0)
+			return 0; /* an empty page has no element */
+		snprintf(err, errlen, "libxml2 cannot read the page as HTML");
+		return -1;
+	}
+	const char *av[2 * HTML_ATTRS_MAX + 1];
+	xmlChar *vals[HTML_ATTRS_MAX];
+	int stop = 0;
+	xmlNodePtr n = xmlDocGetRootElement(doc);
+	while (n && !stop) {
+		if (n->type == XML_ELEMENT_NODE && n->name) {
+			int wanted = 0;
+			for (size_t i = 0; tags && tags[i] && !wanted; i++)
+				wanted = strcasecmp((const char *)n->name, tags[i]) == 0;
+			if (wanted) {
+				size_t k = 0;
+				for (xmlAttrPtr a = n->properties; a && k < HTML_ATTRS_MAX;
+				     a = a->next) {
+					if (!a->name)
+						continue;
+					vals[k] = a->children ? xmlNodeListGetString(doc, a->children, 1)
+							      : NULL;
+					av[2 * k] = (const char *)a->name;
+					av[2 * k + 1] = vals[k] ? (const char *)vals[k] : "";
+					k++;
+				}
+				av[2 * k] = NULL;
+				stop = cb(ctx, (const char *)n->name, av);
+				for (size_t i = 0; i < k; i++)
+					xmlFree(vals[i]);
+			}
+		}
+		/* Depth first, document order, without recursion. */
+		if (n->type == XML_ELEMENT_NODE && n->children) {
+			n = n->children;
+			continue;
+		}
+		while (n && !n->next)
+			n = n->parent && n->parent->type != XML_DOCUMENT_NODE &&
+				    n->parent->type != XML_HTML_DOCUMENT_NODE
+				? n->parent
+				: NULL;
+		if (n)
+			n = n->next;
+	}
+	xmlFreeDoc(doc);
+	return 0;
 }
