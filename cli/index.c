@@ -1,7 +1,8 @@
 /*
- * A project's files on a simple index (PEP 503 HTML, PEP 691 JSON; PEP 592 yanked, PEP 629
- * version, PEP 700 size): the URL built from the root and the normalized name, the page fetched
- * through the fetch module (wg_fetch_v2) and read by its Content-Type. URLs are resolved and HTML
+ * A project's files on a simple index (PEP 503 HTML, PEP 691 JSON), for sources given as an
+ * index URL. PEP 592 yanked, PEP 629 version, PEP 700 size; the URL built from the root and the
+ * normalized name, the page fetched through the fetch module (wg_fetch_v2) and read by its
+ * Content-Type. URLs are resolved and HTML
  * parsed by the module too (libcurl's URL API, libxml2), so the CLI maps neither until it reads
  * an index (docs/startup.md); the JSON is read here with jansson, which the CLI has already.
  * What is read and refused: docs/index-source.md.
