@@ -11,6 +11,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,6 @@
 
 #include <curl/curl.h>
 #include <libxml/HTMLparser.h>
-#include <libxml/tree.h>
 
 #include "lock.h"
 
@@ -94,15 +94,20 @@ static int on_progress(void *p, curl_off_t total, curl_off_t now, curl_off_t ut,
 	return 0;
 }
 
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static int curl_ok;
+
+static void curl_init(void)
+{
+	curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+}
+
 static int global_init(char *err, size_t errlen)
 {
-	static int inited;
-	if (!inited) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			snprintf(err, errlen, "libcurl cannot be initialised");
-			return -1;
-		}
-		inited = 1;
+	pthread_once(&curl_once, curl_init);
+	if (!curl_ok) {
+		snprintf(err, errlen, "libcurl cannot be initialised");
+		return -1;
 	}
 	return 0;
 }
@@ -344,77 +349,79 @@ static void xml_quiet(void *ctx, const char *msg, ...)
 	(void)msg;
 }
 
-#define HTML_ATTRS_MAX 64 /* attributes handed over per element; the rest are not read */
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 
-/* html (len bytes, read as UTF-8) parsed by libxml2's HTML parser, as a browser would repair
- * it (entities decoded, unclosed elements closed); then cb(ctx, tag, attrs) for each element
- * whose (lower-case) name is in tags (NULL-terminated), in document order: attrs alternates
- * names (lower-case) and values (UTF-8; "" for an attribute without a value), NULL-terminated,
- * at most HTML_ATTRS_MAX pairs. cb returns nonzero to stop. The walk is iterative (no recursion
- * however deep the page). 0, or -1 with why in err (a page libxml2 cannot read at all). */
+static void xml_init(void)
+{
+	xmlInitParser();
+	xmlSetGenericErrorFunc(NULL, xml_quiet);
+}
+
+#define HTML_ATTRS_MAX 64	  /* attributes handed over per element; the rest are not read */
+#define HTML_CHUNK (1u << 20) /* bytes given to the push parser at a time */
+
+typedef struct {
+	htmlParserCtxtPtr ctxt;
+	const char *const *tags;
+	wg_html_element_cb cb;
+	void *ctx;
+	int stopped;
+} html_walk;
+
+static void on_start(void *p, const xmlChar *name, const xmlChar **atts)
+{
+	html_walk *w = p;
+	if (w->stopped || !name)
+		return;
+	int wanted = 0;
+	for (size_t i = 0; w->tags && w->tags[i] && !wanted; i++)
+		wanted = strcasecmp((const char *)name, w->tags[i]) == 0;
+	if (!wanted)
+		return;
+	const char *av[2 * HTML_ATTRS_MAX + 1];
+	size_t k = 0;
+	for (size_t i = 0; atts && atts[i] && k < HTML_ATTRS_MAX; i += 2, k++) {
+		av[2 * k] = (const char *)atts[i];
+		av[2 * k + 1] = atts[i + 1] ? (const char *)atts[i + 1] : "";
+	}
+	av[2 * k] = NULL;
+	if (w->cb(w->ctx, (const char *)name, av)) {
+		w->stopped = 1;
+		xmlStopParser(w->ctxt);
+	}
+}
+
+/* html (len bytes, read as UTF-8) parsed by libxml2's HTML parser as a stream of SAX events
+ * (no tree is built, so memory stays that of the parser's state whatever the page's size),
+ * repaired as browsers do (entities decoded, unclosed elements closed); cb(ctx, tag, attrs) for
+ * each start tag whose (lower-case) name is in tags (NULL-terminated), in document order: attrs
+ * alternates names (lower-case) and values (UTF-8; "" for an attribute without a value),
+ * NULL-terminated, at most HTML_ATTRS_MAX pairs. cb returns nonzero to stop the parse. 0, or -1
+ * with why in err (the parser could not be made). */
 __attribute__((visibility("default"))) int
 wg_html_walk_v1(const char *html, size_t len, const char *const *tags, wg_html_element_cb cb,
 		void *ctx, char *err, size_t errlen)
 {
-	static int inited;
-	if (!inited) {
-		xmlInitParser();
-		xmlSetGenericErrorFunc(NULL, xml_quiet);
-		inited = 1;
-	}
-	if (len > INT_MAX) {
-		snprintf(err, errlen, "the page is larger than %d bytes", INT_MAX);
+	pthread_once(&xml_once, xml_init);
+	htmlSAXHandler sax;
+	memset(&sax, 0, sizeof(sax));
+	sax.startElement = on_start;
+	html_walk w = {NULL, tags, cb, ctx, 0};
+	w.ctxt = htmlCreatePushParserCtxt(&sax, &w, NULL, 0, NULL, XML_CHAR_ENCODING_UTF8);
+	if (!w.ctxt) {
+		snprintf(err, errlen, "libxml2 cannot make an HTML parser");
 		return -1;
 	}
-	htmlDocPtr doc = htmlReadMemory(len ? html : "", (int)len, NULL, "UTF-8",
-					HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
-						HTML_PARSE_NONET | HTML_PARSE_COMPACT);
-	if (!doc) {
-		if (len == 0)
-			return 0; /* an empty page has no element */
-		snprintf(err, errlen, "libxml2 cannot read the page as HTML");
-		return -1;
+	htmlCtxtUseOptions(w.ctxt, HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET |
+					   HTML_PARSE_NOBLANKS);
+	for (size_t off = 0; !w.stopped;) {
+		size_t n = len - off > HTML_CHUNK ? HTML_CHUNK : len - off;
+		int last = off + n == len;
+		htmlParseChunk(w.ctxt, html + off, (int)n, last);
+		off += n;
+		if (last)
+			break;
 	}
-	const char *av[2 * HTML_ATTRS_MAX + 1];
-	xmlChar *vals[HTML_ATTRS_MAX];
-	int stop = 0;
-	xmlNodePtr n = xmlDocGetRootElement(doc);
-	while (n && !stop) {
-		if (n->type == XML_ELEMENT_NODE && n->name) {
-			int wanted = 0;
-			for (size_t i = 0; tags && tags[i] && !wanted; i++)
-				wanted = strcasecmp((const char *)n->name, tags[i]) == 0;
-			if (wanted) {
-				size_t k = 0;
-				for (xmlAttrPtr a = n->properties; a && k < HTML_ATTRS_MAX;
-				     a = a->next) {
-					if (!a->name)
-						continue;
-					vals[k] = a->children ? xmlNodeListGetString(doc, a->children, 1)
-							      : NULL;
-					av[2 * k] = (const char *)a->name;
-					av[2 * k + 1] = vals[k] ? (const char *)vals[k] : "";
-					k++;
-				}
-				av[2 * k] = NULL;
-				stop = cb(ctx, (const char *)n->name, av);
-				for (size_t i = 0; i < k; i++)
-					xmlFree(vals[i]);
-			}
-		}
-		/* Depth first, document order, without recursion. */
-		if (n->type == XML_ELEMENT_NODE && n->children) {
-			n = n->children;
-			continue;
-		}
-		while (n && !n->next)
-			n = n->parent && n->parent->type != XML_DOCUMENT_NODE &&
-				    n->parent->type != XML_HTML_DOCUMENT_NODE
-				? n->parent
-				: NULL;
-		if (n)
-			n = n->next;
-	}
-	xmlFreeDoc(doc);
+	htmlFreeParserCtxt(w.ctxt);
 	return 0;
 }
