@@ -256,10 +256,48 @@ static int version_ok(const char *v, const char *what, char *err, size_t errlen)
 	return 0;
 }
 
+/* jansson builds the whole document (about 230 bytes an object, 50 a value): a page is read
+ * only when it holds at most JSON_OBJECTS_MAX objects and JSON_TOKENS_MAX values and keys,
+ * counted by their separators outside strings (every value and key but the first follows one
+ * of ,:[{), so that a 64 MiB page of "{}," cannot take gigabytes. */
+#define JSON_OBJECTS_MAX (5 * INDEX_FILES_MAX)
+#define JSON_TOKENS_MAX (20 * INDEX_FILES_MAX)
+
+static int json_size_ok(const char *body, size_t len, char *err, size_t errlen)
+{
+	size_t objects = 0, tokens = 0;
+	int in_string = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = body[i];
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = 0;
+			continue;
+		}
+		if (c == '"')
+			in_string = 1;
+		else if (c == '{')
+			objects++, tokens++;
+		else if (c == ',' || c == ':' || c == '[')
+			tokens++;
+		if (objects > JSON_OBJECTS_MAX || tokens > JSON_TOKENS_MAX) {
+			snprintf(err, errlen, "a JSON page of more than %d objects or %d values: not "
+					      "read (at most %d files)", JSON_OBJECTS_MAX,
+				 JSON_TOKENS_MAX, INDEX_FILES_MAX);
+			return 0;
+		}
+	}
+	return 1;
+}
+
 static int read_json(flist *l, const char *body, size_t len, const char *page_url,
 		     const char *project, const index_backend *be, char *err, size_t errlen)
 {
 	json_error_t je;
+	if (!json_size_ok(body, len, err, errlen))
+		return -1;
 	json_t *doc = json_loadb(body, len, 0, &je);
 	int ret = -1;
 	if (!doc) {
