@@ -9,6 +9,7 @@ oversized one, too many files. What the reader must do: docs/index-source.md.
 
 Usage: test_index.py WG_INDEX_LIST FIXTURES
 """
+import functools
 import gzip
 import hashlib
 import html.parser
@@ -497,12 +498,14 @@ def big_stream(h):
         pass
 
 
-BOMB = gzip.compress(b"<html><body>" + b" " * (BODY_MAX + 4096), 9)
+@functools.lru_cache(1)
+def bomb_body():
+    return gzip.compress(b"<html><body>" + b" " * (BODY_MAX + 4096), 9)
 
 
 @route("/bomb/simple/proj/")
 def bomb(h):
-    h.answer(200, "text/html", BOMB, [("Content-Encoding", "gzip")])
+    h.answer(200, "text/html", bomb_body(), [("Content-Encoding", "gzip")])
 
 
 @route("/gzip/simple/proj/")
@@ -515,33 +518,27 @@ def oversized_bodies_refused():
     for path in ("/big/", "/bigstream/", "/bomb/"):
         err = refused(ROOT + path + "simple/", "proj")
         assert "more than %d bytes" % BODY_MAX in err, (path, err)
-    assert len(BOMB) < 1 << 20  # the bomb is small on the wire: the bound is on decoded bytes
+    assert len(bomb_body()) < 1 << 20  # the bomb is small on the wire: the bound is on decoded bytes
     # a compressed page that fits is read as it is
     assert len(ok(ROOT + "/gzip/simple/proj/")) == 6
 
 
-MANY = b"<html><body>" + b"".join(b'<a href="p-%d.tar.gz">p</a>' % i
-                                  for i in range(FILES_MAX + 1)) + b"</body></html>"
-MANY_JSON = jdoc([{"filename": "p-%d.tar.gz" % i, "url": "p-%d.tar.gz" % i}
-                  for i in range(FILES_MAX + 1)])
-
-
+# The big pages are made when asked for, so that the test's own memory stays small.
 @route("/many/simple/proj/")
 def many(h):
-    h.answer(200, "text/html", MANY)
+    h.answer(200, "text/html", b"<html><body>" + b"".join(
+        b'<a href="p-%d.tar.gz">p</a>' % i for i in range(FILES_MAX + 1)) + b"</body></html>")
 
 
 @route("/manyjson/simple/proj/")
 def many_json(h):
-    h.answer(200, JSON_TYPE, MANY_JSON)
-
-
-JSON_BOMB = b'{"files":[' + b"{}," * ((BODY_MAX - 64) // 3) + b"{}]}"
+    h.answer(200, JSON_TYPE, jdoc([{"filename": "p-%d.tar.gz" % i, "url": "p-%d.tar.gz" % i}
+                                   for i in range(FILES_MAX + 1)]))
 
 
 @route("/jsonbomb/simple/proj/")
 def json_bomb(h):
-    h.answer(200, JSON_TYPE, JSON_BOMB)
+    h.answer(200, JSON_TYPE, b'{"files":[' + b"{}," * ((BODY_MAX - 64) // 3) + b"{}]}")
 
 
 @route("/enough/simple/proj/")
@@ -572,12 +569,10 @@ def huge_counts_bounded():
     listing(ROOT + "/deep/simple/", "proj")
 
 
-BIG_PAGE = b"<html><body>" + b"<div><a>x</a></div>" * ((BODY_MAX - 4096) // 19)
-
-
 @route("/bigpage/simple/proj/")
 def big_page(h):
-    h.answer(200, "text/html", BIG_PAGE)
+    h.answer(200, "text/html",
+             b"<html><body>" + b"<div><a>x</a></div>" * ((BODY_MAX - 4096) // 19))
 
 
 @test
