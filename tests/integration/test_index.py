@@ -455,6 +455,40 @@ def errors_named():
     assert "s3cret" not in err and "127.0.0.1:1" in err, err
 
 
+@route("/headers")
+def headers(h):
+    body = json.dumps({"accept": h.headers.get("Accept"), "x": h.headers.get("X-Wg-Test")})
+    h.answer(200, "application/json; charset=utf-8", body.encode())
+
+
+@route("/to-headers")
+def to_headers(h):
+    h.answer(302, "text/html", b"", [("Location", "/headers")])
+
+
+@test
+def fetch_v2_into_a_file():
+    """wg_fetch_v2 with a descriptor (the path index.c does not take): headers sent, the body
+    written whole, the final URL and the Content-Type after a redirect; an error writes nothing
+    to stdout."""
+    out = os.path.join(tempfile.mkdtemp(prefix="wg-index-fetch-"), "body")
+    try:
+        p = subprocess.run([LIST, "--fetch-to", out, ROOT + "/to-headers", "Accept: text/x-test",
+                            "X-Wg-Test: 42"], capture_output=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        meta = json.loads(p.stdout)
+        body = open(out, "rb").read()
+        assert json.loads(body) == {"accept": "text/x-test", "x": "42"}, body
+        assert meta == {"final_url": ROOT + "/headers",
+                        "content_type": "application/json; charset=utf-8",
+                        "bytes": len(body)}, meta
+        p = subprocess.run([LIST, "--fetch-to", out, ROOT + "/500/simple/proj/"],
+                           capture_output=True, timeout=60)
+        assert p.returncode == 1 and b"HTTP 500" in p.stderr and not p.stdout, p
+    finally:
+        shutil.rmtree(os.path.dirname(out), ignore_errors=True)
+
+
 @route("/slow/simple/proj/")
 def slow(h):
     time.sleep(6)
