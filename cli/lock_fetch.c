@@ -292,8 +292,10 @@ wg_url_resolve_v1(const char *base, const char *ref, char **abs, char **path, ch
 		snprintf(err, errlen, "the base URL: %s", curl_url_strerror(uc));
 		goto done;
 	}
-	/* With a URL already in the handle, a relative one is resolved against it. */
-	if ((uc = curl_url_set(u, CURLUPART_URL, ref, 0)) != CURLUE_OK) {
+	/* With a URL already in the handle, a relative one is resolved against it; a space (which
+	 * pages do write in hrefs) is taken and kept as %20, as browsers do. */
+	if ((uc = curl_url_set(u, CURLUPART_URL, ref, CURLU_ALLOW_SPACE | CURLU_URLENCODE)) !=
+	    CURLUE_OK) {
 		snprintf(err, errlen, "%s", curl_url_strerror(uc));
 		goto done;
 	}

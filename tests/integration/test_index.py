@@ -306,6 +306,7 @@ PAGE = """<!DOCTYPE html>
 <a href="/abs/proj%%2B1.3-1.0%%2Bcu12-py3-none-any.whl#sha256=%(h1)sff">x</a>
 <a href="http://127.0.0.1:1/other/proj-1.4.tar.gz#sha256=zz">y</a>
 <a href="proj-1.5.tar.gz#sha256=%(h3)s&amp;x=1" data-requires-python="">z</a>
+<a href="http://127.0.0.1:1/sp ace/proj-1.6.tar.gz">spaces</a>
 <a>no href</a>
 <a href="mailto:someone@example.org">mail</a>
 <a href="evil%%2F..%%2F..%%2Fetc%%2Fpasswd">slash</a>
@@ -335,8 +336,8 @@ def html_after_redirect_relative_entities_yanked():
     # Python's reading of the same page, resolved against the URL after the redirect
     p = Links()
     p.feed(PAGE)
-    hrefs = [urllib.parse.urljoin(base, a["href"]).split("#")[0] for a in p.links
-             if a.get("href")]
+    hrefs = [urllib.parse.urljoin(base, a["href"]).split("#")[0].replace(" ", "%20")
+             for a in p.links if a.get("href")]
     got = {f["url"]: f for f in files}
     want = {
         ROOT + "/moved/files/proj-1.0-py3-none-any.whl": ("proj-1.0-py3-none-any.whl", H1, False,
@@ -347,6 +348,7 @@ def html_after_redirect_relative_entities_yanked():
             ("proj+1.3-1.0+cu12-py3-none-any.whl", None, False, None),
         "http://127.0.0.1:1/other/proj-1.4.tar.gz": ("proj-1.4.tar.gz", None, False, None),
         base + "proj-1.5.tar.gz": ("proj-1.5.tar.gz", None, False, None),
+        "http://127.0.0.1:1/sp%20ace/proj-1.6.tar.gz": ("proj-1.6.tar.gz", None, False, None),
     }
     assert sorted(got) == sorted(want), sorted(got)
     assert all(u in hrefs for u in got), (sorted(got), hrefs)
@@ -554,7 +556,7 @@ def oversized_bodies_refused():
         assert "more than %d bytes" % BODY_MAX in err, (path, err)
     assert len(bomb_body()) < 1 << 20  # the bomb is small on the wire: the bound is on decoded bytes
     # a compressed page that fits is read as it is
-    assert len(ok(ROOT + "/gzip/simple/proj/")) == 6
+    assert len(ok(ROOT + "/gzip/simple/proj/")) == 7
 
 
 # The big pages are made when asked for, so that the test's own memory stays small.
