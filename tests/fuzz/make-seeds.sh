@@ -11,7 +11,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$src/../.." && pwd)
 [ -d "$fix/wheels" ] || { echo "make-seeds: $fix/wheels: no fixtures (build the tests first)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts,python,records}
+mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts,python,records,index}
 max=262144 # libFuzzer's -max_len in the runs below
 
 # wheel: the fixture wheels small enough to mutate
@@ -104,6 +104,8 @@ if [ -n "$wg" ]; then
   rm -rf "$tmp"
 fi
 cp "$src"/seeds/records/* "$out/records/"
+# index: simple index pages (PEP 503 HTML, PEP 691 JSON), the hand-written ones
+cp "$src"/seeds/index/* "$out/index/"
 # serve: raw HTTP requests (uploads of fixture wheels, the check API, hostile variants)
 python3 "$src/make-serve-seeds.py" "$fix" "$out/serve"
 for d in "$out"/*/; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CLI loads only what it uses (docs/startup.md): check, inspect, env, gpus, --version and
-# --help never load the service's libraries (libmicrohttpd, libcurl, gnutls) nor toml++ and
+# --help never load the service's libraries (libmicrohttpd, libcurl, gnutls, libxml2) nor toml++ and
 # libstdc++; reading a pyproject.toml loads the TOML module (and then toml++ and libstdc++),
 # and `wheelgate serve` runs the service's own executable. The loaded objects are the dynamic
 # loader's own list (LD_DEBUG=files).
@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # What the executable itself needs, as linked.
 needed=$(readelf -d "$wg" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 [ -n "$needed" ] || fail "readelf found no NEEDED entries in $wg"
-for lib in libstdc++ libtomlplusplus libmicrohttpd libcurl; do
+for lib in libstdc++ libtomlplusplus libmicrohttpd libcurl libxml2; do
   ! grep -q "^$lib" <<<"$needed" || fail "$wg links $lib: $needed"
 done
 
@@ -27,7 +27,7 @@ loaded() {
 }
 # libstdc++ may be in the executable's own closure for a reason of the build's (UBSan's
 # runtime needs it): then only toml++ and the module tell the TOML reader was not loaded.
-never="libmicrohttpd libcurl libgnutls libnettle libtomlplusplus wheelgate-toml wheelgate-serve wheelgate-fetch"
+never="libmicrohttpd libcurl libgnutls libnettle libtomlplusplus libxml2 libicuuc wheelgate-toml wheelgate-serve wheelgate-fetch"
 # (ldd's whole output first: `ldd | grep -q` under pipefail fails when grep exits before
 # ldd has written everything, and ldd dies of SIGPIPE.)
 closure=$(ldd "$wg")
