@@ -12,10 +12,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lock.h"
 #include "matrix.h"
+#include "select.h"
 
 static void help(FILE *f)
 {
@@ -23,7 +26,7 @@ static void help(FILE *f)
 		"usage: wheelgate matrix [options] EXT... --torch TORCH [--torch TORCH...]\n"
 		"\n"
 		"Says which torch releases each extension wheel loads with: a table whose rows are\n"
-		"the EXT wheels (a directory: the *.whl files in it) and whose columns are the\n"
+		"the EXT wheels and whose columns are the\n"
 		"TORCH releases. Each cell is check's install profile for the extension installed\n"
 		"with that torch (pip install torch.whl ext.whl into an empty environment, or the\n"
 		"extension into the environment given), and says the first reason it would not\n"
@@ -36,6 +39,11 @@ static void help(FILE *f)
 		"  symbol      a symbol it needs is defined by none of the libraries (WG-LD-001):\n"
 		"              the first (torch's first), demangled and mangled, and how many\n"
 		"  system      the system's C/C++ runtime is older than it needs (WG-LD-003)\n"
+		"\n"
+		"EXT is a wheel, a directory (the *.whl files in it), or any source wheelgate\n"
+		"select reads (docs/select.md): a list of wheel paths or URLs, a pylock.toml, the\n"
+		"URL of a wheel, a simple index project page (PEP 503/691); a wheel fetched over\n"
+		"http(s) is verified against the sha256 its source gives (none: not fetched).\n"
 		"\n"
 		"TORCH is one of:\n"
 		"  a torch wheel  read once: its compact facts (the exports of libtorch* and\n"
@@ -61,6 +69,8 @@ static void help(FILE *f)
 		"inputs that cannot be read.\n");
 }
 
+#define MATRIX_FETCH_MAX (2ULL << 30) /* a fetched wheel without a size: at most this */
+
 static char *default_store(void)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -79,10 +89,25 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* EXT arguments into paths (a directory's *.whl sorted); -1 on a usage error. */
-static int add_ext(char ***paths, size_t *n, const char *arg)
+/* EXT arguments into paths (a directory's *.whl sorted); -1 on a usage error. A list file,
+ * a pylock.toml, a wheel's URL or a simple index page are select's sources (select_source.c):
+ * their wheels go into *cs, fetched and verified when they are read. */
+static int add_ext(char ***paths, size_t *n, candidates *cs, const char *arg)
 {
 	struct stat st;
+	bool url = !strncasecmp(arg, "http://", 7) || !strncasecmp(arg, "https://", 8) ||
+		   !strncasecmp(arg, "file:", 5);
+	if (url || (stat(arg, &st) == 0 && S_ISREG(st.st_mode) &&
+		    !wg_has_suffix_cli(arg, ".whl"))) {
+		size_t before = cs->n;
+		if (select_source(cs, arg, true) < 0)
+			return -1;
+		if (cs->n == before) {
+			fprintf(stderr, "wheelgate matrix: %s: no wheel\n", esc(arg));
+			return -1;
+		}
+		return 0;
+	}
 	if (stat(arg, &st) != 0) {
 		fprintf(stderr, "wheelgate matrix: %s: no such file or directory\n", esc(arg));
 		return -1;
@@ -317,6 +342,31 @@ static void cell_free(mx_cell *c)
 	free(c->rules);
 }
 
+/* A wheel of a list, lock, URL or index: fetched (http(s): only with the sha256 its source
+ * gives) and verified against its size and sha256 before it is read. */
+static int open_candidate(mx_ext *e, mx_run *r, const candidate *c)
+{
+	e->path = strdup(c->where);
+	if (c->url && !c->sha256 && !strncasecmp(c->url, "http", 4)) {
+		char why[512];
+		snprintf(why, sizeof(why), "%s: its source gives no sha256: not fetched", c->where);
+		e->error = strdup(why);
+		return -1;
+	}
+	int fd = -1;
+	char err[1536];
+	if (lock_open(&fd, c->path, c->url, c->sha256, c->size, MATRIX_FETCH_MAX, true, err,
+		      sizeof(err)) < 0) {
+		char why[2048];
+		snprintf(why, sizeof(why), "%s: %s", c->where, err);
+		e->error = strdup(why);
+		return -1;
+	}
+	int rc = wg_scan_fd(&e->scan, r->sc, fd, c->filename);
+	close(fd);
+	return rc;
+}
+
 int cmd_matrix(int argc, char **argv)
 {
 	enum { O_TORCH = 256, O_FORMAT, O_FACTS_DIR, O_NO_STORE };
@@ -381,13 +431,15 @@ int cmd_matrix(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	char **paths = NULL;
-	size_t nexts = 0;
+	size_t nexts = 0, npaths = 0;
+	candidates cs = {0};
 	int status = EXIT_CLEAN;
 	for (int i = optind; i < argc; i++)
-		if (add_ext(&paths, &nexts, argv[i]) < 0) {
+		if (add_ext(&paths, &npaths, &cs, argv[i]) < 0) {
 			status = EXIT_USAGE;
 			break;
 		}
+	nexts = npaths + cs.n;
 	char *store = no_store ? NULL : facts_dir ? strdup(facts_dir) : default_store();
 	mx_run r = {0};
 	r.store = store;
@@ -413,10 +465,17 @@ int cmd_matrix(int argc, char **argv)
 			status = EXIT_USAGE;
 		}
 	for (size_t i = 0; i < nexts; i++) {
-		e[i].path = paths[i];
-		paths[i] = NULL;
-		if (wg_scan_path(&e[i].scan, r.sc, e[i].path) < 0) {
-			e[i].error = strdup(wg_scanner_error(r.sc));
+		int rc;
+		if (i < npaths) {
+			e[i].path = paths[i];
+			paths[i] = NULL;
+			rc = wg_scan_path(&e[i].scan, r.sc, e[i].path);
+		} else {
+			rc = open_candidate(&e[i], &r, &cs.c[i - npaths]);
+		}
+		if (rc < 0) {
+			if (!e[i].error)
+				e[i].error = strdup(wg_scanner_error(r.sc));
 			fprintf(stderr, "wheelgate matrix: %s\n", esc(e[i].error));
 			status = EXIT_USAGE;
 		} else if (wg_scan_get_kind(e[i].scan) != WG_SCAN_WHEEL) {
@@ -466,9 +525,10 @@ done:
 		free(e[i].path);
 		free(e[i].error);
 	}
-	for (size_t i = 0; i < nexts; i++)
+	for (size_t i = 0; i < npaths; i++)
 		free(paths[i]);
 	free(paths);
+	candidates_free(&cs);
 	free(cells);
 	free(t);
 	free(e);

@@ -300,6 +300,45 @@ def a_directory_is_its_wheels():
 
 
 @test
+def lists_locks_and_urls_are_sources():
+    """EXT given as select's sources: a list of file: URLs with pip's #sha256=, a pylock.toml
+    with hashes: the same cells as the wheels given by path; a wrong sha256 is refused before
+    the wheel is read, naming it; an http(s) URL without a sha256 is not fetched."""
+    import hashlib
+    exts, torches = wheels()
+    _, direct, _ = matrix("--facts-dir", STORE, *exts, *torch_args(torches))
+    d = os.path.join(TMP, "sources")
+    os.makedirs(d)
+    sums = {e: hashlib.sha256(open(e, "rb").read()).hexdigest() for e in exts}
+    listed = os.path.join(d, "wheels.txt")
+    with open(listed, "w") as f:
+        f.write("# the extensions, as URLs\n")
+        for e in exts:
+            f.write("file://%s#sha256=%s\n" % (os.path.abspath(e), sums[e]))
+    rows = ['lock-version = "1.0"', 'created-by = "test_matrix"']
+    for e in exts:
+        name, version = os.path.basename(e).split("-")[:2]
+        rows += ["", "[[packages]]", 'name = "%s"' % name, 'version = "%s"' % version,
+                 "wheels = [", '  { path = "%s", hashes = { sha256 = "%s" } },' % (os.path.abspath(e), sums[e]),
+                 "]"]
+    lock = os.path.join(d, "pylock.toml")
+    open(lock, "w").write("\n".join(rows) + "\n")
+    want = sorted(json.dumps([essence(c) for c in row]) for row in direct["cells"])
+    for source in (listed, lock):
+        _, doc, _ = matrix("--facts-dir", STORE, source, *torch_args(torches))
+        got = sorted(json.dumps([essence(c) for c in row]) for row in doc["cells"])
+        assert got == want, (source, got, want)
+    bad = os.path.join(d, "bad.txt")
+    with open(bad, "w") as f:
+        f.write("file://%s#sha256=%s\n" % (os.path.abspath(exts[0]), "0" * 64))
+    rc, _, err = matrix("--facts-dir", STORE, bad, *torch_args(torches[:1]), rc=(2,))
+    assert "sha256" in err and os.path.basename(exts[0]) in err, err
+    rc, _, err = matrix("--facts-dir", STORE, "http://127.0.0.1:9/x-1.0-py3-none-any.whl",
+                        *torch_args(torches[:1]), rc=(2,))
+    assert "no sha256: not fetched" in err, err
+
+
+@test
 def text_from_wheels_is_escaped():
     exts, torches = wheels()
     d = os.path.join(TMP, "evil")
