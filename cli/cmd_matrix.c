@@ -100,6 +100,7 @@ static int add_ext(char ***paths, size_t *n, candidates *cs, const char *arg)
 	if (url || (stat(arg, &st) == 0 && S_ISREG(st.st_mode) &&
 		    !wg_has_suffix_cli(arg, ".whl"))) {
 		size_t before = cs->n;
+		select_source_who = "wheelgate matrix";
 		if (select_source(cs, arg, true) < 0)
 			return -1;
 		if (cs->n == before) {

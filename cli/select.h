@@ -50,6 +50,8 @@ typedef struct candidates {
  * (paths or URLs, one a line, '#' comments), a pylock.toml, a URL of a wheel. -1 with the
  * message printed (a usage error: exit 2), else 0. */
 int select_source(candidates *cs, const char *source, bool quiet);
+/** The program its messages name ("wheelgate select"; wheelgate matrix reads sources too). */
+extern const char *select_source_who;
 void candidates_free(candidates *cs);
 
 /** PEP 440 order of two versions (local labels ignored: a label claims, it does not order):

@@ -21,12 +21,14 @@
 
 #define LIST_MAX (16u << 20) /* the most a list file may have */
 
+const char *select_source_who = SELECT_PROG;
+
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, SELECT_PROG ": ");
+	fprintf(stderr, "%s: ", select_source_who);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 }
@@ -304,7 +306,9 @@ static int from_lock(candidates *cs, const char *lockpath)
 {
 	lock_wheel_ref *w = NULL;
 	size_t n = 0;
-	lock_set_who(SELECT_PROG ": lock");
+	static char who[96];
+	snprintf(who, sizeof(who), "%s: lock", select_source_who);
+	lock_set_who(who);
 	if (lock_wheels(&w, &n, lockpath) < 0)
 		return -1;
 	int rc = 0;
