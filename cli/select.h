@@ -15,6 +15,7 @@
 
 #define SELECT_PROG "wheelgate select"
 #define SELECT_MAX_CANDIDATES 100000
+#define SELECT_INDEX_TIMEOUT 60 /* seconds a simple index page may take */
 
 /* One wheel a SOURCE offers, and what became of it. */
 typedef struct candidate {
