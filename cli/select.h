@@ -58,4 +58,10 @@ void candidates_free(candidates *cs);
  * dev releases; text that is not a PEP 440 version sorts before every version, by strcmp. */
 int select_version_compare(const char *a, const char *b);
 
+/** Whether version (a file name's, local label included) is `== want` in PEP 440's sense: the
+ * same release (1.0 == 1.0.0), and when want has a local label, the same label (case and the
+ * separators '-', '_', '.' alike); without one, every label matches (==1.0 is 1.0+cu12 too).
+ * 1 or 0; -1 when want is not a PEP 440 version. */
+int select_version_matches(const char *version, const char *want);
+
 #endif
