@@ -273,6 +273,9 @@ def suggest(blocking, requirements, opts, env):
     lines = []
     try:
         import time
+        # options made by an older caller lack some keys: the defaults of parse_options
+        opts = dict({"gpus": [], "disable": [], "enable": [], "rules": [], "target": [],
+                     "fail_on": "error", "suggest_timeout": SUGGEST_TIMEOUT}, **opts)
         deadline = time.monotonic() + opts.get("suggest_timeout", SUGGEST_TIMEOUT)
         byfile = {}
         for req in requirements:
