@@ -4,7 +4,7 @@
  * for that target (its facts, its site-packages, its GPUs; the service's rules) over the
  * sources, answered with its wheelgate.select/1 document (docs/select.md). The CLI is run as
  * a child (select's code lives in the CLI: cmd_select.c, pipeline.c, the index reader), with
- * an empty signal mask, stdin from /dev/null, bounded in time (--select-timeout, default 120 s)
+ * an empty signal mask, stdin from /dev/null, no other descriptor of the service, bounded in time (--select-timeout, default 120 s)
  * and in output; it holds a check slot while it runs. Every source must be under a
  * --fetch-allow prefix, as /v1/check/url's URL.
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -184,6 +184,8 @@ static int run_child(char **argv, long timeout, sink *out, sink *errs, int *stat
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+	/* nothing else of the service (client sockets, spooled bodies) reaches the child */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	sigset_t none, def;
 	sigemptyset(&none);
 	sigemptyset(&def);
