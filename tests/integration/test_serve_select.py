@@ -7,18 +7,21 @@ the wheelgate.select/1 document `wheelgate select` writes for the same target an
 Bad requests get clear 4xx answers: not JSON, unknown keys, no project, a source that is not
 an http(s) URL, a source outside --fetch-allow (403), an unknown target (400 naming the
 fleet's), no target with several, a service without a fleet (409), a page that is not there
-(422 with select's message), GET (405), no token (401), a body over 1 MiB (413). Every wait
-is bounded.
+(422 with select's message), GET (405), no token (401), a body over 1 MiB (413). A select
+past $WHEELGATE_SERVE_SELECT_TIMEOUT (an index page that never comes) is stopped: 504. Every
+wait is bounded.
 
 Usage: test_serve_select.py WHEELGATE FIXTURES
 """
 import hashlib
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -62,18 +65,18 @@ def pypi():
     raise AssertionError("pypiserver did not start")
 
 
-def server(targets=True, token=None):
+def server(targets=True, token=None, allow=(), env=None):
     """A serve with the fleet env211 + env212 (or none), fetching from the pypiserver."""
     root = pypi()
-    cfg = os.path.join(TMP, "serve-%d-%s.yaml" % (int(targets), bool(token)))
+    cfg = os.path.join(TMP, "serve-%d-%s-%d.yaml" % (int(targets), bool(token), len(allow)))
     with open(cfg, "w") as f:
-        f.write("fetch_allow: [%s, %s]\n" % (json.dumps(root + "simple/"),
-                                             json.dumps(root + "packages/")))
+        f.write("fetch_allow: [%s]\n" % ", ".join(json.dumps(a) for a in
+                                                  [root + "simple/", root + "packages/", *allow]))
         if targets:
             f.write("targets:\n  env211:\n    site_packages: %s\n  env212:\n    site_packages: %s\n"
                     % (json.dumps(os.path.join(V, "env211")), json.dumps(os.path.join(V, "env212"))))
     args = ["--config", cfg] + (["--token", token] if token else [])
-    return Server(WG, *args)
+    return Server(WG, *args, env=env)
 
 
 def post(srv, body, headers=None, raw=False):
@@ -202,6 +205,40 @@ def bad_requests_are_refused_clearly():
         st, _, metrics = request(srv.url("/metrics"), timeout=30)
         assert st == 200 and b'endpoint="select"' in metrics, metrics[-2000:]
     finally:
+        assert srv.stop() == 0
+
+
+@test
+def a_select_past_its_time_is_stopped_504():
+    """An index page that never comes: select is killed at $WHEELGATE_SERVE_SELECT_TIMEOUT
+    and the answer is 504; the service goes on answering."""
+    release = threading.Event()
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            release.wait(30)
+
+        def log_message(self, *a):
+            pass
+
+    slow = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=slow.serve_forever, daemon=True).start()
+    base = "http://127.0.0.1:%d/" % slow.server_address[1]
+    srv = server(allow=[base], env=dict(os.environ, WHEELGATE_SERVE_SELECT_TIMEOUT="2"))
+    try:
+        t0 = time.monotonic()
+        st, out = post(srv, {"source": base + "simple/flashy/", "project": "flashy",
+                             "target": "env211"})
+        took = time.monotonic() - t0
+        assert st == 504 and "did not finish within 2 s" in out, (st, out)
+        assert took < 20, took
+        st, out = post(srv, {"source": pypi() + "simple/flashy/", "project": "flashy",
+                             "target": "env211"})
+        assert st == 200 and json.loads(out)["chosen"], (st, out)
+    finally:
+        release.set()
+        slow.shutdown()
+        slow.server_close()
         assert srv.stop() == 0
 
 
