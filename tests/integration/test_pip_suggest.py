@@ -272,6 +272,11 @@ def the_refusal_names_the_variant_that_works_and_its_command_installs_it():
         assert urllib.parse.unquote(url.rsplit("/", 1)[1].split("#")[0]) == good["file"], url
         cmd = p.stderr.splitlines()[p.stderr.splitlines().index(lines[0]) + 1]
         assert cmd == "  pip install '%s'" % url, (cmd, p.stderr[-2000:])
+        # --dry-run says the same
+        d = install_from(v, index, "--dry-run")
+        assert d.returncode != 0 and "wheelgate would block the install" in d.stderr, \
+            d.stderr[-3000:]
+        assert lines[0] in d.stderr.splitlines(), d.stderr[-3000:]
         # the command, through the gate: installs, and the import really works
         q = gated(v, "install", "--no-deps", url)
         assert q.returncode == 0 and "nothing blocks" in q.stderr, q.stderr[-3000:]
