@@ -26,7 +26,8 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: wheelgate select [--env ENV | --target SPEC...] [--gpu GPU...]\n"
-		"                        [--project NAME] [--format text|json] SOURCE...\n"
+		"                        [--project NAME] [--version V] [--format text|json]\n"
+		"                        SOURCE...\n"
 		"\n"
 		"Picks, among the variants of a release (flash-attn's +cu12torch2.6cxx11abiFALSE\n"
 		"and the like), the wheel that will work here, by what each wheel holds, never by\n"
@@ -46,6 +47,9 @@ static void help(FILE *f)
 		"                     the one 'check --lock' would choose), verified by its size\n"
 		"                     and sha256\n"
 		"  URL                an http(s): or file: URL of a wheel (#sha256=HEX verifies it)\n"
+		"  INDEX-URL          a simple index project page (https://host/simple/PROJECT/,\n"
+		"                     PEP 503/691): every wheel it lists, yanked ones left out,\n"
+		"                     verified by the page's sha256\n"
 		"  FILE               a list: a path (relative to FILE's directory), a file: URL or\n"
 		"                     an http(s): URL a line (#sha256=HEX verifies it); blank lines\n"
 		"                     and '#' comments skipped\n"
@@ -64,6 +68,8 @@ static void help(FILE *f)
 		"  --project NAME     the project to choose for (PEP 503 names: Flash_Attn is\n"
 		"                     flash-attn) when the sources hold several; without it a\n"
 		"                     source with several projects is a usage error naming them\n"
+		"  --version V        only the candidates whose version is == V (PEP 440: 1.0 is\n"
+		"                     1.0.0 and every 1.0+LABEL; 1.0+cu12 only that label)\n"
 		"  A candidate works when its tags are among the target's (python 3.X from --target\n"
 		"  python=, else --env's, else the python3 on PATH; this system's platform tags) and\n"
 		"  no finding at or above --fail-on (error) remains. Among those that work: the\n"
@@ -93,11 +99,11 @@ static void help(FILE *f)
 		"sources that cannot be read.\n");
 }
 
-enum { O_ENV = PO_END, O_PROJECT, O_FORMAT, O_FACTS, O_NOSTORE, O_UNHASHED, O_HELP };
+enum { O_ENV = PO_END, O_PROJECT, O_VERSION, O_FORMAT, O_FACTS, O_NOSTORE, O_UNHASHED, O_HELP };
 
 typedef struct {
 	pipeline p;
-	const char *env_path, *project, *format, *facts_dir;
+	const char *env_path, *project, *version, *format, *facts_dir;
 	char env_why[1024];
 	bool no_store, allow_unhashed;
 	uint32_t jobs;
@@ -110,6 +116,7 @@ static int parse_args(select_args *a, int argc, char **argv)
 		PIPELINE_OPTIONS,
 		{"env", required_argument, NULL, O_ENV},
 		{"project", required_argument, NULL, O_PROJECT},
+		{"version", required_argument, NULL, O_VERSION},
 		{"format", required_argument, NULL, O_FORMAT},
 		{"facts-dir", required_argument, NULL, O_FACTS},
 		{"no-store", no_argument, NULL, O_NOSTORE},
@@ -130,6 +137,7 @@ static int parse_args(select_args *a, int argc, char **argv)
 		switch (c) {
 		case O_ENV: a->env_path = optarg; break;
 		case O_PROJECT: a->project = optarg; break;
+		case O_VERSION: a->version = optarg; break;
 		case O_FORMAT: a->format = optarg; break;
 		case O_FACTS: a->facts_dir = optarg; break;
 		case O_NOSTORE: a->no_store = true; break;
@@ -159,6 +167,10 @@ static int parse_args(select_args *a, int argc, char **argv)
 	}
 	if (a->format && strcmp(a->format, "text") && strcmp(a->format, "json")) {
 		pipeline_fail(&a->p, "--format takes text or json, not '%s'\n", esc(a->format));
+		return EXIT_USAGE;
+	}
+	if (a->version && select_version_matches("0", a->version) < 0) {
+		pipeline_fail(&a->p, "--version: '%s' is not a PEP 440 version\n", esc(a->version));
 		return EXIT_USAGE;
 	}
 	if (a->no_store && a->facts_dir) {
@@ -824,10 +836,29 @@ int cmd_select(int argc, char **argv)
 	}
 	for (size_t i = 0; i < cs.n; i++) {
 		candidate *c = &cs.c[i];
-		if (strcmp(c->project, project))
+		if (strcmp(c->project, project) ||
+		    (a.version && select_version_matches(c->version, a.version) != 1))
 			continue;
 		c->rank = lock_tag_rank(minor, c->filename, tagdesc, sizeof(tagdesc));
 		js.todo[js.ntodo++] = i;
+	}
+	if (a.version && js.ntodo == 0) {
+		pipeline_fail(&a.p, "--version %s: no candidate of %s has that version; the "
+			      "sources have:", esc(a.version), esc(project));
+		size_t said = 0;
+		for (size_t i = 0; i < cs.n && said < 20; i++) {
+			bool dup = strcmp(cs.c[i].project, project) != 0 || !cs.c[i].version;
+			for (size_t j = 0; j < i && !dup; j++)
+				dup = !strcmp(cs.c[j].project, project) && cs.c[j].version &&
+				      !strcmp(cs.c[j].version, cs.c[i].version);
+			if (!dup) {
+				fprintf(stderr, " %s", esc(cs.c[i].version));
+				said++;
+			}
+		}
+		fprintf(stderr, "\n");
+		status = EXIT_USAGE;
+		goto out;
 	}
 	if (!a.no_store) {
 		if (!a.facts_dir)

@@ -15,6 +15,7 @@
 
 #define SELECT_PROG "wheelgate select"
 #define SELECT_MAX_CANDIDATES 100000
+#define SELECT_INDEX_TIMEOUT 60 /* seconds a simple index page may take */
 
 /* One wheel a SOURCE offers, and what became of it. */
 typedef struct candidate {
@@ -58,5 +59,11 @@ void candidates_free(candidates *cs);
  * <0, 0 or >0. Epochs, release segments (1.0 == 1.0.0), pre-releases (a < b < rc), post and
  * dev releases; text that is not a PEP 440 version sorts before every version, by strcmp. */
 int select_version_compare(const char *a, const char *b);
+
+/** Whether version (a file name's, local label included) is `== want` in PEP 440's sense: the
+ * same release (1.0 == 1.0.0), and when want has a local label, the same label (case and the
+ * separators '-', '_', '.' alike); without one, every label matches (==1.0 is 1.0+cu12 too).
+ * 1 or 0; -1 when want is not a PEP 440 version. */
+int select_version_matches(const char *version, const char *want);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "digest.h"
+#include "index.h"
 #include "lock.h"
 #include "select.h"
 
@@ -330,20 +331,42 @@ static int from_lock(candidates *cs, const char *lockpath)
 	return rc;
 }
 
+/* The files of a simple index project page (https://host/simple/PROJECT/), yanked ones left
+ * out (PEP 592: an installer takes them only when pinned by ==, and select chooses). The page
+ * is fetched within SELECT_INDEX_TIMEOUT seconds. */
+static int from_index(candidates *cs, const char *url)
+{
+	index_file *f = NULL;
+	size_t n = 0;
+	char err[1024];
+	if (index_project_files(&f, &n, url, NULL, SELECT_INDEX_TIMEOUT, err, sizeof(err)) < 0) {
+		say("%s\n", esc(err));
+		return -1;
+	}
+	int rc = 0;
+	size_t added = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (f[i].yanked || !wg_has_suffix_cli(f[i].filename, ".whl"))
+			continue;
+		rc = add(cs, url, f[i].url, NULL, f[i].url, f[i].filename, f[i].sha256, f[i].size);
+		added++;
+	}
+	if (rc == 0 && added == 0) {
+		say("%s: the index page lists no wheel (yanked ones left out)\n", esc(url));
+		rc = -1;
+	}
+	index_files_free(f, n);
+	return rc;
+}
+
 int select_source(candidates *cs, const char *source, bool quiet)
 {
 	(void)quiet;
 	if (!strncasecmp(source, "http://", 7) || !strncasecmp(source, "https://", 8)) {
 		if (wg_has_suffix_cli(source, ".whl") || strstr(source, ".whl#"))
 			return add_url(cs, source, source);
-		/* SIMPLE INDEX: a PEP 503/691 project page. This is where cli/index.c's
-		 * index_project_files(&files, &n, source, project, timeout, err, errlen) is called
-		 * and each index_file (filename, url, sha256, size; yanked ones skipped) added with
-		 * add(cs, source, f->url, NULL, f->url, f->filename, f->sha256, f->size). */
-		say("%s: a simple index (PEP 503/691) is not a source this build reads yet; give a "
-		    "directory, a list of wheel paths or URLs, a pylock.toml or the URL of a wheel\n",
-		    esc(source));
-		return -1;
+		/* a PEP 503/691 simple index project page (cli/index.c; yanked files skipped) */
+		return from_index(cs, source);
 	}
 	if (!strncasecmp(source, "file:", 5))
 		return add_url(cs, source, source);

@@ -157,3 +157,29 @@ int select_version_compare(const char *a, const char *b)
 		return c;
 	return x.has_dev ? CMP(x.dev, y.dev) : 0;
 }
+
+/* A local label as PEP 440 compares it: lower case, '-' and '_' as '.'. */
+static int local_equal(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		char x = (char)tolower((unsigned char)*a), y = (char)tolower((unsigned char)*b);
+		x = x == '-' || x == '_' ? '.' : x;
+		y = y == '-' || y == '_' ? '.' : y;
+		if (x != y)
+			return 0;
+	}
+	return *a == *b;
+}
+
+int select_version_matches(const char *version, const char *want)
+{
+	pver x;
+	if (parse(want, &x) < 0)
+		return -1;
+	if (!version || parse(version, &x) < 0 || select_version_compare(version, want))
+		return 0;
+	const char *lw = strchr(want, '+'), *lv = strchr(version, '+');
+	if (!lw)
+		return 1; /* ==1.0 matches 1.0+anything */
+	return lv && local_equal(lv + 1, lw + 1);
+}

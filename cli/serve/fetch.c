@@ -100,6 +100,25 @@ static bool url_allowed(const serve_config *cfg, const fetch_url *u)
 	return false;
 }
 
+int fetch_url_allowed(const serve_config *cfg, const char *url, char **norm, char *err,
+		      size_t errlen)
+{
+	*norm = NULL;
+	fetch_url u;
+	memset(&u, 0, sizeof(u));
+	if (url_parse(&u, url, err, errlen) < 0) {
+		url_clear(&u);
+		return -1;
+	}
+	int rc = url_allowed(cfg, &u) ? 0 : -2;
+	if (rc == 0 && !(*norm = strdup(u.url))) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	}
+	url_clear(&u);
+	return rc;
+}
+
 static bool same_origin(const fetch_url *a, const fetch_url *b)
 {
 	return !strcasecmp(a->scheme, b->scheme) && !strcasecmp(a->host, b->host) &&

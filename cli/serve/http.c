@@ -97,7 +97,7 @@ static enum MHD_Result do_check(server *s, struct MHD_Connection *c, request *r)
 
 static const char *const NOT_FOUND =
 	"wheelgate serve: not found. The endpoints: GET /healthz, GET /metrics, POST "
-	"/v1/check?filename=NAME.whl, POST /v1/check/url, and uploads (the upload protocol's "
+	"/v1/check?filename=NAME.whl, POST /v1/check/url, POST /v1/select, and uploads (the upload protocol's "
 	"multipart POST, as twine sends it) at any other path, forwarded to the upstream\n";
 
 typedef struct {
@@ -180,6 +180,8 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 			r->ep = EP_CHECK;
 		else if (!strcmp(url, "/v1/check/url"))
 			r->ep = EP_CHECK_URL;
+		else if (!strcmp(url, "/v1/select"))
+			r->ep = EP_SELECT;
 		else
 			return serve_answer_text(c, r, MHD_HTTP_NOT_FOUND, NOT_FOUND);
 		if (!token_ok(r, c))
@@ -191,6 +193,9 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 						 r->ep == EP_CHECK
 						 ? "wheelgate serve: /v1/check takes POST with the "
 						   "wheel as the body\n"
+						 : r->ep == EP_SELECT
+						 ? "wheelgate serve: /v1/select takes POST with "
+						   "{\"source\": ..., \"project\": ...} as the body\n"
 						 : "wheelgate serve: /v1/check/url takes POST with "
 						   "{\"url\": ...} as the body\n");
 	} else {
@@ -216,7 +221,8 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 	}
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_CONTENT_LENGTH);
-	uint64_t cap = r->ep == EP_CHECK_URL ? URL_BODY_MAX : r->gen->cfg.max_body;
+	uint64_t cap = r->ep == EP_CHECK_URL ? URL_BODY_MAX : r->ep == EP_SELECT ? SELECT_BODY_MAX
+		       : r->gen->cfg.max_body;
 	if (cl) {
 		errno = 0;
 		char *end;
@@ -225,7 +231,8 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
 			char msg[256], *e = serve_esc(cl);
 			snprintf(msg, sizeof(msg), "wheelgate serve: the body (Content-Length %.40s) is "
 				 "larger than the limit of %llu bytes%s\n", e ? e : "?",
-				 (unsigned long long)cap, r->ep == EP_CHECK_URL ? "" : " (--max-body)");
+				 (unsigned long long)cap,
+				 r->ep == EP_CHECK_URL || r->ep == EP_SELECT ? "" : " (--max-body)");
 			free(e);
 			r->body.too_large = true;
 			return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
@@ -315,7 +322,8 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 		bool over_budget = r->ep == EP_CHECK && s->cfg.check_memory &&
 				   r->body.seen + *data_size > s->cfg.check_memory;
 		if (r->body.too_large || over_budget ||
-		    (r->ep == EP_CHECK_URL && r->body.seen + *data_size > URL_BODY_MAX)) {
+		    (r->ep == EP_CHECK_URL && r->body.seen + *data_size > URL_BODY_MAX) ||
+		    (r->ep == EP_SELECT && r->body.seen + *data_size > SELECT_BODY_MAX)) {
 			r->body.seen += *data_size;
 			r->body.too_large = true;
 			body_free(&r->body);
@@ -338,7 +346,9 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 		char msg[256];
 		snprintf(msg, sizeof(msg), "wheelgate serve: the body (%llu bytes) is larger than the "
 			 "limit of %llu bytes\n", (unsigned long long)r->body.seen,
-			 (unsigned long long)(r->ep == EP_CHECK_URL ? URL_BODY_MAX : r->gen->cfg.max_body));
+			 (unsigned long long)(r->ep == EP_CHECK_URL ? URL_BODY_MAX
+					      : r->ep == EP_SELECT ? SELECT_BODY_MAX
+					      : r->gen->cfg.max_body));
 		body_free(&r->body);
 		return serve_answer_text(c, r, 413 /* Content Too Large */, msg);
 	}
@@ -354,6 +364,7 @@ enum MHD_Result serve_on_request(void *cls, struct MHD_Connection *c, const char
 	switch (r->ep) {
 	case EP_CHECK: return do_check(s, c, r);
 	case EP_CHECK_URL: return fetch_check(s, c, r);
+	case EP_SELECT: return serve_select(s, c, r);
 	case EP_UPLOAD: return upload_finish(s, c, r);
 	default: return serve_answer_text(c, r, MHD_HTTP_NOT_FOUND, NOT_FOUND);
 	}

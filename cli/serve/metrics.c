@@ -12,7 +12,7 @@
 
 #include "serve.h"
 
-#define N_EP (EP_UPLOAD + 1)
+#define N_EP (EP_SELECT + 1)
 #define MAX_STATUSES 32  /* distinct statuses per endpoint; then "other" */
 #define MAX_RULES 1024   /* distinct rule ids; then "other" */
 #define RULE_MAX_LEN 128
@@ -20,6 +20,7 @@
 static const char *const EP_NAMES[N_EP] = {
 	[EP_NONE] = "none", [EP_HEALTHZ] = "healthz", [EP_METRICS] = "metrics",
 	[EP_CHECK] = "check", [EP_CHECK_URL] = "check_url", [EP_UPLOAD] = "upload",
+	[EP_SELECT] = "select",
 };
 
 static const char *const VERDICTS[] = {"pass", "fail", "error", "forwarded", "refused", "other"};

@@ -149,7 +149,7 @@ void body_free(serve_body *b);
 
 /* The endpoint a request is for. */
 typedef enum {
-	EP_NONE = 0, EP_HEALTHZ, EP_METRICS, EP_CHECK, EP_CHECK_URL, EP_UPLOAD
+	EP_NONE = 0, EP_HEALTHZ, EP_METRICS, EP_CHECK, EP_CHECK_URL, EP_UPLOAD, EP_SELECT
 } serve_endpoint;
 
 struct upload_state;
@@ -250,6 +250,15 @@ enum MHD_Result upstream_forward(struct MHD_Connection *c, request *r,
 
 /* fetch.c: POST /v1/check/url, once the body (a JSON object {"url": ...}) is in. */
 enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r);
+/* 0: url is under a --fetch-allow prefix, *norm its normalized form (libcurl's, dot segments
+ * removed: what was judged against the prefixes; free()); -1: not a URL this service reads
+ * (err says why); -2: not under any prefix. */
+int fetch_url_allowed(const serve_config *cfg, const char *url, char **norm, char *err,
+		      size_t errlen);
+
+/* POST /v1/select (select.c): `wheelgate select` for a fleet target over index or wheel URLs. */
+#define SELECT_BODY_MAX (1U << 20)
+enum MHD_Result serve_select(server *s, struct MHD_Connection *c, request *r);
 
 /* metrics.c */
 int metrics_new(serve_metrics **out);

@@ -214,8 +214,10 @@ def usage_errors_exit_2():
                        (["--env", ENV["2.11"], "--bogus", WHEELS], "unknown"),
                        (["--env", ENV["2.11"], os.path.join(TMP, "missing")], "No such file"),
                        (["--env", ENV["2.11"], "--profile", "publish", WHEELS], "install only"),
+                       # a simple index page is read now (test_select_index.py): one that
+                       # cannot be reached is exit 2 naming it
                        (["--env", ENV["2.11"], "https://127.0.0.1:9/simple/flashy/"],
-                        "simple index")):
+                        "https://127.0.0.1:9/simple/flashy/: Failed to connect")):
         rc, out, err = select(*args)
         assert rc == 2 and out == "" and says in err, (args, rc, err)
     # --project picks one (PEP 503: Flashy_ is flashy)

@@ -10,14 +10,20 @@ Ways in:
                                                 gated (a .pth file), or not
 Options (before or among the pip arguments): --wheelgate-warn-only, --wheelgate-gpu GPU,
 --wheelgate-disable ID, --wheelgate-enable ID, --wheelgate-rules PATH,
---wheelgate-target SPEC, --wheelgate-fail-on LEVEL; $WHEELGATE_PIP_ARGS holds the same for
-gated plain `pip install`; WHEELGATE_PIP=off bypasses the gate.
+--wheelgate-target SPEC, --wheelgate-fail-on LEVEL, --wheelgate-no-suggest,
+--wheelgate-suggest-timeout SECONDS; $WHEELGATE_PIP_ARGS holds the same for gated plain
+`pip install`; WHEELGATE_PIP=off bypasses the gate.
+
+A refused wheel that pip found on an index page gets a suggestion: `wheelgate select` over
+that page for the same project and version, judged for the same target; the variant it
+chooses is named with the command that installs it (docs/select.md, "The pip gate").
 """
 import os
 import shlex
 import sys
 
 SUPPORTED = "pip 23.0 to 26.3 (pip._internal.req.install_given_reqs)"
+SUGGEST_TIMEOUT = 60.0  # seconds `wheelgate select` may take for the suggestions of one refusal
 _options = None
 # What pip's `install` command was run with (captured by the wrapped InstallCommand.run).
 _state = {"options": None, "preparer": None}
@@ -34,7 +40,8 @@ class GateUnavailable(Exception):
 def parse_options(argv):
     """Splits --wheelgate-* options (and $WHEELGATE_PIP_ARGS) from pip's arguments."""
     opts = {"warn_only": False, "gpus": [], "disable": [], "enable": [], "rules": [],
-            "target": [], "fail_on": "error"}
+            "target": [], "fail_on": "error", "suggest": True,
+            "suggest_timeout": SUGGEST_TIMEOUT}
     lists = {"--wheelgate-gpu": "gpus", "--wheelgate-disable": "disable",
              "--wheelgate-enable": "enable", "--wheelgate-rules": "rules",
              "--wheelgate-target": "target"}
@@ -46,7 +53,9 @@ def parse_options(argv):
         key, eq, val = a.partition("=")
         if a == "--wheelgate-warn-only":
             opts["warn_only"] = True
-        elif key in lists or key == "--wheelgate-fail-on":
+        elif a == "--wheelgate-no-suggest":
+            opts["suggest"] = False
+        elif key in lists or key in ("--wheelgate-fail-on", "--wheelgate-suggest-timeout"):
             if not eq:
                 if i + 1 >= len(args):
                     raise SystemExit("wheelgate: %s needs a value" % key)
@@ -54,6 +63,14 @@ def parse_options(argv):
                 val = args[i]
             if key == "--wheelgate-fail-on":
                 opts["fail_on"] = val
+            elif key == "--wheelgate-suggest-timeout":
+                try:
+                    opts["suggest_timeout"] = float(val)
+                except ValueError:
+                    opts["suggest_timeout"] = -1.0
+                if not 0 < opts["suggest_timeout"] <= 3600:
+                    raise SystemExit("wheelgate: --wheelgate-suggest-timeout takes seconds "
+                                     "(more than 0, at most 3600), not %r" % val)
             else:
                 opts[lists[key]].append(val)
         elif a.startswith("--wheelgate-"):
@@ -171,6 +188,123 @@ def _has_files(path):
         return False
 
 
+def _page_of(req):
+    """The index page pip found req's file on (pip's Link.comes_from: the page URL in pip 23.0
+    to 26.3), when it is an http(s) URL; else None (a local file, a direct URL)."""
+    link = getattr(req, "link", None)
+    page = getattr(link, "comes_from", None)
+    if page is not None and not isinstance(page, str):
+        page = getattr(page, "url", None)  # an IndexContent, in older pips
+    if isinstance(page, str) and page.lower().startswith(("http://", "https://")):
+        return page
+    return None
+
+
+def _sh_quote(url):
+    return "'" + url.replace("'", "'\\''") + "'"
+
+
+def _select_args(opts, env):
+    """`wheelgate select`'s target options: the gate's own (what gate() gives the Checker)."""
+    args = ["--no-config", "--fail-on", opts["fail_on"]]
+    if env:
+        args += ["--env", env]
+    for key, flag in (("target", "--target"), ("gpus", "--gpu"), ("rules", "--rules"),
+                      ("disable", "--disable"), ("enable", "--enable")):
+        for v in opts[key]:
+            args += [flag, v]
+    return args
+
+
+def _suggest_one(req, page, path, opts, env, deadline):
+    """One line (or two) about the variants of the refused wheel's release on its page."""
+    import json
+    import subprocess
+    import time
+    import wheelgate
+    e = wheelgate.escape
+    parts = os.path.basename(path)[:-4].split("-")
+    if len(parts) < 5:
+        return "wheelgate: no suggestion for %s: not a wheel file name" % e(os.path.basename(path))
+    name, version = parts[0], parts[1].split("+")[0]
+    what = "%s %s" % (e(name), e(version))
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return ("wheelgate: no suggestion for %s: the suggestions' %g s ran out "
+                "(--wheelgate-suggest-timeout)" % (what, opts["suggest_timeout"]))
+    cli = _state.get("cli")
+    if not cli:
+        return "wheelgate: no suggestion for %s: %s" % (what, e(_state.get("cli_error")
+                                                               or "no wheelgate CLI"))
+    cmd = [cli, "select", "--format", "json", "--allow-unhashed", "--project", name,
+           "--version", version] + _select_args(opts, env) + [page]
+    try:
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=left)
+    except subprocess.TimeoutExpired:
+        return ("wheelgate: no suggestion for %s: wheelgate select over %s did not finish "
+                "within %g s (--wheelgate-suggest-timeout)" % (what, e(page), opts["suggest_timeout"]))
+    if p.returncode not in (0, 1):
+        why = [line for line in p.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+        return ("wheelgate: no suggestion for %s: wheelgate select over %s failed (exit %d): %s"
+                % (what, e(page), p.returncode, e(why[-1] if why else "no message")))
+    doc = json.loads(p.stdout.decode("utf-8"))
+    chosen = doc.get("chosen")
+    n = len(doc.get("candidates") or [])
+    link = getattr(req, "link", None)
+    refused = getattr(link, "url_without_fragment", None) or str(getattr(link, "url", ""))
+    refused = refused.split("#", 1)[0]
+    if chosen and chosen.split("#", 1)[0] != refused:
+        return ("wheelgate: %s has a variant that works here: %s\n  pip install %s"
+                % (what, e(chosen), e(_sh_quote(chosen))))
+    if chosen:
+        return ("wheelgate: no other variant of %s on %s: wheelgate select finds the refused "
+                "one works when installed alone" % (what, e(page)))
+    return ("wheelgate: no variant of %s on %s works here (%d judged by wheelgate select)"
+            % (what, e(page), n))
+
+
+def suggest(blocking, requirements, opts, env):
+    """For each refused wheel pip found on an index page: the variant of the same project and
+    version that `wheelgate select` chooses on that page for the gate's own target, as lines
+    to add to the refusal. Bounded by opts["suggest_timeout"] in all; never raises: a failure
+    is one line saying why there is no suggestion."""
+    if not opts.get("suggest", True):
+        return []
+    lines = []
+    try:
+        import time
+        # options made by an older caller lack some keys: the defaults of parse_options
+        opts = dict({"gpus": [], "disable": [], "enable": [], "rules": [], "target": [],
+                     "fail_on": "error", "suggest_timeout": SUGGEST_TIMEOUT}, **opts)
+        deadline = time.monotonic() + opts.get("suggest_timeout", SUGGEST_TIMEOUT)
+        byfile = {}
+        for req in requirements:
+            path = getattr(req, "local_file_path", None)
+            if path and not getattr(req, "editable", False):
+                byfile[os.path.abspath(path)] = req
+        for r in blocking:
+            req = byfile.get(os.path.abspath(r.path))
+            page = _page_of(req) if req is not None else None
+            if page is None:
+                continue
+            try:
+                lines.append(_suggest_one(req, page, r.path, opts, env, deadline))
+            except Exception as ex:  # noqa: BLE001 - a suggestion never changes the refusal
+                lines.append("wheelgate: no suggestion for %s: %s: %s" % (
+                    _esc(os.path.basename(r.path)), type(ex).__name__, _esc(str(ex))))
+    except Exception as ex:  # noqa: BLE001
+        lines.append("wheelgate: no suggestion: %s: %s" % (type(ex).__name__, _esc(str(ex))))
+    return lines
+
+
+def _esc(text):
+    try:
+        import wheelgate
+        return wheelgate.escape(text)
+    except Exception:  # noqa: BLE001
+        return text.encode("ascii", "backslashreplace").decode("ascii")
+
+
 def gate(requirements, options=None, env=sys.prefix, dry_run=False, report_only=False):
     """Checks the wheels of requirements; raises pip's InstallationError when one blocks.
     dry_run: says what would be blocked; report_only (pip wheel): returns the blocking names."""
@@ -222,10 +356,12 @@ def gate(requirements, options=None, env=sys.prefix, dry_run=False, report_only=
         print("wheelgate: warn-only: %s despite blocking findings in %s"
               % ("would install" if dry_run else "installing", names), file=sys.stderr)
     elif blocking and dry_run:
-        _refuse("wheelgate would block the install: %s%s" % (names, where))
+        _refuse("\n".join(["wheelgate would block the install: %s%s" % (names, where)] +
+                          suggest(blocking, requirements, opts, env)))
     elif blocking:
-        _refuse("wheelgate blocked the install: %s%s (nothing was installed; "
-                "WHEELGATE_PIP=off bypasses the gate)" % (names, where))
+        _refuse("\n".join(["wheelgate blocked the install: %s%s (nothing was installed; "
+                           "WHEELGATE_PIP=off bypasses the gate)" % (names, where)] +
+                          suggest(blocking, requirements, opts, env)))
     else:
         print("wheelgate: %d wheel(s) checked%s, nothing %sblocks%s" %
               (len(paths), where, "would " if dry_run else "",
@@ -240,7 +376,10 @@ def preload():
     import base64  # noqa: F401
     import hashlib  # noqa: F401
     import inspect  # noqa: F401
+    import json  # noqa: F401 (the suggestions: `wheelgate select`'s document)
+    import subprocess  # noqa: F401
     import tempfile  # noqa: F401
+    import time  # noqa: F401
     import zipfile  # noqa: F401
     import wheelgate
     load = getattr(wheelgate, "_load", None)
@@ -248,6 +387,11 @@ def preload():
         load()
     else:
         wheelgate.library_path()
+    # The CLI the suggestions run (`wheelgate select`), found now: finding it imports.
+    try:
+        _state["cli"] = wheelgate.cli_path()
+    except Exception as e:  # noqa: BLE001 - only the suggestions need it
+        _state["cli"], _state["cli_error"] = None, "no wheelgate CLI: %s" % e
     from pip._internal.exceptions import InstallationError  # noqa: F401
     try:
         from pip._internal.locations import get_scheme  # noqa: F401

@@ -21,7 +21,10 @@ disable  removes that file (uninstalling wheelgate does too; a reinstall or an u
          of wheelgate keeps it).     status  says whether this environment is gated.
 options: --wheelgate-warn-only, --wheelgate-gpu GPU, --wheelgate-disable ID,
          --wheelgate-enable ID, --wheelgate-rules PATH, --wheelgate-target SPEC,
-         --wheelgate-fail-on error|warning|info.   WHEELGATE_PIP=off bypasses the gate.
+         --wheelgate-fail-on error|warning|info,
+         --wheelgate-no-suggest (a refused wheel from an index page: no 'wheelgate
+         select' for the variant that works), --wheelgate-suggest-timeout SECONDS (60).
+         WHEELGATE_PIP=off bypasses the gate.
 """ % PTH
 
 
