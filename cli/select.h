@@ -7,10 +7,13 @@
 #ifndef WG_CLI_SELECT_H
 #define WG_CLI_SELECT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "pipeline.h"
 #include "wheelgate.h"
 
 #define SELECT_PROG "wheelgate select"
@@ -65,5 +68,33 @@ int select_version_compare(const char *a, const char *b);
  * separators '-', '_', '.' alike); without one, every label matches (==1.0 is 1.0+cu12 too).
  * 1 or 0; -1 when want is not a PEP 440 version. */
 int select_version_matches(const char *version, const char *want);
+
+/* The command's options (cmd_select.c), as the output needs them. */
+typedef struct {
+	pipeline p;
+	const char *env_path, *project, *version, *format, *facts_dir;
+	char env_why[1024];
+	bool no_store, allow_unhashed;
+	uint32_t jobs;
+	char store[PATH_MAX];
+} select_args;
+
+/* The rules not applied to any candidate for lack of a fact (select_not_applied). */
+typedef struct {
+	const char *rule, *lacks, *message;
+} not_applied;
+
+/** msg on one line, at most max bytes of it, into out (select's reasons and notes). */
+void select_compact(char *out, size_t n, const char *msg, size_t max);
+/** The rules no candidate was judged by for lack of a fact, each once (at most max). */
+size_t select_not_applied(not_applied *out, size_t max, candidate *const *order, size_t n);
+/** The wheelgate.select/1 document (docs/select.md). */
+void select_print_json(FILE *f, const select_args *a, candidate *const *order, size_t n,
+		       const candidate *chosen, const char *project, const char *tagdesc,
+		       int minor, const wg_target *t, const char *env_path, size_t nstore,
+		       size_t nread, double seconds, int status);
+/** The candidates in rank order on stderr (at most limit), each with why it does not work. */
+void select_print_table(const candidate *const *order, size_t n, const candidate *chosen,
+			size_t limit);
 
 #endif
