@@ -325,6 +325,13 @@ static void judge_job(void *arg, size_t j, unsigned slot)
 		wg_free(e);
 		progress_line(line);
 	}
+	/* A remote wheel whose tags the target cannot install: its name says so, and no byte of
+	 * it is fetched (of a release's ~200 variants most are for other Pythons). */
+	if (c->rank < 0 && c->url && strncasecmp(c->url, "file:", 5) != 0) {
+		c->not_fetched = true;
+		c->seconds = now() - t0;
+		return;
+	}
 	wg_scan *scan = facts(s, sc, c);
 	char err[1024];
 	if (scan && pipeline_judge(&c->rep, sc, s->a->p.rs, scan, s->t, s->env, s->env_sc, true,
@@ -413,10 +420,15 @@ static int verdict(candidate *c, wg_severity fail_on, const char *tagdesc)
 		for (int d = 0; p > f && d < 3; p--)
 			if (p[-1] == '-' && ++d == 3)
 				break;
-		snprintf(line, sizeof(line), "Python tag/platform tag: %.*s is not supported by %s",
-			 (int)(end - p), p, tagdesc);
+		snprintf(line, sizeof(line), "Python tag/platform tag: %.*s is not supported by %s%s",
+			 (int)(end - p), p, tagdesc,
+			 c->not_fetched ? " (not fetched: its tags rule it out)" : "");
 		if (add_reason(c, line) < 0)
 			return -1;
+	}
+	if (c->not_fetched) {
+		c->works = false;
+		return 0;
 	}
 	if (c->error) {
 		c->works = false;
@@ -680,10 +692,10 @@ int cmd_select(int argc, char **argv)
 	js.scs[0] = sc;
 	wg_context_run(a.p.ctx, js.ntodo, judge_job, &js);
 	progress_clear();
-	size_t n = 0, nstore = 0, nread = 0;
+	size_t n = 0, nstore = 0, nread = 0, nskip = 0;
 	for (size_t j = 0; j < js.ntodo; j++) {
 		candidate *c = &cs.c[js.todo[j]];
-		if (!c->error && !c->rep)
+		if (!c->error && !c->rep && !c->not_fetched)
 			c->error = strdup("out of memory");
 		if (verdict(c, a.p.fail_on, tagdesc) < 0) {
 			pipeline_fail(&a.p, "out of memory\n");
@@ -691,7 +703,8 @@ int cmd_select(int argc, char **argv)
 			goto out;
 		}
 		nstore += c->from_store;
-		nread += !c->from_store && !c->error;
+		nread += !c->from_store && !c->error && !c->not_fetched;
+		nskip += c->not_fetched;
 		order[n++] = c;
 	}
 	qsort(order, n, sizeof(*order), by_rank);
@@ -718,8 +731,11 @@ int cmd_select(int argc, char **argv)
 				n == 1 ? "" : "s", tagdesc, esc(torchdesc));
 			for (size_t i = 0; i < a.p.cfg.ngpus; i++)
 				fprintf(stderr, "%s%s", i ? ", " : ", GPU ", esc(a.p.cfg.gpus[i]));
-			fprintf(stderr, "; %zu work; facts of %zu from the store, %zu read (%.2f s)\n",
-				nworks, nstore, nread, now() - t0);
+			fprintf(stderr, "; %zu work; facts of %zu from the store, %zu read", nworks,
+				nstore, nread);
+			if (nskip)
+				fprintf(stderr, ", %zu not fetched (their tags rule them out)", nskip);
+			fprintf(stderr, " (%.2f s)\n", now() - t0);
 			not_applied na[64];
 			size_t nna = select_not_applied(na, sizeof(na) / sizeof(na[0]), order, n);
 			for (size_t i = 0; i < nna; i++)

@@ -36,6 +36,7 @@ typedef struct candidate {
 	long rank;          /* the tags' rank for the target (lower first), -1: not supported */
 	char hex[65];       /* the sha256 of its bytes (or the source's, facts from the store) */
 	bool from_store;    /* its facts were read back from the store: no byte of it read */
+	bool not_fetched;   /* a remote wheel its tags rule out: judged by its name, not fetched */
 	char *error;        /* it could not be fetched, verified or read: why */
 	wg_report *rep;
 	size_t errors, warnings; /* findings at or above --fail-on, and the others */
