@@ -329,6 +329,8 @@ static void judge_job(void *arg, size_t j, unsigned slot)
 	 * it is fetched (of a release's ~200 variants most are for other Pythons). */
 	if (c->rank < 0 && c->url && strncasecmp(c->url, "file:", 5) != 0) {
 		c->not_fetched = true;
+		if (c->sha256) /* as the source gives it (verified only when fetched) */
+			snprintf(c->hex, sizeof(c->hex), "%s", c->sha256);
 		c->seconds = now() - t0;
 		return;
 	}
