@@ -39,6 +39,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PYPISERVER = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "tools",
                                            "pypiserver", "run"))
 SYSENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+# The repository the test installs from is a tool, not wheelgate: it runs without the
+# sanitizer runtime the ASan build preloads (ASan's crypt interceptor crashes Python's _crypt).
+SERVERENV = {k: v for k, v in SYSENV.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
 PIPWHL = os.environ.get("WG_TEST_PIP_WHEEL")
 TMP = tempfile.mkdtemp(prefix="wg-pip-suggest-")
 STATE = {}
@@ -152,7 +155,7 @@ class PyPI:
         self.out = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(["sh", PYPISERVER, str(self.port), self.dir,
                                       "--disable-fallback"],
-                                     stdout=self.out, stderr=subprocess.STDOUT, env=SYSENV)
+                                     stdout=self.out, stderr=subprocess.STDOUT, env=SERVERENV)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and self.proc.poll() is None:
             try:
@@ -161,8 +164,10 @@ class PyPI:
             except OSError:
                 pass
             time.sleep(0.2)
+        self.out.seek(0)
+        said = self.out.read()[-2000:].decode("utf-8", "replace")
         self.stop()
-        raise AssertionError("pypiserver did not start")
+        raise AssertionError("pypiserver did not start: %s" % said)
 
     def url(self, path="/simple/"):
         return "http://127.0.0.1:%d%s" % (self.port, path)
