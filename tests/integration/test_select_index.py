@@ -87,6 +87,30 @@ def an_index_page_chooses_as_the_directory_does():
 
 
 @test
+def matrix_over_an_index_page_gives_the_directory_s_cells():
+    """wheelgate matrix reads select's sources: the project page's wheels (fetched, verified
+    by the page's sha256) give, wheel by wheel, the cells the directory's give."""
+    import glob
+    page = pypi() + "flashy/"
+    torches = [x for t in sorted(glob.glob(os.path.join(FIX, "upgrade", "torch-2.1[12].0-*.whl")))
+               for x in ("--torch", t)]
+    assert len(torches) == 4, torches
+
+    def cells(src):
+        p = subprocess.run([WG, "matrix", "--no-store", "--format", "json", src, *torches],
+                           capture_output=True, timeout=300)
+        assert p.returncode in (0, 1), (src, p.returncode, p.stderr.decode()[-2000:])
+        doc = json.loads(p.stdout)
+        names = [urllib.parse.unquote(e["path"].rsplit("/", 1)[1]) for e in doc["extensions"]]
+        return {n: [(c["verdict"], c["symbol"], c["library"]) for c in row]
+                for n, row in zip(names, doc["cells"])}
+    d, i = cells(WHEELS), cells(page)
+    assert len(d) == len(os.listdir(WHEELS)) and d == i, (d, i)
+    # the cells tell variants apart: not every wheel loads with every torch
+    assert len({str(v) for v in d.values()}) > 1, d
+
+
+@test
 def a_page_that_is_not_there_is_exit_2():
     page = pypi() + "nosuchproject/"
     rc, out, err = select(page)
