@@ -363,8 +363,8 @@ def gate(requirements, options=None, env=sys.prefix, dry_run=False, report_only=
                            "WHEELGATE_PIP=off bypasses the gate)" % (names, where)] +
                           suggest(blocking, requirements, opts, env)))
     else:
-        print("wheelgate: %d wheel(s) checked%s, nothing %sblocks%s" %
-              (len(paths), where, "would " if dry_run else "",
+        print("wheelgate: %d wheel(s) checked%s, nothing %s%s" %
+              (len(paths), where, "would block" if dry_run else "blocks",
                " (%d warning(s) above)" % warned if warned else ""), file=sys.stderr)
     return [os.path.basename(r.path) for r in blocking]
 
