@@ -577,23 +577,31 @@ static int one_package(lock_input **in, size_t *n, const lpkg *p, const tagset *
 	return add_input(in, n, p, w, -1, err);
 }
 
-int lock_inputs(lock_input **out, size_t *n, const char *lockpath, const lock_options *o)
+/* The lock's packages and wheels into *d, through the TOML module: 0, or -1 (said; *d may
+ * hold what was read before the error, for lock_doc's free). */
+static int parse_lock(lock_doc *d, const char *lockpath)
 {
-	*out = NULL;
-	*n = 0;
 	size_t len = 0;
 	char *text = read_lock(lockpath, &len);
 	if (!text)
 		return -1;
 	lock_reader reader = (lock_reader)module_symbol(HELPER_TOML, "wg_toml_read_lock_v1",
 							 "reading a lock file");
-	lock_doc d = {0};
-	lock_sink sink = {&d, on_package, on_wheel};
+	lock_sink sink = {d, on_package, on_wheel};
 	char err[2048];
 	int rc = reader ? reader(lockpath, text, len, &sink, err, sizeof(err)) : -1;
 	free(text);
 	if (reader && rc < 0)
 		lock_say("%s\n", esc(err));
+	return rc;
+}
+
+int lock_inputs(lock_input **out, size_t *n, const char *lockpath, const lock_options *o)
+{
+	*out = NULL;
+	*n = 0;
+	lock_doc d = {0};
+	int rc = parse_lock(&d, lockpath);
 	if (rc == 0 && d.n == 0) {
 		lock_say("%s: no [[packages]]: nothing to check\n",
 			esc(lockpath));
@@ -684,19 +692,8 @@ int lock_wheels(lock_wheel_ref **out, size_t *n, const char *lockpath)
 {
 	*out = NULL;
 	*n = 0;
-	size_t len = 0;
-	char *text = read_lock(lockpath, &len);
-	if (!text)
-		return -1;
-	lock_reader reader = (lock_reader)module_symbol(HELPER_TOML, "wg_toml_read_lock_v1",
-							 "reading a lock file");
 	lock_doc d = {0};
-	lock_sink sink = {&d, on_package, on_wheel};
-	char err[2048];
-	int rc = reader ? reader(lockpath, text, len, &sink, err, sizeof(err)) : -1;
-	free(text);
-	if (reader && rc < 0)
-		lock_say("%s\n", esc(err));
+	int rc = parse_lock(&d, lockpath);
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", lockpath);
 	char *slash = strrchr(dir, '/');
@@ -733,7 +730,7 @@ int lock_wheels(lock_wheel_ref **out, size_t *n, const char *lockpath)
 				rc = -1;
 		}
 	}
-	if (rc < 0 && reader && *n)
+	if (rc < 0 && *n)
 		lock_say("out of memory\n");
 	doc_free(&d);
 	if (rc < 0) {
