@@ -144,3 +144,50 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+PYPISERVER = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                           "..", "shared", "tools", "pypiserver", "run"))
+
+
+class PyPIServer:
+    """../shared/tools/pypiserver serving directory on 127.0.0.1 (a free port), started and
+    waited for (30 s at most; its output in the error when it does not start). It is a tool,
+    not wheelgate: it runs without the sanitizer runtime an ASan build preloads (ASan's crypt
+    interceptor crashes Python's _crypt). --disable-fallback: a project it lacks is a 404, not
+    a redirect to pypi.org. The caller checks PYPISERVER exists (harness.need_path)."""
+
+    def __init__(self, directory):
+        self.dir = directory
+        self.port = free_port()
+        self.out = tempfile.TemporaryFile()
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+        env["PATH"] = "/usr/bin:" + env.get("PATH", "")
+        self.proc = subprocess.Popen(["sh", PYPISERVER, str(self.port), directory,
+                                      "--disable-fallback"],
+                                     stdout=self.out, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if request(self.url("/simple/"), timeout=2)[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        self.out.seek(0)
+        said = self.out.read()[-2000:].decode("utf-8", "replace")
+        self.stop()
+        raise AssertionError("pypiserver did not start: %s" % said)
+
+    def url(self, path="/simple/"):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.out.close()

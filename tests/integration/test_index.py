@@ -27,13 +27,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import main, need_path, test  # noqa: E402
-from serve_util import free_port, request, sanitized  # noqa: E402
+from serve_util import PYPISERVER, PyPIServer, request, sanitized  # noqa: E402
 
 LIST, FIX = [os.path.abspath(a) for a in sys.argv[1:3]]
 W = os.path.join(FIX, "wheels")
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYPISERVER = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "tools",
-                                           "pypiserver", "run"))
 SYSENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 BODY_MAX = 64 << 20
@@ -80,41 +78,16 @@ class Links(html.parser.HTMLParser):
 
 # --- A real pypiserver.
 
-class PyPI:
+class PyPI(PyPIServer):
     def __init__(self, files):
         need_path(PYPISERVER, "pypiserver (../shared/tools/pypiserver)")
-        self.dir = tempfile.mkdtemp(prefix="wg-index-pypi-")
+        d = tempfile.mkdtemp(prefix="wg-index-pypi-")
         for src, name in files:
-            shutil.copyfile(src, os.path.join(self.dir, name))
-        self.port = free_port()
-        self.out = tempfile.TemporaryFile()
-        # --disable-fallback: a project it lacks is a 404, not a redirect to pypi.org
-        self.proc = subprocess.Popen(["sh", PYPISERVER, str(self.port), self.dir,
-                                      "--disable-fallback"],
-                                     stdout=self.out, stderr=subprocess.STDOUT, env=SYSENV)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                if request(self.url("/simple/"), timeout=2)[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise AssertionError("pypiserver did not start")
-
-    def url(self, path="/"):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+            shutil.copyfile(src, os.path.join(d, name))
+        super().__init__(d)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.out.close()
+        super().stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -26,22 +26,16 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.parse
 
 from harness import Missing, main, need_path, test  # noqa: E402
-from serve_util import free_port, request  # noqa: E402
+from serve_util import PYPISERVER, PyPIServer  # noqa: E402
 
 HOOKS, LIB, FIX = [os.path.abspath(a) for a in sys.argv[1:4]]
 PY = sys.argv[4] if len(sys.argv) > 4 else "/usr/bin/python3"
 V = os.path.join(FIX, "variants")
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYPISERVER = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "tools",
-                                           "pypiserver", "run"))
 SYSENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
-# The repository the test installs from is a tool, not wheelgate: it runs without the
-# sanitizer runtime the ASan build preloads (ASan's crypt interceptor crashes Python's _crypt).
-SERVERENV = {k: v for k, v in SYSENV.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
 PIPWHL = os.environ.get("WG_TEST_PIP_WHEEL")
 TMP = tempfile.mkdtemp(prefix="wg-pip-suggest-")
 STATE = {}
@@ -143,44 +137,15 @@ def installed(v, name):
     return any(e == name or e.startswith(name + "-") for e in os.listdir(site))
 
 
-class PyPI:
+class PyPI(PyPIServer):
     """../shared/tools/pypiserver serving copies of the given wheels on 127.0.0.1."""
 
     def __init__(self, files):
         need_path(PYPISERVER, "pypiserver (../shared/tools/pypiserver)")
-        self.dir = tempfile.mkdtemp(dir=TMP)
+        d = tempfile.mkdtemp(dir=TMP)
         for f in files:
-            shutil.copyfile(os.path.join(V, "wheels", f), os.path.join(self.dir, f))
-        self.port = free_port()
-        self.out = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(["sh", PYPISERVER, str(self.port), self.dir,
-                                      "--disable-fallback"],
-                                     stdout=self.out, stderr=subprocess.STDOUT, env=SERVERENV)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                if request(self.url("/simple/"), timeout=2)[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        self.out.seek(0)
-        said = self.out.read()[-2000:].decode("utf-8", "replace")
-        self.stop()
-        raise AssertionError("pypiserver did not start: %s" % said)
-
-    def url(self, path="/simple/"):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.out.close()
+            shutil.copyfile(os.path.join(V, "wheels", f), os.path.join(d, f))
+        super().__init__(d)
 
 
 class OncePage:

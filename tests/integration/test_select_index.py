@@ -14,19 +14,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 
 from harness import main, need_path, test  # noqa: E402
-from serve_util import free_port, request  # noqa: E402
+from serve_util import PYPISERVER, PyPIServer  # noqa: E402
 
 WG, FIX = [os.path.abspath(a) for a in sys.argv[1:3]]
 V = os.path.join(FIX, "variants")
 WHEELS = os.path.join(V, "wheels")
 ENV = os.path.join(V, "env211")
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYPISERVER = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "tools",
-                                           "pypiserver", "run"))
 SYSENV = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
 TMP = tempfile.mkdtemp(prefix="wg-select-index-")
 STATE = {}
@@ -39,27 +36,13 @@ def select(*args):
 
 
 def pypi():
-    if "pypi" in STATE:
-        return STATE["pypi"]
-    need_path(PYPISERVER, "pypiserver (../shared/tools/pypiserver)")
-    d = os.path.join(TMP, "index")
-    shutil.copytree(WHEELS, d)
-    port = free_port()
-    out = tempfile.TemporaryFile()
-    proc = subprocess.Popen(["sh", PYPISERVER, str(port), d, "--disable-fallback"],
-                            stdout=out, stderr=subprocess.STDOUT, env=SYSENV)
-    STATE["proc"] = proc
-    url = "http://127.0.0.1:%d/simple/" % port
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if request(url, timeout=2)[0] == 200:
-                STATE["pypi"] = url
-                return url
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("pypiserver did not start")
+    if "pypi" not in STATE:
+        need_path(PYPISERVER, "pypiserver (../shared/tools/pypiserver)")
+        d = os.path.join(TMP, "index")
+        shutil.copytree(WHEELS, d)
+        STATE["server"] = PyPIServer(d)
+        STATE["pypi"] = STATE["server"].url("/simple/")
+    return STATE["pypi"]
 
 
 def by_file(doc):
@@ -149,11 +132,6 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     finally:
-        p = STATE.get("proc")
-        if p is not None and p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        if "server" in STATE:
+            STATE["server"].stop()
         shutil.rmtree(TMP, ignore_errors=True)
