@@ -5,8 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j "$(nproc)"
+# The build's own output goes to a log, shown only when the build fails.
+log=build/demo-build.log
+mkdir -p build
+echo "demo: building wheelgate in build/ (log: $log)"
+if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j "$(nproc)"; } >"$log" 2>&1; then
+  tail -n 40 "$log" >&2
+  echo "demo: the build failed; the whole log is $log" >&2
+  exit 1
+fi
+echo "demo: built build/wheelgate"
+echo
 wheels=()
 if [ -d ../shared/corpus/wheels ]; then
   wheels+=(../shared/corpus/wheels/*.whl)
