@@ -25,6 +25,9 @@ int cmd_audit(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_select(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+/** cmd_explain.c: rule i of rs explained as `wheelgate explain` prints it (docs/explain.md). */
+void explain_rule_text(FILE *f, const wg_ruleset *rs, size_t i);
 
 /** A command built on check's machinery (cmd_check.c: options, configuration, target,
  * threads, report formats, exit status) with inputs of its own: `wheelgate audit`. Each
