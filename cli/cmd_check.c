@@ -183,6 +183,7 @@ static int parse_args(check_args *a, int argc, char **argv)
 	pipeline *p = &a->p;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:qhj:", longopts, NULL)) != -1) {
 		if (mode && (c == O_ENV || c == O_STDIN_NAME || c == O_MAX_STDIN || c == O_TOGETHER)) {
 			pipeline_fail(p, "--%s: the environment audited is the ENV argument; its "
@@ -277,8 +278,7 @@ static int parse_args(check_args *a, int argc, char **argv)
 				help(stdout);
 			return EXIT_CLEAN;
 		default:
-			suggest_option(argv, optind, longopts);
-			fprintf(stderr, "Try '%s --help'.\n", p->prog);
+			option_error(p->prog, argv, optind, "o:qhj:", longopts);
 			return EXIT_USAGE;
 		}
 	}
@@ -414,8 +414,8 @@ static int refuse_mixes(const check_args *a, const wg_env *env, size_t ninputs)
 {
 	const check_command *cmd = a->cmd;
 	if (!cmd && ninputs == 0) {
-		pipeline_fail(&a->p, "no PATH given\n");
-		help(stderr);
+		pipeline_fail(&a->p, "no input given (a wheel, an ELF object, a directory or -)\n");
+		fprintf(stderr, "Try 'wheelgate check --help'.\n");
 		return EXIT_USAGE;
 	}
 	if (a->from_facts && (a->together || a->lock || cmd)) {

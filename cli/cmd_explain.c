@@ -295,6 +295,7 @@ int cmd_explain(int argc, char **argv)
 	size_t npaths = 0;
 	int no_default = 0, c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_FORMAT: format = optarg; break;
@@ -308,8 +309,7 @@ int cmd_explain(int argc, char **argv)
 		case O_NO_DEFAULT: no_default = 1; break;
 		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
-			suggest_option(argv, optind, longopts);
-			fprintf(stderr, "Try 'wheelgate explain --help'.\n");
+			option_error("wheelgate explain", argv, optind, "h", longopts);
 			return EXIT_USAGE;
 		}
 	}

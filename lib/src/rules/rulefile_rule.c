@@ -365,6 +365,8 @@ static int load_match(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *n, wg_err 
 static int explain_text(const char **out, wg_arena *a, const wg_yaml_node *parent, const char *key,
 			const char *what, const char *id, bool required, wg_err *err)
 {
+	/* a key of the rule (required of shipped rules), or of its example (required there) */
+	const char *who = wg_yaml_get(parent, "id") ? "a shipped rule needs" : "'example' needs";
 	char where[512];
 	const wg_yaml_node *v = wg_yaml_get(parent, key);
 	const char *s = wg_yaml_scalar(v);
@@ -374,7 +376,7 @@ static int explain_text(const char **out, wg_arena *a, const wg_yaml_node *paren
 	if (!s || !*s)
 		return wg_seterr(err, WG_EDATA, "%s: rule %s: %s '%s' (a non-empty string: %s)",
 				 wg_yaml_where(v ? v : parent, where, sizeof(where)), id,
-				 v ? "needs a text in" : "a shipped rule needs", key, what);
+				 v ? "needs a text in" : who, key, what);
 	return (*out = wg_arena_strdup(a, s)) ? WG_OK : WG_ENOMEM;
 }
 
