@@ -320,7 +320,8 @@ def usage_errors_one_line_and_a_hint():
         assert lines[1] == "Try 'wheelgate %s --help'." % c, (c, err)
     for c, typo, near in (("check", "--formt", "--format"), ("inspect", "--jsn", "--json"),
                           ("explain", "--rulez", "--rules"), ("scan", "--resme", "--resume"),
-                          ("select", "--projct", "--project"), ("audit", "--onyl", "--only")):
+                          ("select", "--projct", "--project"), ("audit", "--onyl", "--only"),
+                          ("serve", "--listn", "--listen"), ("env", "--jsn", "--json")):
         rc, out, err = run(c, typo, "x")
         assert rc == 2 and err.splitlines() == [
             "wheelgate %s: unknown option '%s'; did you mean '%s'?" % (c, typo, near),
