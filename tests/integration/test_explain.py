@@ -245,20 +245,97 @@ def check_explain_once_per_rule_that_fired():
     assert not fired("--profile", "install", good) and "explained" not in out, out
 
 
-def make_wheel(path, name, version, meta_name, meta_version):
-    files = {"%s/__init__.py" % name: b"",
-             "%s-%s.dist-info/METADATA" % (name, version):
+def make_wheel(path, name, version, meta_name, meta_version, tag="py3-none-any", extra=None,
+               unlisted=None, record=True, edit=None):
+    """A wheel of a package `name` whose METADATA says meta_name/meta_version and whose
+    WHEEL says tag; extra: more members (in RECORD), unlisted: members RECORD does not list,
+    edit: members whose content changes after RECORD was written; record: False for none."""
+    dist = "%s-%s.dist-info" % (name, version)
+    files = {"%s/__init__.py" % name: b"x = 1\n",
+             dist + "/METADATA":
              ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (meta_name, meta_version)).encode(),
-             "%s-%s.dist-info/WHEEL" % (name, version):
-             b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    rec = "%s-%s.dist-info/RECORD" % (name, version)
+             dist + "/WHEEL": ("Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: %s\n"
+                               % tag).encode()}
+    files.update(extra or {})
+    rec = dist + "/RECORD"
     rows = []
     with zipfile.ZipFile(path, "w") as z:
         for n, b in files.items():
-            z.writestr(n, b)
             h = base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
             rows.append("%s,sha256=%s,%d" % (n, h, len(b)))
-        z.writestr(rec, "\n".join(rows + [rec + ",,"]) + "\n")
+            z.writestr(n, (edit or {}).get(n, b))
+        for n, b in (unlisted or {}).items():
+            z.writestr(n, b)
+        if record:
+            z.writestr(rec, "\n".join(rows + [rec + ",,"]) + "\n")
+
+
+# The prose examples (`example: {fails, passes}`) that this test builds as wheels and checks:
+# (rule, words of its `fails` and of its `passes` text that the wheels follow, check's
+# arguments, the wheel that fails, the wheel that passes). The words are asserted in the
+# explanation, so that an example rewritten without its wheel here fails the test.
+def _w(fn, *a, **k):
+    return lambda d: (make_wheel(os.path.join(d, fn), *a, **k), os.path.join(d, fn))[1]
+
+
+BUILT_EXAMPLES = [
+    ("WG-TAG-006", "foo-2.0-py3-none-any.whl whose METADATA says Version: 1.0",
+     "foo-1.0-py3-none-any.whl whose METADATA says Name: Foo and Version: 1.0",
+     ["--profile", "publish"], _w("foo-2.0-py3-none-any.whl", "foo", "2.0", "foo", "1.0"),
+     _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "Foo", "1.0")),
+    ("WG-REC-001", "A wheel whose foo/__init__.py was edited after the build",
+     "The wheel as its build backend wrote it", ["--profile", "publish"],
+     _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "foo", "1.0",
+        edit={"foo/__init__.py": b"x = 2\n"}),
+     _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "foo", "1.0")),
+    ("WG-REC-002", "with METADATA and WHEEL but no RECORD", "standard backend (they write RECORD)",
+     ["--profile", "publish"], _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "foo", "1.0",
+                                  record=False),
+     _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "foo", "1.0")),
+    ("WG-REC-003", "added foo/patch.so after it was built, without updating RECORD",
+     "RECORD lists exactly its members", ["--profile", "publish"],
+     _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "foo", "1.0",
+        unlisted={"foo/patch.so": b"not really\n"}),
+     _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "foo", "1.0")),
+    ("WG-TAG-002", "foo-1.0-cp312-cp312-linux_x86_64.whl containing only .py files",
+     "a py3-none-any wheel of the .py files", ["--profile", "publish"],
+     _w("foo-1.0-cp312-cp312-linux_x86_64.whl", "foo", "1.0", "foo", "1.0",
+        tag="cp312-cp312-linux_x86_64"),
+     _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "foo", "1.0")),
+    ("WG-TAG-005", "foo-1.0-py3-none-manylinux_2_28_x86_64.whl whose WHEEL says Tag: "
+     "py3-none-linux_x86_64", "rewrites the filename and WHEEL together", ["--profile", "publish"],
+     _w("foo-1.0-py3-none-manylinux_2_28_x86_64.whl", "foo", "1.0", "foo", "1.0",
+        tag="py3-none-linux_x86_64"),
+     _w("foo-1.0-py3-none-manylinux_2_28_x86_64.whl", "foo", "1.0", "foo", "1.0",
+        tag="py3-none-manylinux_2_28_x86_64")),
+    ("WG-TAG-007", "foo-1.0-cp311-cp311-linux_x86_64.whl checked with --target python=3.12",
+     "foo-1.0-cp312-cp312-linux_x86_64.whl", ["--target", "python=3.12"],
+     _w("foo-1.0-cp311-cp311-linux_x86_64.whl", "foo", "1.0", "foo", "1.0",
+        tag="cp311-cp311-linux_x86_64"),
+     _w("foo-1.0-cp312-cp312-linux_x86_64.whl", "foo", "1.0", "foo", "1.0",
+        tag="cp312-cp312-linux_x86_64")),
+    ("WG-WHL-001", "a member named ../../etc/cron.d/job",
+     "plain relative paths under the package and its .dist-info", ["--profile", "publish"],
+     _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "foo", "1.0",
+        extra={"../../etc/cron.d/job": b"* * * * * root true\n"}),
+     _w("foo-1.0-py3-none-any.whl", "foo", "1.0", "foo", "1.0")),
+]
+
+
+@test
+def prose_examples_built_and_checked():
+    for rid, fails_words, passes_words, args, bad, good in BUILT_EXAMPLES:
+        rc, doc, err = run("explain", "--format", "json", rid)
+        ex = json.loads(doc)["rules"][0]["example"]
+        assert fails_words in " ".join(ex["fails"].split()), (rid, ex["fails"])
+        assert passes_words in " ".join(ex["passes"].split()), (rid, ex["passes"])
+        for make, want in ((bad, True), (good, False)):
+            path = make(tempfile.mkdtemp(dir=TMP))
+            rc, out, err = run("check", "--no-config", "--format", "json", *args, path)
+            assert rc in (0, 1), (rid, path, rc, err)
+            got = {f["rule"] for i in json.loads(out)["inputs"] for f in i["findings"]}
+            assert (rid in got) == want, (rid, os.path.basename(path), want, got)
+    print("  %d prose examples built as wheels and checked" % len(BUILT_EXAMPLES))
 
 
 @test
