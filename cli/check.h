@@ -37,6 +37,7 @@ typedef struct {
 	size_t nonly;
 	uint32_t jobs;      /* -j: 0 for one thread per CPU */
 	bool list, self_test;
+	bool explain;       /* --explain: the rules that produced findings, explained */
 	bool together;      /* --together: the inputs are one install into --env */
 	const char *write_baseline; /* --write-baseline FILE */
 } check_args;

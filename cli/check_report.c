@@ -10,17 +10,71 @@
 
 #include "check.h"
 
+static int cmp_rule_id(const void *a, const void *b, void *rs)
+{
+	wg_rule_info x = WG_RULE_INFO_INIT, y = WG_RULE_INFO_INIT;
+	wg_ruleset_rule(&x, rs, *(const size_t *)a);
+	wg_ruleset_rule(&y, rs, *(const size_t *)b);
+	return strcmp(x.id, y.id);
+}
+
+/* The rules' indexes sorted by id (NULL when out of memory). */
+static size_t *rules_by_id(const wg_ruleset *rs)
+{
+	size_t n = wg_ruleset_count(rs);
+	size_t *order = malloc((n ? n : 1) * sizeof(*order));
+	for (size_t i = 0; order && i < n; i++)
+		order[i] = i;
+	if (order)
+		qsort_r(order, n, sizeof(*order), cmp_rule_id, (void *)rs);
+	return order;
+}
+
 static void list_rules(const wg_ruleset *rs)
 {
+	size_t *order = rules_by_id(rs);
 	printf("%-12s %-8s %-8s %-3s %-26s %s\n", "ID", "INSTALL", "PUBLISH", "ON", "CHECK", "TITLE");
-	for (size_t i = 0; i < wg_ruleset_count(rs); i++) {
+	for (size_t k = 0; k < wg_ruleset_count(rs); k++) {
 		wg_rule_info ri = WG_RULE_INFO_INIT;
-		wg_ruleset_rule(&ri, rs, i);
+		wg_ruleset_rule(&ri, rs, order ? order[k] : k);
 		printf("%-12s %-8s %-8s %-3s %-26s %s\n", esc(ri.id),
 		       ri.install < 0 ? "-" : wg_severity_name((wg_severity)ri.install),
 		       ri.publish < 0 ? "-" : wg_severity_name((wg_severity)ri.publish),
 		       ri.enabled ? "on" : "off", esc(ri.check), esc(ri.title));
 	}
+	free(order);
+}
+
+/* --explain: each rule with a finding (listed, or counted past a bound) in a report, once, in
+ * the order of their ids, after the text report (on stderr beside a document). */
+static void explain_fired(const checker *k, FILE *out)
+{
+	size_t n = wg_ruleset_count(k->rs), shown = 0;
+	size_t *order = rules_by_id(k->rs);
+	if (!order)
+		return;
+	for (size_t j = 0; j < n; j++) {
+		wg_rule_info ri = WG_RULE_INFO_INIT;
+		if (wg_ruleset_rule(&ri, k->rs, order[j]) < 0)
+			continue;
+		bool fired = false;
+		for (size_t i = 0; i < k->res.n && !fired; i++) {
+			const wg_report *r = k->res.reports[i];
+			for (size_t f = 0; r && f < wg_report_count(r) && !fired; f++) {
+				wg_finding_info fi = WG_FINDING_INFO_INIT;
+				fired = wg_report_finding(&fi, r, f) == WG_OK && !strcmp(fi.rule, ri.id);
+			}
+			for (size_t m = 0; r && m < wg_report_more_count(r) && !fired; m++) {
+				wg_more_info mi = WG_MORE_INFO_INIT;
+				fired = wg_report_more(&mi, r, m) == WG_OK && !strcmp(mi.rule, ri.id);
+			}
+		}
+		if (!fired)
+			continue;
+		fprintf(out, "\n%s\n\n", shown++ ? "----" : "Rules that produced findings, explained:");
+		explain_rule_text(out, k->rs, order[j]);
+	}
+	free(order);
 }
 
 /* One input's block, as the library formats it (the pip gate prints the same). */
@@ -178,6 +232,8 @@ int finish(checker *k, int status)
 		if (!k->text || k->out != stdout)
 			fputs(line, stderr);
 	}
+	if (k->a->explain)
+		explain_fired(k, k->text ? k->out : stderr);
 	char werr[1024];
 	if (k->a->write_baseline && suppress_write_baseline(k->sup, k->a->write_baseline, werr,
 							    sizeof(werr)) < 0) {

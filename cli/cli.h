@@ -25,6 +25,9 @@ int cmd_audit(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_select(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+/** cmd_explain.c: rule i of rs explained as `wheelgate explain` prints it (docs/explain.md). */
+void explain_rule_text(FILE *f, const wg_ruleset *rs, size_t i);
 
 /** A command built on check's machinery (cmd_check.c: options, configuration, target,
  * threads, report formats, exit status) with inputs of its own: `wheelgate audit`. Each
@@ -83,6 +86,11 @@ struct option;
 /** After getopt_long refused an option: "did you mean '--NAME'?" on stderr where a long option
  * is close to the word it stopped at (argv[optind - 1]). */
 void suggest_option(char **argv, int optind_now, const struct option *longopts);
+/** usage.c: after getopt_long (with opterr = 0) refused an option: one line, "PROG: unknown
+ * option '--jsn'; did you mean '--json'?" (or "option '--format' needs a value"), then "Try
+ * 'PROG --help'." on stderr. prog: "wheelgate check". */
+void option_error(const char *prog, char **argv, int optind_now, const char *optstring,
+		  const struct option *longopts);
 /* Text from an input made safe for a terminal: control characters and invalid UTF-8 escaped
  * (\xNN). The result stays valid until 16 more calls; NULL for NULL. */
 const char *esc(const char *s);

@@ -98,6 +98,9 @@ void check_help_options(FILE *f, bool audit)
 		"  --no-config        read no configuration file\n"
 		"  --list-rules       list the rules and exit\n"
 		"  --self-test        check every rule's examples and exit\n"
+		"  --explain          after the report, explain each rule that produced a\n"
+		"                     finding, once (as 'wheelgate explain ID'; with json,\n"
+		"                     sarif or github, on stderr)\n"
 		"output:\n"
 		"  --format FORMAT    text (default), json, sarif or github (workflow annotations)\n"
 		"  -o, --output FILE  write the report (any format) to FILE instead of stdout\n"
@@ -149,14 +152,15 @@ static int parse_args(check_args *a, int argc, char **argv)
 {
 	enum { O_LIST = PO_END, O_SELFTEST, O_ENV, O_STDIN_NAME, O_MAX_STDIN, O_ONLY, O_TOGETHER,
 	       O_LOCK, O_ALLOW_NO_WHEEL, O_ALLOW_UNHASHED, O_WRITE_BASELINE, O_FACTS_DIR,
-	       O_FROM_FACTS, O_MAX_RULE_FINDINGS, O_MAX_FINDINGS, O_LIMIT };
+	       O_FROM_FACTS, O_MAX_RULE_FINDINGS, O_MAX_FINDINGS, O_LIMIT, O_EXPLAIN };
 	/* the pipeline's options among check's own, in the order --help gives them */
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, PO_TARGET}, {"gpu", required_argument, NULL, PO_GPU},
 		{"rules", required_argument, NULL, PO_RULES}, {"disable", required_argument, NULL, PO_DISABLE},
 		{"enable", required_argument, NULL, PO_ENABLE}, {"config", required_argument, NULL, PO_CONFIG},
 		{"no-config", no_argument, NULL, PO_NOCONFIG}, {"list-rules", no_argument, NULL, O_LIST},
-		{"self-test", no_argument, NULL, O_SELFTEST}, PIPELINE_FORMAT_OPTION,
+		{"self-test", no_argument, NULL, O_SELFTEST}, {"explain", no_argument, NULL, O_EXPLAIN},
+		PIPELINE_FORMAT_OPTION,
 		{"fail-on", required_argument, NULL, PO_FAILON}, {"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
 		{"env", required_argument, NULL, O_ENV}, {"profile", required_argument, NULL, PO_PROFILE},
@@ -179,6 +183,7 @@ static int parse_args(check_args *a, int argc, char **argv)
 	pipeline *p = &a->p;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:qhj:", longopts, NULL)) != -1) {
 		if (mode && (c == O_ENV || c == O_STDIN_NAME || c == O_MAX_STDIN || c == O_TOGETHER)) {
 			pipeline_fail(p, "--%s: the environment audited is the ENV argument; its "
@@ -205,6 +210,7 @@ static int parse_args(check_args *a, int argc, char **argv)
 		switch (c) {
 		case O_LIST: a->list = true; break;
 		case O_SELFTEST: a->self_test = true; break;
+		case O_EXPLAIN: a->explain = true; break;
 		case 'o': a->output = optarg; break;
 		case O_ENV: a->env_path = optarg; break;
 		case O_STDIN_NAME: a->stdin_name = optarg; break;
@@ -272,8 +278,7 @@ static int parse_args(check_args *a, int argc, char **argv)
 				help(stdout);
 			return EXIT_CLEAN;
 		default:
-			suggest_option(argv, optind, longopts);
-			fprintf(stderr, "Try '%s --help'.\n", p->prog);
+			option_error(p->prog, argv, optind, "o:qhj:", longopts);
 			return EXIT_USAGE;
 		}
 	}
@@ -409,8 +414,8 @@ static int refuse_mixes(const check_args *a, const wg_env *env, size_t ninputs)
 {
 	const check_command *cmd = a->cmd;
 	if (!cmd && ninputs == 0) {
-		pipeline_fail(&a->p, "no PATH given\n");
-		help(stderr);
+		pipeline_fail(&a->p, "no input given (a wheel, an ELF object, a directory or -)\n");
+		fprintf(stderr, "Try 'wheelgate check --help'.\n");
 		return EXIT_USAGE;
 	}
 	if (a->from_facts && (a->together || a->lock || cmd)) {

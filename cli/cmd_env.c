@@ -29,6 +29,7 @@ int cmd_env(int argc, char **argv)
 	bool json = false, no_cache = false;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
@@ -44,14 +45,14 @@ int cmd_env(int argc, char **argv)
 			       "'wheelgate check --env PATH' checks wheels against it.\n");
 			return EXIT_CLEAN;
 		default:
-			suggest_option(argv, optind, longopts);
-			fprintf(stderr, "Try 'wheelgate env --help'.\n");
+			option_error("wheelgate env", argv, optind, "h", longopts);
 			return EXIT_USAGE;
 		}
 	}
 	char buf[PATH_MAX], note[1200], err[1024];
 	if (optind + 1 < argc) {
-		fprintf(stderr, "wheelgate env: one PATH at most, not %d\n", argc - optind);
+		fprintf(stderr, "wheelgate env: one PATH at most, not %d\nTry 'wheelgate env --help'.\n",
+			argc - optind);
 		return EXIT_USAGE;
 	}
 	int asked = env_resolve(optind < argc ? argv[optind] : NULL, buf, sizeof(buf), note,

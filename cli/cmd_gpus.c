@@ -14,7 +14,8 @@ int cmd_gpus(int argc, char **argv)
 		return EXIT_CLEAN;
 	}
 	if (argc > 1) {
-		fprintf(stderr, "wheelgate gpus: takes no arguments\n");
+		fprintf(stderr, "wheelgate gpus: takes no arguments, not '%s'\nTry 'wheelgate gpus "
+			"--help'.\n", esc(argv[1]));
 		return EXIT_USAGE;
 	}
 	wg_context *ctx;

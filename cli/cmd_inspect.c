@@ -88,6 +88,7 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 	int c;
 	*a = (inspect_args){.entries = true, .max_entries = -1, .syms = SYMS_DEFAULT};
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hj:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -151,14 +152,13 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 			break;
 		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
-			suggest_option(argv, optind, longopts);
-			fprintf(stderr, "Try 'wheelgate inspect --help'.\n");
+			option_error("wheelgate inspect", argv, optind, "hj:", longopts);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "wheelgate inspect: no PATH given\n");
-		help(stderr);
+		fprintf(stderr, "wheelgate inspect: no input given (a wheel, an ELF object, a directory "
+			"or -)\nTry 'wheelgate inspect --help'.\n");
 		return EXIT_USAGE;
 	}
 	if (a->syms == SYMS_DEFAULT)

@@ -385,6 +385,7 @@ int cmd_matrix(int argc, char **argv)
 	size_t ntorches = 0;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_TORCH: {
@@ -406,8 +407,7 @@ int cmd_matrix(int argc, char **argv)
 			free(torches);
 			return EXIT_CLEAN;
 		default:
-			suggest_option(argv, optind, longopts);
-			fprintf(stderr, "(wheelgate matrix --help explains the options)\n");
+			option_error("wheelgate matrix", argv, optind, "o:h", longopts);
 			free(torches);
 			return EXIT_USAGE;
 		}
@@ -422,7 +422,7 @@ int cmd_matrix(int argc, char **argv)
 		fprintf(stderr, "wheelgate matrix: %s\n", optind >= argc
 			? "give the extension wheels (or directories of them) to judge"
 			: "give at least one --torch (a torch wheel, stored facts or an environment)");
-		help(stderr);
+		fprintf(stderr, "Try 'wheelgate matrix --help'.\n");
 		free(torches);
 		return EXIT_USAGE;
 	}

@@ -364,6 +364,7 @@ static int parse_args(scanner_state *s, strlist *from, int argc, char **argv)
 		{NULL, 0, NULL, 0}};
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:qhj:", longopts, NULL)) != -1) {
 		int taken = pipeline_option(&s->p, c, optarg);
 		if (taken != 1) {
@@ -410,8 +411,7 @@ static int parse_args(scanner_state *s, strlist *from, int argc, char **argv)
 			break;
 		case 'h': help(stdout); return EXIT_CLEAN;
 		default:
-			suggest_option(argv, optind, longopts);
-			fprintf(stderr, "Try '%s --help'.\n", prog);
+			option_error(prog, argv, optind, "o:qhj:", longopts);
 			return EXIT_USAGE;
 		}
 	}
@@ -567,7 +567,7 @@ int cmd_scan(int argc, char **argv)
 				  s.shard_n)) >= 0) {
 		if (status == EXIT_USAGE && all.n == 0 && argc == optind && from.n == 0 &&
 		    !(s.from_facts && s.facts_dir))
-			help(stderr);
+			fprintf(stderr, "Try 'wheelgate scan --help'.\n");
 		goto done;
 	}
 	status = EXIT_CLEAN;

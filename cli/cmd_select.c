@@ -142,19 +142,14 @@ static int parse_args(select_args *a, int argc, char **argv)
 		case 'h':
 		case O_HELP: help(stdout); return 0;
 		default:
-			if (optopt && optopt < 256)
-				pipeline_fail(&a->p, "unknown option '-%c'\n", optopt);
-			else
-				pipeline_fail(&a->p, "unknown or incomplete option '%s'\n",
-					      esc(argv[optind - 1]));
-			suggest_option(argv, optind, longopts);
-			fprintf(stderr, "'wheelgate select --help' lists the options\n");
+			option_error("wheelgate select", argv, optind, "+j:qh", longopts);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
-		pipeline_fail(&a->p, "no SOURCE: give a directory of wheels, a list of paths or "
-			      "URLs, a pylock.toml or a wheel's URL ('wheelgate select --help')\n");
+		pipeline_fail(&a->p, "no SOURCE given (a directory of wheels, a list of paths or "
+			      "URLs, a pylock.toml or a wheel's URL)\n");
+		fprintf(stderr, "Try 'wheelgate select --help'.\n");
 		return EXIT_USAGE;
 	}
 	if (a->format && strcmp(a->format, "text") && strcmp(a->format, "json")) {

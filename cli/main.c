@@ -24,7 +24,10 @@ static const command commands[] = {
 	{"env", cmd_env, "show what wheelgate reads from a Python environment"},
 	{"serve", cmd_serve, "answer checks over HTTP: POST /v1/check with a wheel as the body"},
 	{"gpus", cmd_gpus, "list the GPU names --gpu accepts, with their compute capability"},
+	{"explain", cmd_explain, "explain a rule: what it looks at, why it matters, how to fix it"},
 };
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
 {
@@ -38,16 +41,36 @@ static void usage(FILE *f)
 		"commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'wheelgate <command> --help' explains a command.\n");
+	fprintf(f, "\n'wheelgate help <command>' (or 'wheelgate <command> --help') explains a "
+		"command.\n");
+}
+
+/* The command named name, or NULL with "wheelgate: unknown command" and the closest on
+ * stderr. */
+static const command *find_command(const char *name)
+{
+	const char *names[NCOMMANDS];
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+		names[i] = commands[i].name;
+	}
+	const char *best = wg_suggest(name, names, NCOMMANDS);
+	fprintf(stderr, "wheelgate: unknown command '%s'", esc(name));
+	if (best)
+		fprintf(stderr, "; did you mean '%s'?", best);
+	fprintf(stderr, "\nTry 'wheelgate --help'.\n");
+	return NULL;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "wheelgate: no command given\nTry 'wheelgate --help'.\n");
 		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    (!strcmp(argv[1], "help") && argc == 2)) {
 		usage(stdout);
 		return 0;
 	}
@@ -56,17 +79,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	output_init();
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	const char *names[sizeof(commands) / sizeof(commands[0])];
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		names[i] = commands[i].name;
-	const char *best = wg_suggest(argv[1], names, sizeof(names) / sizeof(names[0]));
-	fprintf(stderr, "wheelgate: unknown command '%s'", esc(argv[1]));
-	if (best)
-		fprintf(stderr, "; did you mean '%s'?", best);
-	fprintf(stderr, "\n\n");
-	usage(stderr);
-	return EXIT_USAGE;
+	if (!strcmp(argv[1], "help")) {
+		/* help COMMAND: that command's --help, on stdout */
+		if (argc > 3) {
+			fprintf(stderr, "wheelgate help: one command at most\nTry 'wheelgate --help'.\n");
+			return EXIT_USAGE;
+		}
+		const command *c = find_command(argv[2]);
+		char *args[] = {argv[2], "--help", NULL};
+		return c ? c->run(2, args) : EXIT_USAGE;
+	}
+	if (argv[1][0] == '-') {
+		fprintf(stderr, "wheelgate: unknown option '%s'\nTry 'wheelgate --help'.\n",
+			esc(argv[1]));
+		return EXIT_USAGE;
+	}
+	const command *c = find_command(argv[1]);
+	return c ? c->run(argc - 1, argv + 1) : EXIT_USAGE;
 }

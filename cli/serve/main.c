@@ -216,6 +216,26 @@ static bool valid_upstream(const char *u)
 	return true;
 }
 
+/* The option getopt refused, on one line: unknown (with the closest), or needing a value. */
+static void option_said(const char *arg, const struct option *longopts)
+{
+	char word[128];
+	const char *names[128];
+	size_t k = 0, n = strncmp(arg, "--", 2) ? 0 : strcspn(arg + 2, "=");
+	snprintf(word, sizeof(word), "%.*s", (int)(n < sizeof(word) ? n : sizeof(word) - 1), arg + 2);
+	for (const struct option *o = longopts; n && o->name && k < 128; o++) {
+		if (!strcmp(o->name, word)) {
+			fprintf(stderr, "wheelgate serve: option '--%s' %s\n", esc(word),
+				o->has_arg == required_argument ? "needs a value" : "takes no value");
+			return;
+		}
+		names[k++] = o->name;
+	}
+	const char *best = n ? wg_suggest(word, names, k) : NULL;
+	fprintf(stderr, "wheelgate serve: unknown option '%s'%s%s%s\n", esc(arg),
+		best ? "; did you mean '--" : "", best ? best : "", best ? "'?" : "");
+}
+
 /* The settings: the defaults, $WHEELGATE_TOKEN and $WHEELGATE_FETCH_TOKEN, the --config
  * file, then the flags (which win). 0; 1 when --help was asked for (printed); -1 after a
  * message on stderr. At start, and again for each SIGHUP (argv as at start). */
@@ -297,7 +317,7 @@ static int read_settings(serve_config *cfg, int argc, char **argv)
 			}
 		}
 	}
-	opterr = 1;
+	opterr = 0; /* the second pass says what is wrong itself: one line and a hint */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		bool ok = true;
@@ -374,6 +394,7 @@ static int read_settings(serve_config *cfg, int argc, char **argv)
 			ok = parse_count("--connect-timeout", optarg, 1, 3600, &cfg->connect_timeout);
 			break;
 		default:
+			option_said(argv[optind - 1], longopts);
 			fprintf(stderr, "Try 'wheelgate serve --help'.\n");
 			ok = false;
 		}

@@ -10,6 +10,7 @@
 
 #include "core/data.h"
 #include "model/target.h"
+#include "rules/rulefile_internal.h"
 #include "test_util.h"
 
 /* How many rules the shipped rule files hold (lines "  - id: " of the rules/default YAML files, as
@@ -326,12 +327,92 @@ START_TEST(test_findings_on_fixtures)
 }
 END_TEST
 
+
+/* What `wheelgate explain` tells (issue 29): every shipped rule gives looks_at, why and
+ * example {fails, passes} (wg_rule_info version 4); the loader refuses a shipped rule that
+ * lacks one, and lets a user's rule leave them out (NULL). */
+static int load_one(wg_ruleset *rs, const char *yaml, bool shipped, char *msg, size_t n)
+{
+	wg_yaml_doc *doc = NULL;
+	wg_err err = {0};
+	int rc = wg_yaml_parse(&doc, "t.yaml", yaml, strlen(yaml), &err);
+	if (rc == WG_OK)
+		rc = wg_rulefile_load_rule(rs, wg_yaml_item(wg_yaml_get(wg_yaml_root(doc), "rules"), 0),
+					   "t.yaml", shipped, &err);
+	snprintf(msg, n, "%s", err.msg);
+	wg_yaml_free(doc);
+	return rc;
+}
+
+START_TEST(test_rules_explain_fields)
+{
+	wg_ruleset *rs;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
+	for (size_t i = 0; i < wg_ruleset_count(rs); i++) {
+		wg_rule_info ri = WG_RULE_INFO_INIT;
+		ck_assert_int_eq(wg_ruleset_rule(&ri, rs, i), WG_OK);
+		const char *t[] = {ri.message, ri.looks_at, ri.why, ri.example_fails, ri.example_passes};
+		for (size_t k = 0; k < 5; k++)
+			ck_assert_msg(t[k] && strlen(t[k]) > (k ? 20 : 0), "%s: text %zu missing", ri.id,
+				      k);
+	}
+	wg_ruleset_free(rs);
+	wg_ruleset_options o = WG_RULESET_OPTIONS_INIT;
+	o.no_default_rules = 1;
+	ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, &o), WG_OK);
+	static const char head[] = "kind: rules\nrules:\n  - id: T-1\n    check: gpu-no-code\n"
+		"    severity: error\n    title: t\n    message: m\n    fix: f\n"
+		"    patterns: {runtime: ['^libcudart']}\n"
+		"    examples: {runtime: {match: [libcudart.so.12], no_match: [libc.so.6]}}\n";
+	static const char *const cases[][2] = {
+		{"", "a shipped rule needs 'example: {fails: TEXT, passes: TEXT}'"},
+		{"    example: {fails: a, passes: b}\n    why: w\n", "a shipped rule needs 'looks_at'"},
+		{"    example: {fails: a, passes: b}\n    looks_at: l\n", "a shipped rule needs 'why'"},
+		{"    example: {fails: a}\n    looks_at: l\n    why: w\n", "'example' needs 'passes'"},
+		{"    example: {fails: a, passes: ''}\n    looks_at: l\n    why: w\n",
+		 "needs a text in 'passes'"},
+		{"    example: {fails: a, passes: b, maybe: c}\n    looks_at: l\n    why: w\n",
+		 "unknown example field 'maybe'"},
+		{"    example: [a, b]\n    looks_at: l\n    why: w\n", "'example' must be {fails"},
+	};
+	char yaml[2048], msg[1100];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(yaml, sizeof(yaml), "%s%s", head, cases[i][0]);
+		ck_assert_int_eq(load_one(rs, yaml, true, msg, sizeof(msg)), WG_EDATA);
+		ck_assert_msg(strstr(msg, cases[i][1]), "case %zu: %s", i, msg);
+	}
+	/* a user's rule may leave all of them out; one it gives is kept */
+	snprintf(yaml, sizeof(yaml), "%s", head);
+	ck_assert_int_eq(load_one(rs, yaml, false, msg, sizeof(msg)), WG_OK);
+	snprintf(yaml, sizeof(yaml), "%s    why: w\n", head);
+	ck_assert_int_eq(load_one(rs, yaml, false, msg, sizeof(msg)), WG_OK);
+	snprintf(yaml, sizeof(yaml), "%s    example: {fails: a, passes: b}\n    looks_at: l\n"
+		 "    why: w\n", head);
+	ck_assert_int_eq(load_one(rs, yaml, true, msg, sizeof(msg)), WG_OK);
+	wg_rule_info ri = WG_RULE_INFO_INIT;
+	ck_assert_int_eq(wg_ruleset_rule(&ri, rs, 0), WG_OK);
+	ck_assert_str_eq(ri.why, "w");
+	ck_assert_str_eq(ri.looks_at, "l");
+	ck_assert_str_eq(ri.example_fails, "a");
+	ck_assert_str_eq(ri.example_passes, "b");
+	ck_assert_uint_eq(ri.npattern_lists, 1);
+	wg_rule_patterns_info pi = WG_RULE_PATTERNS_INFO_INIT;
+	ck_assert_int_eq(wg_ruleset_rule_patterns(&pi, rs, 0, 0), WG_OK);
+	ck_assert_str_eq(pi.name, "runtime");
+	ck_assert(pi.nmatch == 1 && !strcmp(pi.match[0], "libcudart.so.12"));
+	ck_assert(pi.nno_match == 1 && !strcmp(pi.no_match[0], "libc.so.6"));
+	ck_assert_int_eq(wg_ruleset_rule_patterns(&pi, rs, 0, 1), WG_ENOTFOUND);
+	wg_ruleset_free(rs);
+}
+END_TEST
+
 Suite *suite_rules(void)
 {
 	Suite *s = suite_create("rules");
 	TCase *tc = tcase_create("rules");
 	tcase_add_checked_fixture(tc, t_setup, t_teardown);
 	tcase_add_test(tc, test_shipped_rules_self_test);
+	tcase_add_test(tc, test_rules_explain_fields);
 	tcase_add_loop_test(tc, test_target_parse, 0, (int)(sizeof(targets) / sizeof(targets[0])));
 	tcase_add_test(tc, test_enable_disable);
 	tcase_add_test(tc, test_rule_selectors);

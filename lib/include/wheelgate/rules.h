@@ -62,10 +62,39 @@ typedef struct wg_rule_info {
 	 * in its rule file: RECORD, unsafe names, the archive's structure), 0 for a correctness
 	 * rule. SARIF gives only these rules the `security` tag and a security-severity. */
 	int security;
+	/** (version 4) what `wheelgate explain` tells (docs/explain.md), from the rule file: the
+	 * message's template (its {placeholders} filled in per finding), what the rule looks at
+	 * (`looks_at`: the facts it reads), why it matters (`why`: what breaks, with the error
+	 * users see), an input it flags and one it passes (`example: {fails, passes}`). Every
+	 * shipped rule gives them all; a user's rule file may leave them out: NULL. */
+	const char *message, *looks_at, *why, *example_fails, *example_passes;
+	/** (version 4) the rule's pattern lists (wg_ruleset_rule_patterns) */
+	size_t npattern_lists;
 } wg_rule_info;
-#define WG_RULE_INFO_VERSION 3
+#define WG_RULE_INFO_VERSION 4
 #define WG_RULE_INFO_INIT \
-	{ WG_RULE_INFO_VERSION, NULL, NULL, NULL, NULL, NULL, WG_SEV_INFO, 0, -1, -1, 0 }
+	{ WG_RULE_INFO_VERSION, NULL, NULL, NULL, NULL, NULL, WG_SEV_INFO, 0, -1, -1, 0, \
+	  NULL, NULL, NULL, NULL, NULL, 0 }
+
+/** One pattern list of a rule (its `patterns:` in the rule file) and the examples its
+ * `examples:` give: strings that must match and that must not (wg_ruleset_self_test and
+ * `wheelgate check --self-test` verify them). */
+typedef struct wg_rule_patterns_info {
+	unsigned int version;
+	const char *name;               /**< "libraries" */
+	size_t npatterns;               /**< its PCRE2 patterns */
+	const char *const *match;       /**< nmatch examples that must match */
+	size_t nmatch;
+	const char *const *no_match;    /**< nno_match examples that must not */
+	size_t nno_match;
+} wg_rule_patterns_info;
+#define WG_RULE_PATTERNS_INFO_VERSION 1
+#define WG_RULE_PATTERNS_INFO_INIT \
+	{ WG_RULE_PATTERNS_INFO_VERSION, NULL, 0, NULL, 0, NULL, 0 }
+/** Pattern list j of rule i (j below wg_rule_info.npattern_lists); WG_ENOTFOUND past the end.
+ * The strings live as long as rs. */
+WG_API int wg_ruleset_rule_patterns(wg_rule_patterns_info *out, const wg_ruleset *rs, size_t i,
+				    size_t j);
 
 WG_API size_t wg_ruleset_count(const wg_ruleset *rs);
 WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i);

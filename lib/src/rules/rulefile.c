@@ -23,7 +23,8 @@
 #include "core/data.h"
 #include "rules/rulefile_internal.h"
 
-static int load_text(wg_ruleset *rs, const char *file, const char *text, size_t len, wg_err *err)
+static int load_text(wg_ruleset *rs, const char *file, const char *text, size_t len, bool shipped,
+		     wg_err *err)
 {
 	char where[512];
 	wg_yaml_doc *doc = NULL;
@@ -41,7 +42,7 @@ static int load_text(wg_ruleset *rs, const char *file, const char *text, size_t 
 			       wg_yaml_where(rules ? rules : root, where, sizeof(where)));
 	} else {
 		for (size_t i = 0; i < wg_yaml_len(rules) && rc == WG_OK; i++)
-			rc = wg_rulefile_load_rule(rs, wg_yaml_item(rules, i), file, err);
+			rc = wg_rulefile_load_rule(rs, wg_yaml_item(rules, i), file, shipped, err);
 	}
 	wg_yaml_free(doc);
 	return rc;
@@ -98,7 +99,7 @@ static int load_file(wg_ruleset *rs, const char *path, uint64_t max, wg_err *err
 	else if (n == cap)
 		rc = wg_seterr(err, WG_EIO, "%s: the file grew while it was read", path);
 	else
-		rc = load_text(rs, path, buf, n, err);
+		rc = load_text(rs, path, buf, n, false, err);
 	free(buf);
 	return rc;
 }
@@ -247,7 +248,7 @@ WG_API int wg_ruleset_new(wg_ruleset **out, const wg_context *ctx, const wg_rule
 			if (wg_has_prefix(f->path, "default/")) {
 				char name[256];
 				snprintf(name, sizeof(name), "rules/%s", f->path);
-				rc = load_text(rs, name, f->text, f->len, &err);
+				rc = load_text(rs, name, f->text, f->len, true, &err);
 			}
 	for (size_t i = 0; i < o->nrule_paths && rc == WG_OK; i++)
 		rc = load_path(rs, o->rule_paths[i], max_rule_file, &err);
@@ -332,6 +333,35 @@ WG_API int wg_ruleset_rule(wg_rule_info *out, const wg_ruleset *rs, size_t i)
 	}
 	if (out->version >= 3)
 		out->security = r->security;
+	if (out->version >= 4) {
+		out->message = r->message;
+		out->looks_at = r->looks_at;
+		out->why = r->why;
+		out->example_fails = r->ex_fails;
+		out->example_passes = r->ex_passes;
+		out->npattern_lists = r->nlists;
+	}
+	return WG_OK;
+}
+
+WG_API int wg_ruleset_rule_patterns(wg_rule_patterns_info *out, const wg_ruleset *rs, size_t i,
+				    size_t j)
+{
+	if (!out || !rs)
+		return wg_null_arg("wg_ruleset_rule_patterns");
+	if (wg_struct_version("wg_rule_patterns_info", out->version,
+			      WG_RULE_PATTERNS_INFO_VERSION) < 0)
+		return WG_EINVAL;
+	const wg_rule *r = wg_vec_at(&rs->rules, i);
+	if (!r || j >= r->nlists)
+		return WG_ENOTFOUND;
+	const wg_pattern_list *l = &r->lists[j];
+	out->name = l->name;
+	out->npatterns = l->n;
+	out->match = l->match;
+	out->nmatch = l->nmatch;
+	out->no_match = l->no_match;
+	out->nno_match = l->nno_match;
 	return WG_OK;
 }
 

@@ -360,7 +360,61 @@ static int load_match(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *n, wg_err 
 	return r->facts && (!cond || r->condition) ? WG_OK : WG_ENOMEM;
 }
 
-int wg_rulefile_load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, wg_err *err)
+/* An optional text of the rule (why, looks_at, example's fails and passes): a non-empty string
+ * when given; required of a shipped rule. */
+static int explain_text(const char **out, wg_arena *a, const wg_yaml_node *parent, const char *key,
+			const char *what, const char *id, bool required, wg_err *err)
+{
+	/* a key of the rule (required of shipped rules), or of its example (required there) */
+	const char *who = wg_yaml_get(parent, "id") ? "a shipped rule needs" : "'example' needs";
+	char where[512];
+	const wg_yaml_node *v = wg_yaml_get(parent, key);
+	const char *s = wg_yaml_scalar(v);
+	*out = NULL;
+	if (!v && !required)
+		return WG_OK;
+	if (!s || !*s)
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: %s '%s' (a non-empty string: %s)",
+				 wg_yaml_where(v ? v : parent, where, sizeof(where)), id,
+				 v ? "needs a text in" : who, key, what);
+	return (*out = wg_arena_strdup(a, s)) ? WG_OK : WG_ENOMEM;
+}
+
+/* What `wheelgate explain` says beyond title, message and fix: `why` (what breaks, with the
+ * error users see), `looks_at` (the facts the rule reads) and `example: {fails, passes}`. */
+static int load_explain(wg_ruleset *rs, wg_rule *r, const wg_yaml_node *n, bool shipped,
+			wg_err *err)
+{
+	char where[512];
+	int rc;
+	const wg_yaml_node *ex = wg_yaml_get(n, "example");
+	if (ex && !wg_yaml_is_map(ex))
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: 'example' must be {fails: TEXT, passes: "
+				 "TEXT}", wg_yaml_where(ex, where, sizeof(where)), r->id);
+	for (size_t i = 0; ex && i < wg_yaml_len(ex); i++) {
+		const char *k = wg_yaml_key(ex, i);
+		if (!k || (strcmp(k, "fails") && strcmp(k, "passes")))
+			return wg_seterr(err, WG_EDATA, "%s: rule %s: unknown example field '%s' (known: "
+					 "fails, passes)", wg_yaml_where(wg_yaml_value(ex, i), where,
+					 sizeof(where)), r->id, k ? k : "?");
+	}
+	if (!ex && shipped)
+		return wg_seterr(err, WG_EDATA, "%s: rule %s: a shipped rule needs 'example: {fails: "
+				 "TEXT, passes: TEXT}'", wg_yaml_where(n, where, sizeof(where)), r->id);
+	if ((rc = explain_text(&r->why, &rs->arena, n, "why", "what breaks and the error users see",
+			       r->id, shipped, err)) < 0 ||
+	    (rc = explain_text(&r->looks_at, &rs->arena, n, "looks_at", "the facts the rule reads",
+			       r->id, shipped, err)) < 0 ||
+	    (ex && (rc = explain_text(&r->ex_fails, &rs->arena, ex, "fails", "an input the rule "
+				      "flags", r->id, true, err)) < 0) ||
+	    (ex && (rc = explain_text(&r->ex_passes, &rs->arena, ex, "passes", "an input it lets "
+				      "pass", r->id, true, err)) < 0))
+		return rc;
+	return WG_OK;
+}
+
+int wg_rulefile_load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *file, bool shipped,
+			  wg_err *err)
 {
 	char where[512];
 	int rc = WG_OK;
@@ -369,13 +423,15 @@ int wg_rulefile_load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *fil
 				 wg_yaml_where(n, where, sizeof(where)));
 	static const char *const known[] = {"id", "check", "severity", "profiles", "title",
 					    "message", "fix", "patterns", "examples", "scope", "when",
-					    "enabled", "security", "facts", "condition", "name", NULL};
+					    "enabled", "security", "facts", "condition", "name", "why",
+					    "looks_at", "example", NULL};
 	for (size_t i = 0; i < wg_yaml_len(n); i++) {
 		const char *k = wg_yaml_key(n, i);
 		if (!k || !in_list(known, k, strlen(k)))
 			return wg_seterr(err, WG_EDATA, "%s: unknown rule field '%s' (known: id, check, "
 					 "severity, profiles, title, message, fix, patterns, examples, "
-					 "scope, when, enabled, security, facts, condition, name)",
+					 "scope, when, enabled, security, facts, condition, name, why, "
+					 "looks_at, example)",
 					 wg_yaml_where(wg_yaml_value(n, i), where, sizeof(where)), k ? k : "?");
 	}
 	wg_rule r;
@@ -426,7 +482,8 @@ int wg_rulefile_load_rule(wg_ruleset *rs, const wg_yaml_node *n, const char *fil
 	r.fix = wg_arena_strdup(&rs->arena, fix);
 	(void)file;
 	r.source = wg_arena_strdup(&rs->arena, wg_yaml_where(n, where, sizeof(where)));
-	if ((rc = load_match(rs, &r, n, err)) < 0)
+	if ((rc = load_match(rs, &r, n, err)) < 0 ||
+	    (rc = load_explain(rs, &r, n, shipped, err)) < 0)
 		return rc;
 	if ((rc = check_placeholders(r.kind, r.facts, msg, wg_yaml_get(n, "message"), "message",
 				     err)) < 0 ||

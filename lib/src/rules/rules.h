@@ -57,6 +57,9 @@ typedef struct {
 	wg_when *when;
 	size_t nwhen;
 	const char *facts, *condition; /* check: match's fact list and condition (any/all/none) */
+	/* what `wheelgate explain` says beyond title, message and fix: NULL where a user's rule
+	 * file leaves them out (the shipped rules must give them) */
+	const char *why, *looks_at, *ex_fails, *ex_passes;
 	unsigned needs; /* WG_FACT_* the rule needs besides its kind's (its fact list's) */
 } wg_rule;
 
