@@ -55,3 +55,14 @@ set_property(TARGET PkgConfig::TOMLPP PROPERTY INTERFACE_COMPILE_DEFINITIONS TOM
 # them): GCC 12's libstdc++.a calls arc4random (GLIBC_2.36, through std::random_device) and its
 # libgcc_eh.a _dl_find_object (GLIBC_2.35), both newer than manylinux_2_34 allows.
 add_link_options(-Wl,--exclude-libs,ALL)
+# libxml2.so.2 needs libicuuc, whose Debian 12 build needs GLIBCXX_3.4.30 (manylinux_2_35):
+# the wheel carries cli/portable/icu_stub.c under ICU's soname instead (see there).
+pkg_check_modules(ICUUC REQUIRED icu-uc)
+string(REGEX MATCH "^[0-9]+" WG_ICU_MAJOR "${ICUUC_VERSION}")
+add_library(wg_icu_stub SHARED cli/portable/icu_stub.c)
+set_target_properties(wg_icu_stub PROPERTIES C_VISIBILITY_PRESET hidden
+  NO_SONAME OFF LINK_FLAGS "-Wl,-soname,libicuuc.so.${WG_ICU_MAJOR}")
+target_compile_options(wg_icu_stub PRIVATE ${WG_WARNINGS})
+target_compile_definitions(wg_icu_stub PRIVATE WG_ICU_SUFFIX=${WG_ICU_MAJOR})
+# python-wheel.py --portable: a system library the wheel replaces by one of its build
+set(WG_WHEEL_REPLACE --replace libicuuc.so.${WG_ICU_MAJOR}=$<TARGET_FILE:wg_icu_stub>)

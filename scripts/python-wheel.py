@@ -2,7 +2,7 @@
 """Builds the wheel of wheelgate for Python users from a build tree, without network:
 
     python3 scripts/python-wheel.py BUILD_DIR OUT_DIR VERSION   (cmake --build build --target python-wheel)
-    python3 scripts/python-wheel.py --portable BUILD_DIR OUT_DIR VERSION
+    python3 scripts/python-wheel.py --portable [--replace SONAME=FILE]... BUILD_DIR OUT_DIR VERSION
                         (-DWG_PORTABLE=ON: cmake --build build-wheel --target portable-wheel)
 
 The wheel holds the binding (wheelgate) and the pip gate (wheelgate_pip) with the library,
@@ -38,7 +38,7 @@ def digest(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def main(build, out, version, portable=False):
+def main(build, out, version, portable=False, replace=None):
     tag = "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
     dist = "wheelgate-%s" % version
     files = {}  # path in the wheel -> (bytes, executable)
@@ -75,7 +75,8 @@ def main(build, out, version, portable=False):
                 vendored, platform, _ = wheel_vendor.vendor(
                     stage, {"wheelgate/_native/" + rel: os.path.realpath(path)
                             for rel, path in native.items()},
-                    os.path.join(os.path.dirname(HERE), "rules", "platform", "manylinux.yaml"))
+                    os.path.join(os.path.dirname(HERE), "rules", "platform", "manylinux.yaml"),
+                    replace=replace)
             except wheel_vendor.VendorError as e:
                 sys.exit("python-wheel.py: %s" % e)
             tag = "py3-none-" + platform
@@ -137,8 +138,13 @@ def main(build, out, version, portable=False):
 if __name__ == "__main__":
     args = sys.argv[1:]
     portable = args[:1] == ["--portable"]
+    replace = {}
     if portable:
         args = args[1:]
+        while args[:1] == ["--replace"] and len(args) > 1 and "=" in args[1]:
+            name, _, path = args[1].partition("=")
+            replace[name] = path
+            args = args[2:]
     if len(args) != 3:
-        sys.exit("usage: python-wheel.py [--portable] BUILD_DIR OUT_DIR VERSION")
-    main(*args, portable=portable)
+        sys.exit("usage: python-wheel.py [--portable [--replace SONAME=FILE]...] BUILD_DIR OUT_DIR VERSION")
+    main(*args, portable=portable, replace=replace)

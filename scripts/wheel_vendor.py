@@ -11,6 +11,7 @@ wheel, the way auditwheel repair lays them out, and names the wheel's platform t
   SONAME set to that name and its RUNPATH to $ORIGIN; every object that needs it names it so
   (DT_NEEDED rewritten with patchelf), and the wheel's own objects get a RUNPATH entry
   $ORIGIN/<path to wheelgate.libs>. What a copied library needs is copied too.
+- A library of the build may stand in for a system library (REPLACE): it is copied the same way.
 - The tag is the oldest policy that allows every symbol version any object (copied ones
   included) needs of the families the policy data judges (GLIBC, GLIBCXX, CXXABI, GCC) and
   every library still needed from the system.
@@ -22,11 +23,7 @@ import shutil
 import subprocess
 
 ARCH = "x86_64"
-# The newest tag the wheel may have. Issue 29 asks for manylinux_2_34 or lower; the vendored
-# libicuuc.so.72 (libxml2.so.2 needs it; libxml2.a is not position-independent, so the fetch
-# module cannot link it) needs std::condition_variable::wait@GLIBCXX_3.4.30 (GCC 12), which
-# is manylinux_2_35's: the wheel is manylinux_2_35 (docs/install.md, "The tag").
-NEWEST = "manylinux_2_35"
+NEWEST = "manylinux_2_34"  # the newest tag the wheel may have (issue 29)
 LIBS_DIR = "wheelgate.libs"
 
 
@@ -153,9 +150,10 @@ def choose_tag(policies, objects, still_needed):
                       % (NEWEST, bad, sorted(still_needed)))
 
 
-def vendor(stage, native, policy_file, log=print):
+def vendor(stage, native, policy_file, replace=None, log=print):
     """STAGE: a scratch folder; NATIVE: {path in the wheel: file under STAGE} of the wheel's
-    ELF files (patched in place). Copies libraries into STAGE/wheelgate.libs and returns
+    ELF files (patched in place); REPLACE: {soname: file of this build} copied instead of the
+    system's library of that soname (the ICU stand-in, cli/portable/icu_stub.c). Copies libraries into STAGE/wheelgate.libs and returns
     ({path in the wheel: file} of the copies, platform tag, report lines)."""
     policies = load_policies(policy_file)
     cap = [p["name"] for p in policies].index(NEWEST)
@@ -181,7 +179,7 @@ def vendor(stage, native, policy_file, log=print):
                 if n in policies[cap]["whitelist"]:
                     still.add(n)
                 continue
-            src = system.get(n)
+            src = (replace or {}).get(n) or system.get(n)
             if not src:
                 raise VendorError("%s needs %s, which is neither on this system nor allowed "
                                   "by %s" % (obj, n, NEWEST))
