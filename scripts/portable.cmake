@@ -66,3 +66,6 @@ target_compile_options(wg_icu_stub PRIVATE ${WG_WARNINGS})
 target_compile_definitions(wg_icu_stub PRIVATE WG_ICU_SUFFIX=${WG_ICU_MAJOR})
 # python-wheel.py --portable: a system library the wheel replaces by one of its build
 set(WG_WHEEL_REPLACE --replace libicuuc.so.${WG_ICU_MAJOR}=$<TARGET_FILE:wg_icu_stub>)
+# scripts/wheel_vendor.py rewrites the copied libraries with patchelf and reads them with readelf.
+find_program(WG_PATCHELF patchelf REQUIRED)
+find_program(WG_READELF readelf REQUIRED)
