@@ -6,7 +6,10 @@
  * libicuuc.so.72 needs std::condition_variable::wait@GLIBCXX_3.4.30 (GCC 12: manylinux_2_35)
  * and libicudata's 31 MB; this library has the soname and the seven functions libxml2 calls,
  * and ucnv_open fails, so such an encoding is reported unsupported by libxml2, as it is by a
- * libxml2 built without ICU. Nothing else loads it: it is in the wheel under a hashed name.
+ * libxml2 built without ICU. The fetch module parses index pages as UTF-8
+ * (cli/lock_fetch.c); a page's <meta charset> goes through glibc's iconv first (ctest
+ * portable-wheel reads an ISO-8859-1 page). Nothing else loads this library: it is in the
+ * wheel under a hashed name.
  * WG_ICU_SUFFIX is ICU's major version, which its C API appends to every name.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */

@@ -6,8 +6,8 @@ with the platform policy rules judging it (and a copy tagged older than its cont
 pip installs it offline into a fresh venv of /usr/bin/python3, and there, with
 LD_LIBRARY_PATH empty and LD_DEBUG=libs,files, the console script and `python -m wheelgate`
 check wheels, the binding checks one, the pip gate (enabled in the venv) blocks a broken
-wheel and installs a good one, `wheelgate select` loads the fetch module (libcurl, libxml2)
-and `wheelgate serve` answers a check: every library loaded on behalf of wheelgate's objects
+wheel and installs a good one, `wheelgate select` reads a local index through the fetch
+module (libcurl, libxml2) and `wheelgate serve` answers a check: every library loaded on behalf of wheelgate's objects
 (LD_DEBUG's "needed by" / "dynamically loaded by") is a file of the installed wheel, or one
 that the wheel's manylinux policy (rules/platform/manylinux.yaml) allows from the system.
 
@@ -15,8 +15,10 @@ Usage: test_portable_wheel.py SOURCE_DIR WHEEL|DIST_DIR
 """
 import base64
 import csv
+import functools
 import glob
 import hashlib
+import http.server
 import io
 import json
 import os
@@ -26,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import zipfile
@@ -201,6 +204,11 @@ def judge(d, must_load=()):
     return len(every), len(ours), inside, outside
 
 
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
 @test
 def the_wheel_is_manylinux_2_34_or_older_and_its_record_is_right():
     m = TAG_RE.search(os.path.basename(WHEEL))
@@ -315,12 +323,32 @@ def the_pip_gate_enabled_in_the_venv_blocks_a_broken_wheel_and_installs_a_good_o
 
 
 @test
-def select_loads_the_fetch_module_and_serve_answers_a_check():
+def select_reads_an_index_through_the_fetch_module_and_serve_answers_a_check():
     v, _, _, _ = installed()
     cli = os.path.join(v, "bin", "wheelgate")
-    # an index on a port nothing listens on: the fetch module (libcurl, libxml2) is loaded
-    p, d = traced([cli, "select", "--project", "x", "http://127.0.0.1:9/simple/x/"], "fetch")
-    assert p.returncode != 0 and "127.0.0.1" in p.stderr, (p.returncode, p.stderr[-2000:])
+    # A PEP 503 page (declared ISO-8859-1, with a byte that is not UTF-8) and its wheel on a
+    # local HTTP server: the fetch module reads the page with the wheel's libcurl and libxml2
+    # (libxml2 converts through glibc's iconv; ICU's stand-in is loaded, never needed).
+    root = os.path.join(TMP, "index")
+    os.makedirs(os.path.join(root, "simple", "purepkg"), exist_ok=True)
+    os.makedirs(os.path.join(root, "files"), exist_ok=True)
+    good = good_wheel()
+    shutil.copy(good, os.path.join(root, "files"))
+    sha = hashlib.sha256(open(good, "rb").read()).hexdigest()
+    page = ('<!DOCTYPE html><html><head><meta charset="iso-8859-1"><title>purepkg \xe9</title>'
+            '</head><body><a href="../../files/%s#sha256=%s">%s</a></body></html>\n'
+            % (os.path.basename(good), sha, os.path.basename(good)))
+    open(os.path.join(root, "simple", "purepkg", "index.html"), "wb").write(page.encode("latin-1"))
+    handler = functools.partial(Quiet, directory=root)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = "http://127.0.0.1:%d/simple/purepkg/" % httpd.server_address[1]
+        p, d = traced([cli, "select", "--project", "purepkg", url], "fetch")
+    finally:
+        httpd.shutdown()
+    want = "http://127.0.0.1:%d/files/%s" % (httpd.server_address[1], os.path.basename(good))
+    assert p.returncode == 0 and p.stdout.strip() == want, (p.returncode, p.stdout, p.stderr[-2000:])
     judge(d, must_load=[r"wheelgate-fetch\.so", r"libcurl-[0-9a-f]{8}\.so\.4",
                         r"libxml2-[0-9a-f]{8}\.so\.2", r"libicuuc-[0-9a-f]{8}\.so\.\d+"])
     log = os.path.join(TMP, "serve.err")
@@ -335,7 +363,6 @@ def select_loads_the_fetch_module_and_serve_answers_a_check():
                 break
             time.sleep(0.1)
         assert port, "serve did not start: %s" % open(log).read()[-2000:]
-        good = good_wheel()
         req = urllib.request.Request("http://127.0.0.1:%s/v1/check?filename=%s" % (port, os.path.basename(good)),
                                      data=open(good, "rb").read())
         with urllib.request.urlopen(req, timeout=60) as r:
