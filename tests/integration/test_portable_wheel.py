@@ -14,6 +14,7 @@ that the wheel's manylinux policy (rules/platform/manylinux.yaml) allows from th
 Usage: test_portable_wheel.py SOURCE_DIR WHEEL|DIST_DIR
 """
 import base64
+import contextlib
 import csv
 import functools
 import glob
@@ -25,6 +26,7 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -209,6 +211,21 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def index_server(root, cert=None):
+    """An HTTP(S) server of the folder root on 127.0.0.1; yields its port."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=root))
+    if cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*cert)
+        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+
+
 @test
 def the_wheel_is_manylinux_2_34_or_older_and_its_record_is_right():
     m = TAG_RE.search(os.path.basename(WHEEL))
@@ -339,15 +356,10 @@ def select_reads_an_index_through_the_fetch_module_and_serve_answers_a_check():
             '</head><body><a href="../../files/%s#sha256=%s">%s</a></body></html>\n'
             % (os.path.basename(good), sha, os.path.basename(good)))
     open(os.path.join(root, "simple", "purepkg", "index.html"), "wb").write(page.encode("latin-1"))
-    handler = functools.partial(Quiet, directory=root)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        url = "http://127.0.0.1:%d/simple/purepkg/" % httpd.server_address[1]
+    with index_server(root) as port:
+        url = "http://127.0.0.1:%d/simple/purepkg/" % port
         p, d = traced([cli, "select", "--project", "purepkg", url], "fetch")
-    finally:
-        httpd.shutdown()
-    want = "http://127.0.0.1:%d/files/%s" % (httpd.server_address[1], os.path.basename(good))
+    want = "http://127.0.0.1:%d/files/%s" % (port, os.path.basename(good))
     assert p.returncode == 0 and p.stdout.strip() == want, (p.returncode, p.stdout, p.stderr[-2000:])
     judge(d, must_load=[r"wheelgate-fetch\.so", r"libcurl-[0-9a-f]{8}\.so\.4",
                         r"libxml2-[0-9a-f]{8}\.so\.2", r"libicuuc-[0-9a-f]{8}\.so\.\d+"])
@@ -372,6 +384,32 @@ def select_reads_an_index_through_the_fetch_module_and_serve_answers_a_check():
         srv.wait(timeout=60)
     judge(d, must_load=[r"libmicrohttpd-[0-9a-f]{8}\.so\.12",
                         r"libgnutls-[0-9a-f]{8}\.so\.30"])
+
+
+@test
+def https_verifies_with_the_bundle_ssl_cert_file_names():
+    """The wheel's libcurl (and OpenSSL) over https: a server whose self-signed certificate is
+    in no system bundle is refused, and verified when $SSL_CERT_FILE names it (cli/ca_bundle.c:
+    the wheel's libcurl names Debian's bundle, which other systems keep elsewhere)."""
+    v, _, _, _ = installed()
+    cli = os.path.join(v, "bin", "wheelgate")
+    root = os.path.join(TMP, "index")
+    if not os.path.isdir(os.path.join(root, "simple", "purepkg")):
+        raise AssertionError("select_reads_an_index... makes the index first")
+    key, crt = os.path.join(TMP, "key.pem"), os.path.join(TMP, "cert.pem")
+    p = run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+             "-keyout", key, "-out", crt])
+    assert p.returncode == 0, p.stderr
+    with index_server(root, (crt, key)) as port:
+        url = "https://127.0.0.1:%d/simple/purepkg/" % port
+        p = run([cli, "select", "--project", "purepkg", url], {"SSL_CERT_FILE": "", "CURL_CA_BUNDLE": ""})
+        assert p.returncode != 0 and "certificate" in p.stderr.lower(), (p.returncode, p.stderr[-2000:])
+        p, d = traced([cli, "select", "--project", "purepkg", url], "https",
+                      {"SSL_CERT_FILE": crt, "CURL_CA_BUNDLE": ""})
+    assert p.returncode == 0 and p.stdout.strip().startswith("https://127.0.0.1:%d/files/" % port), \
+        (p.returncode, p.stdout, p.stderr[-2000:])
+    judge(d, must_load=[r"libssl-[0-9a-f]{8}\.so\.3", r"libcrypto-[0-9a-f]{8}\.so\.3"])
 
 
 if __name__ == "__main__":
