@@ -6,7 +6,8 @@ wheel, the way auditwheel repair lays them out, and names the wheel's platform t
 - The allowed libraries and symbol versions are wheelgate's own policy data,
   rules/platform/manylinux.yaml (generated from auditwheel's policy files by
   scripts/gen-platform-policy.py): the glibc policies of x86_64, up to manylinux_2_34.
-- A library that is not allowed goes to wheelgate.libs/ at the top of the wheel as
+- Only the C and C++ runtime the policy allows (glibc's libraries, libstdc++, libgcc_s) is
+  left to the system; any other library, zlib included, goes to wheelgate.libs/ at the top of the wheel as
   NAME-HASH.so.X (HASH: the first 8 hex digits of the SHA-256 of the system's file), its
   SONAME set to that name and its RUNPATH to $ORIGIN; every object that needs it names it so
   (DT_NEEDED rewritten with patchelf), and the wheel's own objects get a RUNPATH entry
@@ -75,6 +76,23 @@ def load_policies(path, arch=ARCH):
         if arch in p["arches"]:
             out.append({"name": p["name"], "whitelist": set(whitelist),
                         "versions": {f: set(v) for f, v in allowed.items()}})
+    return out
+
+
+def runtime_libraries(path):
+    """The C and C++ runtime's libraries (glibc's, libstdc++, libgcc_s): the `families` of
+    rules/platform/manylinux.yaml, the libraries that carry the GLIBC, GLIBCXX, CXXABI and GCC
+    symbol versions."""
+    out, section = set(), None
+    for line in open(path, encoding="utf-8"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line.startswith(" "):
+            section = line.split(":", 1)[0]
+        elif section == "families":
+            out |= set(_flow_list(line.split(":", 1)[1].strip().strip("[]")))
+    if not out:
+        raise VendorError("%s: no families" % path)
     return out
 
 
@@ -157,8 +175,10 @@ def vendor(stage, native, policy_file, replace=None, log=print):
     ({path in the wheel: file} of the copies, platform tag, report lines)."""
     policies = load_policies(policy_file)
     cap = [p["name"] for p in policies].index(NEWEST)
-    # the dynamic loader is the program interpreter, not a library a policy lists
-    allowed = policies[cap]["whitelist"] | {"ld-linux-x86-64.so.2"}
+    # Of what the policy allows from the system, only the C and C++ runtime is taken from it
+    # (zlib, which the policy allows too, is copied: the wheel must not depend on the
+    # system's). The dynamic loader is the program interpreter, not a library a policy lists.
+    allowed = (policies[cap]["whitelist"] & runtime_libraries(policy_file)) | {"ld-linux-x86-64.so.2"}
     system = _system_libraries()
     own = set()
     for path in native.values():

@@ -9,7 +9,8 @@ check wheels, the binding checks one, the pip gate (enabled in the venv) blocks 
 wheel and installs a good one, `wheelgate select` reads a local index through the fetch
 module (libcurl, libxml2) and `wheelgate serve` answers a check: every library loaded on behalf of wheelgate's objects
 (LD_DEBUG's "needed by" / "dynamically loaded by") is a file of the installed wheel, or one
-that the wheel's manylinux policy (rules/platform/manylinux.yaml) allows from the system.
+of the C and C++ runtime (glibc's libraries, libstdc++, libgcc_s: the `families` of
+rules/platform/manylinux.yaml) that the wheel's manylinux policy allows from the system.
 
 Usage: test_portable_wheel.py SOURCE_DIR WHEEL|DIST_DIR
 """
@@ -176,7 +177,8 @@ def judge(d, must_load=()):
     loaded (or, for an executable, have loaded libraries). A library already loaded (libc in
     a Python process) is not traced again: LD_DEBUG names a requester only for new loads."""
     _, _, site, files = installed()
-    allowed = policy()["whitelist"] | {"ld-linux-x86-64.so.2"}
+    allowed = (policy()["whitelist"] & wheel_vendor.runtime_libraries(
+        os.path.join(SRC, "rules", "platform", "manylinux.yaml"))) | {"ld-linux-x86-64.so.2"}
     every = loads(d)
     assert every, "LD_DEBUG wrote nothing under %s" % d
     # A main program is named as it was started (argv[0]): wheelgate-serve, exec'd by the
