@@ -416,4 +416,6 @@ def https_verifies_with_the_bundle_ssl_cert_file_names():
 
 if __name__ == "__main__":
     print("  wheel: %s (%d bytes)" % (os.path.basename(WHEEL), os.path.getsize(WHEEL)))
-    main()
+    rc = main()
+    shutil.rmtree(TMP, ignore_errors=True)
+    sys.exit(rc)
