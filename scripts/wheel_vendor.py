@@ -143,14 +143,17 @@ def vendored_name(soname, data):
     return "%s-%s%s%s" % (base, hashlib.sha256(data).hexdigest()[:8], dot, ext)
 
 
-def choose_tag(policies, objects, still_needed):
+def choose_tag(policies, objects, still_needed, copied=()):
     # pylint: disable=undefined-loop-variable
-    """The oldest policy allowing every (family, version) need of OBJECTS and every library in
-    STILL_NEEDED, and the newest version of each family that was needed (for the report)."""
+    """The oldest policy allowing every (family, version) need of OBJECTS of a library from
+    the system (not of one of the COPIED names) and every library in STILL_NEEDED; the needs
+    and, for each, the first object that has it (for the report)."""
     needs = set()
     where = {}
     for path in objects:
-        for _, v in version_needs(path):
+        for lib, v in version_needs(path):
+            if lib in copied:
+                continue
             family, _, ver = v.partition("_")
             needs.add((family, ver))
             where.setdefault((family, ver), os.path.basename(path))
@@ -171,8 +174,9 @@ def choose_tag(policies, objects, still_needed):
 def vendor(stage, native, policy_file, replace=None, log=print):
     """STAGE: a scratch folder; NATIVE: {path in the wheel: file under STAGE} of the wheel's
     ELF files (patched in place); REPLACE: {soname: file of this build} copied instead of the
-    system's library of that soname (the ICU stand-in, cli/portable/icu_stub.c). Copies libraries into STAGE/wheelgate.libs and returns
-    ({path in the wheel: file} of the copies, platform tag, report lines)."""
+    system's library of that soname (the ICU stand-in, cli/portable/icu_stub.c). Copies the
+    libraries into STAGE/wheelgate.libs and returns ({path in the wheel: file} of the copies,
+    platform tag, report lines)."""
     policies = load_policies(policy_file)
     cap = [p["name"] for p in policies].index(NEWEST)
     # Of what the policy allows from the system, only the C and C++ runtime is taken from it
@@ -230,14 +234,14 @@ def vendor(stage, native, policy_file, replace=None, log=print):
         entries.append("$ORIGIN/" + to_libs)
         _run(["patchelf", "--set-rpath", ":".join(entries), obj])
     objects = list(native.values()) + [c[1] for c in copies.values()]
-    tag, needs, where = choose_tag(policies, objects, still)
+    tag, needs, where = choose_tag(policies, objects, still, names)
     report = ["%s <- %s (%d bytes)" % (new, src, os.path.getsize(dst))
               for n, (new, dst, src) in sorted(copies.items())]
     newest = {}
     for f, v in needs:
         if f not in policies[0]["versions"]:
             continue
-        key = tuple(int(x) if x.isdigit() else x for x in re.split(r"[.]", v))
+        key = tuple((0, int(x), "") if x.isdigit() else (1, 0, x) for x in v.split("."))
         if f not in newest or key > newest[f][0]:
             newest[f] = (key, v)
     report.append("needed of the system: %s" % ", ".join(sorted(still)))
