@@ -22,6 +22,7 @@
 #include <curl/curl.h>
 #include <libxml/HTMLparser.h>
 
+#include "ca_bundle.h"
 #include "lock.h"
 
 #define FETCH_REDIRECTS 5
@@ -144,6 +145,7 @@ static int perform(int v2, const char *url, const char *const *headers, sink *s,
 	}
 	char cerr[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	wg_curl_ca_bundle(h);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);

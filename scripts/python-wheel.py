@@ -2,6 +2,8 @@
 """Builds the wheel of wheelgate for Python users from a build tree, without network:
 
     python3 scripts/python-wheel.py BUILD_DIR OUT_DIR VERSION   (cmake --build build --target python-wheel)
+    python3 scripts/python-wheel.py --portable [--replace SONAME=FILE]... BUILD_DIR OUT_DIR VERSION
+                        (-DWG_PORTABLE=ON: cmake --build build-wheel --target portable-wheel)
 
 The wheel holds the binding (wheelgate) and the pip gate (wheelgate_pip) with the library,
 the CLI and its helpers under wheelgate/_native/, laid out as `cmake --install --strip` lays
@@ -10,6 +12,10 @@ them out under a prefix (bin/, lib/, libexec/wheelgate/), so that the CLI's RUNP
 relative to the package: no environment variable is needed. The native files link Debian's
 system libraries (libzip, libbfd, ...), so the tag is the plain platform (linux_x86_64), not
 manylinux: the wheel is for machines with those packages (scripts/setup.sh), not for PyPI.
+With --portable (a build configured with -DWG_PORTABLE=ON, scripts/portable.cmake), the
+libraries the native files still need of the system are copied into the wheel the way
+auditwheel does it (scripts/wheel_vendor.py) and the tag is the manylinux policy the content
+allows (docs/install.md).
 Written with zipfile and a RECORD of sha256 digests and sizes; entries are sorted and dated
 SOURCE_DATE_EPOCH (default 1980-01-01), so the same build gives the same bytes.
 """
@@ -32,7 +38,7 @@ def digest(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def main(build, out, version):
+def main(build, out, version, portable=False, replace=None):
     tag = "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
     dist = "wheelgate-%s" % version
     files = {}  # path in the wheel -> (bytes, executable)
@@ -62,6 +68,20 @@ def main(build, out, version):
         native = {os.path.relpath(cli, stage): cli, os.path.relpath(libs[0], stage): libs[0]}
         for n in sorted(os.listdir(helpers)):
             native[os.path.relpath(os.path.join(helpers, n), stage)] = os.path.join(helpers, n)
+        if portable:
+            sys.path.insert(0, HERE)
+            import wheel_vendor
+            try:
+                vendored, platform, _ = wheel_vendor.vendor(
+                    stage, {"wheelgate/_native/" + rel: os.path.realpath(path)
+                            for rel, path in native.items()},
+                    os.path.join(os.path.dirname(HERE), "rules", "platform", "manylinux.yaml"),
+                    replace=replace)
+            except wheel_vendor.VendorError as e:
+                sys.exit("python-wheel.py: %s" % e)
+            tag = "py3-none-" + platform
+            for rel, path in vendored.items():
+                files[rel] = (open(path, "rb").read(), False)
         for rel, path in native.items():
             # the real file under the link's name: a wheel holds no symbolic links
             files["wheelgate/_native/" + rel] = (open(os.path.realpath(path), "rb").read(),
@@ -74,8 +94,11 @@ def main(build, out, version):
     readme = ("wheelgate catches broken CUDA/C++ Python wheels before they are installed.\n\n"
               "This wheel holds the Python binding (`import wheelgate`), the pip gate\n"
               "(`python -m wheelgate_pip enable`) and the `wheelgate` CLI with its library\n"
-              "(`python -m wheelgate check x.whl`). It links Debian 12's libzip, libbfd,\n"
-              "PCRE2, libyaml, jansson, libcrypto, libcsv, zstd, lz4 and libdeflate.\n")
+              "(`python -m wheelgate check x.whl`). " +
+              ("It needs of the system only glibc: the other libraries are inside\n"
+               "(linked statically, or in wheelgate.libs/).\n" if portable else
+               "It links Debian 12's libzip, libbfd,\n"
+               "PCRE2, libyaml, jansson, libcrypto, libcsv, zstd, lz4 and libdeflate.\n"))
     files[info + "METADATA"] = ((
         "Metadata-Version: 2.1\nName: wheelgate\nVersion: %s\n"
         "Summary: Catch broken CUDA/C++ Python wheels before they are installed\n"
@@ -113,6 +136,15 @@ def main(build, out, version):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
-        sys.exit("usage: python-wheel.py BUILD_DIR OUT_DIR VERSION")
-    main(*sys.argv[1:])
+    args = sys.argv[1:]
+    portable = args[:1] == ["--portable"]
+    replace = {}
+    if portable:
+        args = args[1:]
+        while args[:1] == ["--replace"] and len(args) > 1 and "=" in args[1]:
+            name, _, path = args[1].partition("=")
+            replace[name] = path
+            args = args[2:]
+    if len(args) != 3:
+        sys.exit("usage: python-wheel.py [--portable [--replace SONAME=FILE]...] BUILD_DIR OUT_DIR VERSION")
+    main(*args, portable=portable, replace=replace)

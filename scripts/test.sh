@@ -9,6 +9,8 @@
 #                                the unit and threads suites
 #   scripts/test.sh --tsan       ThreadSanitizer (clang-14) in build-tsan/: the threads test
 #                                (the corpus on 8 threads, one shared context) and the unit suites
+#   scripts/test.sh --wheel      the self-contained manylinux wheel (-DWG_PORTABLE=ON) in
+#                                build-wheel/dist/, then its test (label wheel; docs/install.md)
 #   scripts/test.sh --fuzz       the libFuzzer harnesses (clang-14) in build-fuzz/, each run for
 #                                WG_FUZZ_SECONDS (default 60) from the seeds of the fixtures in
 #                                build/ (built first when missing); any finding fails, a slow
@@ -50,6 +52,14 @@ case "$mode" in
   # integration suite runs in the plain and the ASan builds (CI has 90 minutes in all)
   tests=(-L "unit|threads")
   ;;
+--wheel)
+  build=build-wheel
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWG_PORTABLE=ON)
+  # the wheel is built afresh (a wheel of another tag left in dist/ would be a second one)
+  rm -rf "$build/dist"
+  targets=(--target python-wheel)
+  tests=(-L wheel)
+  ;;
 --fuzz)
   setup+=(--clang)
   build=build-fuzz
@@ -69,7 +79,7 @@ case "$mode" in
   tests=(-L "threads|unit")
   ;;
 *)
-  echo "usage: scripts/test.sh [--sanitize | --release | --clang | --tsan | --fuzz]" >&2
+  echo "usage: scripts/test.sh [--sanitize | --release | --clang | --tsan | --wheel | --fuzz]" >&2
   exit 2
   ;;
 esac

@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "../ca_bundle.h"
 #include "serve.h"
 
 #define FETCH_MAX_REDIRECTS 5
@@ -303,6 +304,7 @@ enum MHD_Result fetch_check(server *s, struct MHD_Connection *c, request *r)
 		k.excerpt[0] = '\0';
 		bool own = same_origin(&first, &cur);
 		curl_easy_setopt(h, CURLOPT_URL, cur.url);
+		wg_curl_ca_bundle(h);
 		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 		curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* redirects: checked below */
 		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);

@@ -14,6 +14,7 @@
 
 #include <curl/curl.h>
 
+#include "../ca_bundle.h"
 #include "serve.h"
 
 /* The most of an upstream's answer passed back (a repository's error page or "OK"). */
@@ -189,6 +190,7 @@ enum MHD_Result upstream_forward(struct MHD_Connection *c, request *r,
 	answer_buf a = {0};
 	char errbuf[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	wg_curl_ca_bundle(h);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
