@@ -265,11 +265,31 @@ START_TEST(test_not_applied)
 	/* the loader rules belong to the install question */
 	ck_assert_int_eq(wg_target_set(inst, "profile", "install"), WG_OK);
 	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, inst), WG_OK);
-	wg_target_free(inst);
 	ck_assert(lacks(r, "WG-ABI-001", "cxx11abi"));
+	/* Listed only where the rule could have found something: this wheel's object has no
+	 * CUDA code, so the GPU rules are no question of it (issue 29). */
+	ck_assert(!lacks(r, "WG-GPU-002", "gpu"));
+	ck_assert(!lacks(r, "WG-GPU-003", "cuda,gpu"));
+	ck_assert(lacks(r, "WG-LD-001", "env"));
+	wg_report_free(r);
+	wg_scan *cu = t_scan(WG_FIXTURES "/cuda/sass80ptx80.so");
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, cu, inst), WG_OK);
 	ck_assert(lacks(r, "WG-GPU-002", "gpu"));
 	ck_assert(lacks(r, "WG-GPU-003", "cuda,gpu"));
-	ck_assert(lacks(r, "WG-LD-001", "env"));
+	ck_assert(!lacks(r, "WG-ABI-001", "cxx11abi")); /* no torch C++ symbols in it */
+	wg_report_free(r);
+	wg_scan_free(cu);
+	/* A wheel without ELF objects: no loader rule could load anything of it, but installing
+	 * it could still break what is installed (WG-LD-006). */
+	wg_scan *pure = t_scan(FIX_WHEELS "/purepkg-0.1-py3-none-any.whl");
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, pure, inst), WG_OK);
+	ck_assert(!lacks(r, "WG-LD-001", "env"));
+	ck_assert(!lacks(r, "WG-LD-002", "env"));
+	ck_assert(lacks(r, "WG-LD-006", "env"));
+	wg_report_free(r);
+	wg_scan_free(pure);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, inst), WG_OK);
+	wg_target_free(inst);
 	/* A rule outside the profile is not "not applied": it is not part of the question. */
 	ck_assert(!lacks(r, "WG-SYS-003", "filename"));
 	ck_assert(!lacks(r, "WG-TAG-005", "filename")); /* the file has a wheel's name */
@@ -342,7 +362,7 @@ START_TEST(test_gpu_auto_keeps_the_profile)
 	if (none) {
 		wg_ruleset *rs = NULL;
 		ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
-		wg_scan *s = t_scan(GOOD);
+		wg_scan *s = t_scan(WG_FIXTURES "/cuda/sass80ptx80.so"); /* CUDA code: a GPU question */
 		wg_report *r = NULL;
 		ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
 		ck_assert_int_eq(wg_report_profile(r), WG_PROFILE_INSTALL);
