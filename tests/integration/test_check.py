@@ -1027,6 +1027,23 @@ def findings_lead_with_their_cause():
 
 
 @test
+def a_directory_with_a_trailing_slash_names_its_wheels_once_slashed():
+    """`wheelgate check dist/` printed dist//x.whl (issue 29)."""
+    tmp = tempfile.mkdtemp()
+    try:
+        base = os.path.join(FIX, "wheels", "base-1.0-py3-none-any.whl")
+        shutil.copy(base, tmp)
+        for arg in (tmp + "/", tmp + "//", tmp):
+            rc, out, err = run("--no-config", arg)
+            assert "//" not in out + err, (arg, out, err)
+            assert tmp + "/base-1.0-py3-none-any.whl" in out, (arg, out)
+            rc, doc, err = check_json(arg)
+            assert [i["path"] for i in doc["inputs"]] == [tmp + "/base-1.0-py3-none-any.whl"], doc
+    finally:
+        shutil.rmtree(tmp)
+
+
+@test
 def a_fifo_is_refused_not_waited_on():
     """A FIFO given as input blocked forever in open(): now an unreadable input (exit 2)."""
     tmp = tempfile.mkdtemp()
