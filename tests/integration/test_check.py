@@ -1027,6 +1027,22 @@ def findings_lead_with_their_cause():
 
 
 @test
+def a_gpu_name_typo_names_the_closest():
+    """--gpu H2O (the letter O): one line naming H20; new names accepted as spelled."""
+    base = os.path.join(FIX, "wheels", "base-1.0-py3-none-any.whl")
+    rc, out, err = run("--no-config", "--gpu", "H2O", base)
+    assert rc == 2 and out == "" and err.count("\n") == 1, (rc, out, err)
+    assert "unknown GPU 'H2O': did you mean H20 (9.0)?" in err, err
+    for name, cc in (("H20", "9.0"), ("rtx 5070 ti", "12.0"), ("GB300", "10.3"), ("gb10", "12.1")):
+        rc, doc, err = check_json("--gpu", name, base)
+        assert [g["cc"] for g in doc["target"]["gpus"]] == [cc], (name, doc["target"])
+    p = subprocess.run([WG, "gpus"], capture_output=True, text=True, timeout=60)
+    rows = {ln.rsplit(None, 2)[0]: ln.split()[-2] for ln in p.stdout.splitlines()}
+    assert rows["RTX PRO 6000 Blackwell"] == "12.0" and rows["B200"] == "10.0", rows
+    assert rows["Jetson Thor"] == "11.0" and rows["RTX 5050"] == "12.0", rows
+
+
+@test
 def a_directory_with_a_trailing_slash_names_its_wheels_once_slashed():
     """`wheelgate check dist/` printed dist//x.whl (issue 29)."""
     tmp = tempfile.mkdtemp()
