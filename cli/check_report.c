@@ -202,6 +202,14 @@ int finish(checker *k, int status)
 		}
 		wg_free(doc);
 	}
+	/* The text's rules not applied, each reason once for all inputs, before the summary. */
+	char *na = NULL;
+	if (k->text && !k->a->p.quiet &&
+	    wg_reports_format(&na, WG_FORMAT_NOT_APPLIED, k->rs, k->target,
+			      (const char *const *)res->paths, (const wg_report *const *)res->reports,
+			      (const char *const *)res->errors, res->n, k->a->p.fail_on) == WG_OK)
+		fputs(na, k->out);
+	wg_free(na);
 	/* The summary closes the text report; beside a JSON or SARIF document, or a report
 	 * written to a file, it goes to stderr (the document stays pure). */
 	char *summary = NULL;

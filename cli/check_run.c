@@ -277,8 +277,8 @@ static int check_batch(checker *k, char **paths, size_t n, const lock_input *loc
 			status = EXIT_USAGE;
 		}
 		if (o[i].judged) {
-			if (o[i].msg)
-				fprintf(stderr, "wheelgate: %s\n", esc(o[i].msg));
+			/* An unreadable input is said once, in the report (text: its ERROR block;
+			 * JSON, SARIF, GitHub: its error), and counted in the summary. */
 			if (results_add(&k->res, o[i].name ? o[i].name : o[i].path,
 					o[i].msg ? NULL : o[i].rep, o[i].msg) < 0) {
 				status = EXIT_USAGE;
@@ -377,8 +377,6 @@ static int check_together(checker *k, char **paths, size_t n)
 		wg_report *rep = NULL;
 		if (b.scans[i] && wg_check(&rep, k->sc, k->rs, b.scans[i], k->target) < 0)
 			b.msgs[i] = strdup(wg_scanner_error(k->sc));
-		if (b.msgs[i])
-			fprintf(stderr, "wheelgate: %s\n", esc(b.msgs[i]));
 		if (results_add(&k->res, paths[i], b.msgs[i] ? NULL : rep, b.msgs[i]) < 0) {
 			wg_report_free(rep);
 			status = EXIT_USAGE;

@@ -80,6 +80,8 @@ void progress_line(const char *line);
 /** -j N: 0 to 256 into *out; else prints why and returns -1. */
 int parse_jobs(const char *cmd, const char *arg, uint32_t *out);
 bool wg_has_suffix_cli(const char *s, const char *suffix);
+/* The length of dir without its trailing slashes: "%.*s/%s" joins a name to it once. */
+int path_dir_len(const char *dir);
 /* The file name of path (after its last '/'); NULL for NULL. */
 const char *cli_base_name(const char *path);
 struct option;

@@ -40,10 +40,11 @@ static void help(FILE *f)
 		"dpkg --verify), files RECORD lists that are absent are RECORD orphans (WG-REC-003,\n"
 		"a warning: placed elsewhere) instead of WG-REC-005; a note after its report says\n"
 		"so. Every other rule applies as to any distribution. *.egg-info distributions (no\n"
-		"RECORD) cannot be audited: each is named as not audited (stderr; not_audited in\n"
-		"JSON) and counted; they do not change the exit status.\n"
+		"RECORD) cannot be audited: one line on stderr counts them (--verbose names each;\n"
+		"JSON's not_audited lists them all); they do not change the exit status.\n"
 		"\n");
 	check_help_options(f, true);
+	fprintf(f, "  --verbose          name each *.egg-info distribution not audited (stderr)\n");
 	fprintf(f,
 		"\n"
 		"exit status: 0 when nothing blocks, 1 when a finding at or above --fail-on exists,\n"
@@ -68,6 +69,7 @@ typedef struct {
 	char **eggs_seen;
 	const char **eggs_why;
 	size_t neggs;
+	bool verbose; /* --verbose: each .egg-info named on stderr, not only counted */
 } audit_state;
 static const char egg_why[] = "an .egg-info has no RECORD of the files it installed";
 
@@ -91,7 +93,7 @@ static void keep_egg(audit_state *st, const char *dir, const char *name)
 	char *path = w ? malloc(n) : NULL;
 	if (!path)
 		return; /* out of memory: named on stderr, not in the document */
-	snprintf(path, n, "%s/%s", dir, name);
+	snprintf(path, n, "%.*s/%s", path_dir_len(dir), dir, name);
 	st->eggs_seen[st->neggs] = path;
 	st->eggs_why[st->neggs++] = egg_why;
 }
@@ -129,7 +131,7 @@ static size_t egg_infos(audit_state *st, const wg_env *env, const char *site, si
 			if (wg_has_suffix_cli(e->d_name, ".egg-info") && e->d_name[0] != '.') {
 				eggs++;
 				keep_egg(st, d, e->d_name);
-				if (!quiet)
+				if (!quiet && st->verbose)
 					fprintf(stderr, "wheelgate audit: %s/%s: not audited: %s\n",
 						esc(d), esc(e->d_name), egg_why);
 			}
@@ -187,17 +189,22 @@ static int inputs(char ***paths, size_t *n, const wg_env *env, const char *const
 	free(used);
 	size_t eggs = status < 0 && nonly == 0
 			      ? egg_infos(payload, env, ei.site_packages, total, quiet) : 0;
+	const audit_state *st = payload;
 	if (status < 0 && !quiet) {
-		char torch[128] = "no torch", more[96] = "";
+		char torch[128] = "no torch";
 		if (ei.torch_version)
 			snprintf(torch, sizeof(torch), "torch %s", ei.torch_version);
-		if (eggs)
-			snprintf(more, sizeof(more), "; %zu not audited (.egg-info)", eggs);
 		fprintf(stderr, "wheelgate audit: %s (python %s%s%s, %s): %zu of %zu installed "
-			"distributions%s\n", esc(ei.site_packages),
+			"distributions\n", esc(ei.site_packages),
 			ei.python_version ? esc(ei.python_version) : "unknown", ei.python ? " " : "",
-			ei.python ? esc(ei.python) : "", esc(torch), k, total, more);
+			ei.python ? esc(ei.python) : "", esc(torch), k, total);
 	}
+	/* The .egg-info distributions counted once, not one line each (issue 29). */
+	if (status < 0 && eggs && !quiet)
+		fprintf(stderr, "wheelgate audit: %zu distribution%s installed as .egg-info ha%s no "
+			"RECORD: not audited (%s)\n", eggs, eggs == 1 ? "" : "s",
+			eggs == 1 ? "s" : "ve", st->verbose ? "named above"
+			: "--verbose lists them; JSON's not_audited too");
 	if (status < 0 && total == 0)
 		fprintf(stderr, "wheelgate audit: %s: no installed distribution (*.dist-info) to "
 			"audit\n", esc(ei.site_packages));
@@ -253,9 +260,30 @@ static char *note(const wg_scan *scan, void *payload)
 	return out;
 }
 
+/* --verbose is audit's own (check has nothing more to say per input): taken out of the
+ * arguments before check's parser reads them, up to a "--". */
+static int take_verbose(int argc, char **argv, bool *verbose)
+{
+	int o = 1;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[o++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "--verbose"))
+			*verbose = true;
+		else
+			argv[o++] = argv[i];
+	}
+	argv[o] = NULL;
+	return o;
+}
+
 int cmd_audit(int argc, char **argv)
 {
 	audit_state st = {0};
+	argc = take_verbose(argc, argv, &st.verbose);
 	const check_command audit = {"wheelgate audit", help, inputs, label, note, not_checked,
 				     &st};
 	int status = check_main(argc, argv, &audit);

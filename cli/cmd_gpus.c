@@ -23,10 +23,17 @@ int cmd_gpus(int argc, char **argv)
 		fprintf(stderr, "wheelgate: %s\n", esc(wg_error_last()));
 		return EXIT_USAGE;
 	}
+	int width = 14; /* the longest name sets the column */
+	for (size_t i = 0; i < wg_gpu_known_count(ctx); i++) {
+		wg_gpu g = WG_GPU_INIT;
+		if (wg_gpu_known(&g, ctx, i) == WG_OK && g.name && (int)strlen(g.name) > width)
+			width = (int)strlen(g.name);
+	}
 	for (size_t i = 0; i < wg_gpu_known_count(ctx); i++) {
 		wg_gpu g = WG_GPU_INIT;
 		wg_gpu_known(&g, ctx, i);
-		printf("%-14s %u.%u  sm_%u%u\n", g.name, g.cc_major, g.cc_minor, g.cc_major, g.cc_minor);
+		printf("%-*s %4u.%u  sm_%u%u\n", width, g.name, g.cc_major, g.cc_minor, g.cc_major,
+		       g.cc_minor);
 	}
 	wg_context_free(ctx);
 	return EXIT_CLEAN;

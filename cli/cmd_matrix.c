@@ -132,7 +132,7 @@ static int add_ext(char ***paths, size_t *n, candidates *cs, const char *arg)
 		if (de->d_name[0] == '.' || !wg_has_suffix_cli(de->d_name, ".whl"))
 			continue;
 		char full[PATH_MAX];
-		snprintf(full, sizeof(full), "%s/%s", arg, de->d_name);
+		snprintf(full, sizeof(full), "%.*s/%s", path_dir_len(arg), arg, de->d_name);
 		if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
 		char **p = realloc(*paths, (*n + 1) * sizeof(char *));

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -230,6 +231,14 @@ bool wg_has_suffix_cli(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+int path_dir_len(const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
 const char *esc(const char *s)

@@ -222,8 +222,7 @@ static int from_dir(candidates *cs, const char *dir)
 	for (size_t i = 0; i < n; i++) {
 		char path[PATH_MAX];
 		struct stat st;
-		int l = snprintf(path, sizeof(path), "%s%s%s", dir,
-				 wg_has_suffix_cli(dir, "/") ? "" : "/", names[i]);
+		int l = snprintf(path, sizeof(path), "%.*s/%s", path_dir_len(dir), dir, names[i]);
 		if (rc == 0 && l > 0 && (size_t)l < sizeof(path) && stat(path, &st) == 0 &&
 		    S_ISREG(st.st_mode))
 			rc = add(cs, dir, path, path, NULL, names[i], NULL, (long long)st.st_size);
@@ -281,7 +280,7 @@ static int from_list(candidates *cs, const char *list)
 		}
 		char path[PATH_MAX];
 		int pl = s[0] == '/' ? snprintf(path, sizeof(path), "%s", s)
-				     : snprintf(path, sizeof(path), "%s/%s", dir, s);
+				     : snprintf(path, sizeof(path), "%.*s/%s", path_dir_len(dir), dir, s);
 		struct stat st;
 		if (pl < 0 || (size_t)pl >= sizeof(path)) {
 			say("%s:%u: the path is too long\n", esc(list), lineno);

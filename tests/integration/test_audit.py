@@ -187,7 +187,7 @@ def only_sarif_quiet_and_the_exit_status():
     assert rc == 2 and "nowhere" in err, (rc, err)
     os.makedirs(os.path.join(site, "norec-1.0.dist-info"))
     rc, out, err = wg("audit", "--no-config", *SYSTEM, env)
-    assert rc == 2 and "norec-1.0.dist-info/RECORD" in err, (rc, err)
+    assert rc == 2 and "norec-1.0.dist-info/RECORD" in out, (rc, out)
     rc, out, err = wg("audit", "--no-config", "--env", env)
     assert rc == 2 and "ENV argument" in err, (rc, err)
 
@@ -528,12 +528,29 @@ def an_egg_info_is_named_as_not_audited():
         f.write("Metadata-Version: 1.1\nName: Old-Thing\nVersion: 0.3\n")
     rc, doc, err = audit_json(site)
     assert rc == 0 and len(doc["inputs"]) == 1, (rc, err, doc["inputs"])
-    assert "%s: not audited: an .egg-info has no RECORD" % egg in err, err
-    assert "1 of 1 installed distributions; 1 not audited (.egg-info)" in err, err
+    # counted in one line, not named one line each (issue 29); --verbose names each
+    assert "1 distribution installed as .egg-info has no RECORD: not audited (--verbose " \
+        "lists them" in err and egg not in err, err
+    assert "1 of 1 installed distributions\n" in err, err
     assert doc["not_audited"] == [{"path": egg, "reason": "an .egg-info has no RECORD of the files it installed"}], doc
     assert doc["summary"]["not_audited"] == 1, doc["summary"]
-    rc, out, err = wg("audit", "--no-config", site)
+    rc, out, err = wg("audit", "--no-config", "--verbose", site)
     assert rc == 0 and "%s: not audited" % egg in err, (rc, err)
+    # Many: still one line, however many there are.
+    for i in range(5):
+        os.makedirs(os.path.join(site, "more%d-1.0.egg-info" % i))
+    rc, out, err = wg("audit", "--no-config", site)
+    lines = [x for x in err.splitlines() if ".egg-info" in x]
+    assert rc == 0 and lines == ["wheelgate audit: 6 distributions installed as .egg-info have "
+                                 "no RECORD: not audited (--verbose lists them; JSON's "
+                                 "not_audited too)"], err
+    rc, doc, err = audit_json(site)
+    assert len(doc["not_audited"]) == 6 and doc["summary"]["not_audited"] == 6, doc
+    for i in range(5):
+        os.rmdir(os.path.join(site, "more%d-1.0.egg-info" % i))
+    # audit's own reports never suggest what audit has: --env, --stdin-filename
+    rc, out, err = wg("audit", "--no-config", site)
+    assert "--env" not in out and "--stdin-filename" not in out, out
 
 
 @test
@@ -548,12 +565,15 @@ def debians_python_is_audited_without_a_false_error():
     assert not [i for i in doc["inputs"] if i["verdict"] == "error"], [i for i in doc["inputs"] if i["error"]]
     dirs = ["/usr/lib/python3/dist-packages"] + [os.path.join("/usr/local/lib", d, "dist-packages")
                                                  for d in os.listdir("/usr/local/lib") if d.startswith("python3")]
-    # every distribution of both of its site directories is audited, every .egg-info named
+    # every distribution of both of its site directories is audited, every .egg-info counted
     dists = [d for s in dirs if os.path.isdir(s) for d in os.listdir(s) if d.endswith(".dist-info")]
     eggs = [os.path.join(s, d) for s in dirs if os.path.isdir(s) for d in os.listdir(s) if d.endswith(".egg-info")]
     assert len(doc["inputs"]) == len(dists) and "%d of %d" % (len(dists), len(dists)) in err, (err, dists)
-    for e in eggs:
-        assert "%s: not audited" % e in err, (e, err)
+    # counted in one line (--verbose names each), listed whole in JSON
+    assert not [e for e in eggs if e in err], err
+    if eggs:
+        assert "%d distribution%s installed as .egg-info" % (len(eggs), "s" if len(eggs) > 1 else "") \
+            in err, err
     assert sorted(n["path"] for n in doc["not_audited"]) == sorted(eggs), doc["not_audited"]
     assert doc["summary"]["not_audited"] == len(eggs), doc["summary"]
     errors = [(i["path"], f["rule"], f["message"][:200]) for i in doc["inputs"] for f in i["findings"]

@@ -844,11 +844,14 @@ def an_empty_directory_is_not_a_pass():
     for setup in (lambda: None, lambda: open(os.path.join(tmp, "README"), "w").write("x\n")):
         setup()
         rc, out, err = run("--no-config", tmp)
-        assert rc == 2 and "no wheel or ELF object found in " + tmp in err, (rc, out, err)
+        # said once, in the report (it was said on stderr too), and the exit status 2
+        assert rc == 2 and out.count("no wheel or ELF object found in " + tmp) == 1, (rc, out)
+        assert "no wheel or ELF object found" not in err, err
         assert "ERROR " + tmp in out and "1 unreadable" in out, out
         rc, doc, err = check_json(tmp)
         assert rc == 2 and doc["inputs"][0]["verdict"] == "error", doc
         assert "no wheel or ELF object found" in doc["inputs"][0]["error"]
+        assert "no wheel or ELF object found" not in err and "1 unreadable" in err, err
     rc, out, err = subprocess_inspect(tmp)
     assert rc == 2 and "no wheel or ELF object found in " + tmp in err, (rc, err)
 
@@ -915,7 +918,7 @@ def gpu_auto_without_a_gpu_keeps_the_install_question():
     # The text report names the profile and the GPU rules left out.
     rc2, out, err = run("--no-config", "--gpu", "auto", sm80)
     assert rc2 == rc and "(profile: install, fail-on: error)" in out, out
-    line = [x for x in out.splitlines() if "not applied:" in x]
+    line = [x for x in out.splitlines() if "not applied:" in x and "WG-GPU-002" in x]
     assert len(line) == 1 and "WG-GPU-002 (no GPU found by --gpu auto (" in line[0], out
     assert ("error[WG-SYS-001]" in out) == bool(too_new), out
     # An explicit profile still wins: publish stays publish (the system rules are not in it).
@@ -952,9 +955,32 @@ def reports_list_the_rules_not_applied():
         assert {r for r, x in na.items() if x["lacks"] == ["env"]} == \
             {"WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-004", "WG-LD-005", "WG-LD-006"}, na
     rc, out, err = run("--no-config", "--target", GPU_MACHINE, old)
-    line = [x for x in out.splitlines() if "not applied:" in x]
-    assert len(line) == 1 and "WG-ABI-001 (no target torch C++ ABI: --target cxx11abi= or --env)" \
-        in line[0] and "WG-GPU-002" in line[0] and "(no target GPU: --gpu)" in line[0], out
+    # text: each reason once, after the inputs' blocks and before the summary
+    lines = out.splitlines()
+    na = [x for x in lines if x.startswith("not applied:")]
+    assert "not applied: WG-ABI-001 (no target torch C++ ABI: --target cxx11abi= or --env)" \
+        in na and "not applied: WG-GPU-002 (no target GPU: --gpu)" in na, out
+    assert "not applied: WG-LD-001..006 (no Python environment to load the objects in: --env)" \
+        in na, out
+    assert lines.index(na[0]) == len(lines) - 1 - len(na) and "1 input:" in lines[-1], out
+    # Two inputs: each reason still once, with the inputs it concerns counted; the rules
+    # that could have found nothing in an input are not listed for it (a wheel without
+    # objects has nothing to load, a wheel without CUDA code nothing to launch).
+    wrap = os.path.join(CW, "wgdemo_wrapper-0.1.0-py3-none-any.whl")
+    cpu = os.path.join(CW, "wgcpu_cpu_good" + SUF)
+    rc, out, err = run("--no-config", *TARGET, old, cpu, wrap)
+    na = [x for x in out.splitlines() if "not applied" in x]
+    assert na == ["not applied: WG-LD-001..005 to 2 inputs, WG-LD-006 to all 3 inputs (no "
+                  "Python environment to load the objects in: --env)"], out
+    rc, doc, err = check_json(*TARGET, cpu, wrap)
+    na = {i["path"]: [x["rule"] for x in i["not_applied"]] for i in doc["inputs"]}
+    assert na == {cpu: ["WG-LD-001", "WG-LD-002", "WG-LD-003", "WG-LD-004", "WG-LD-005",
+                        "WG-LD-006"], wrap: ["WG-LD-006"]}, na
+    # With --env given, no reason suggests --env.
+    if SYS_PY:
+        rc, out, err = run("--no-config", "--env", SYS_PY, old)
+        na = [x for x in out.splitlines() if "not applied" in x]
+        assert na and not [x for x in na if "--env" in x], out
     # With every fact given but an environment, only the loader rules are left out; a rule
     # switched off is not "not applied".
     rc, doc, err = check_json(*TARGET, "--disable", "WG-LD-004", old)
@@ -970,6 +996,69 @@ def reports_list_the_rules_not_applied():
     for rid, n in notes.items():
         assert rules[n["associatedRule"]["index"]]["id"] == rid
         assert n["message"]["text"].startswith(rid + " not applied: ")
+
+
+@test
+def findings_lead_with_their_cause():
+    """A cp312 wheel checked against a Python 3.11 environment: the tag finding that says
+    why (WG-TAG-007) came after the loader errors it causes; now causes first, the same
+    order in text, JSON, SARIF and GitHub commands (issue 29)."""
+    need_corpus()
+    if not SYS_PY:
+        raise Skip("no system python")
+    old = os.path.join(CW, "wgdemo_oldabi_sm90" + SUF)
+    rc, doc, err = check_json("--env", SYS_PY, old)
+    if doc["target"].get("python") == "3.12":
+        raise Skip("the system python is 3.12: the wheel is for it")
+    rules = [f["rule"] for f in doc["inputs"][0]["findings"]]
+    ld = [i for i, r in enumerate(rules) if r.startswith("WG-LD-")]
+    assert rules[0] == "WG-TAG-007" and ld, rules
+    # what the objects need of the system (glibc) before what the loader then does
+    sys_ = [i for i, r in enumerate(rules) if r.startswith("WG-SYS-")]
+    assert all(i < ld[0] for i in sys_), rules
+    rc, out, err = run("--no-config", "--env", SYS_PY, old)
+    text = re.findall(r"^  (?:error|warning|info)\[([A-Z0-9-]+)\]", out, re.M)
+    assert text == rules, (text, rules)
+    rc, out, err = run("--no-config", "--format", "sarif", "--env", SYS_PY, old)
+    sarif = [r["ruleId"] for r in json.loads(out)["runs"][0]["results"]
+             if not r.get("suppressions")]
+    assert sarif == rules, (sarif, rules)
+    rc, out, err = run("--no-config", "--format", "github", "--env", SYS_PY, old)
+    gh = re.findall(r"^::(?:error|warning|notice) file=[^\n]*?title=([A-Z0-9-]+) ", out, re.M)
+    assert gh == rules, (gh, rules)
+
+
+@test
+def a_gpu_name_typo_names_the_closest():
+    """--gpu H2O (the letter O): one line naming H20; new names accepted as spelled."""
+    base = os.path.join(FIX, "wheels", "base-1.0-py3-none-any.whl")
+    rc, out, err = run("--no-config", "--gpu", "H2O", base)
+    assert rc == 2 and out == "" and err.count("\n") == 1, (rc, out, err)
+    assert "unknown GPU 'H2O': did you mean H20 (9.0)?" in err, err
+    for name, cc in (("H20", "9.0"), ("rtx 5070 ti", "12.0"), ("GB300", "10.3"), ("gb10", "12.1")):
+        rc, doc, err = check_json("--gpu", name, base)
+        assert [g["cc"] for g in doc["target"]["gpus"]] == [cc], (name, doc["target"])
+    p = subprocess.run([WG, "gpus"], capture_output=True, text=True, timeout=60)
+    rows = {ln.rsplit(None, 2)[0]: ln.split()[-2] for ln in p.stdout.splitlines()}
+    assert rows["RTX PRO 6000 Blackwell"] == "12.0" and rows["B200"] == "10.0", rows
+    assert rows["Jetson Thor"] == "11.0" and rows["RTX 5050"] == "12.0", rows
+
+
+@test
+def a_directory_with_a_trailing_slash_names_its_wheels_once_slashed():
+    """`wheelgate check dist/` printed dist//x.whl (issue 29)."""
+    tmp = tempfile.mkdtemp()
+    try:
+        base = os.path.join(FIX, "wheels", "base-1.0-py3-none-any.whl")
+        shutil.copy(base, tmp)
+        for arg in (tmp + "/", tmp + "//", tmp):
+            rc, out, err = run("--no-config", arg)
+            assert "//" not in out + err, (arg, out, err)
+            assert tmp + "/base-1.0-py3-none-any.whl" in out, (arg, out)
+            rc, doc, err = check_json(arg)
+            assert [i["path"] for i in doc["inputs"]] == [tmp + "/base-1.0-py3-none-any.whl"], doc
+    finally:
+        shutil.rmtree(tmp)
 
 
 @test

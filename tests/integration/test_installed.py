@@ -177,7 +177,7 @@ def a_record_that_is_a_symbolic_link_is_not_followed():
     os.rename(rec, os.path.join(site, "elsewhere"))
     os.symlink(os.path.join(site, "elsewhere"), rec)
     rc, out, err = wg("check", "--no-config", di)
-    assert rc == 2 and "RECORD: a symbolic link: not read" in err, (rc, out, err)
+    assert rc == 2 and "RECORD: a symbolic link: not read" in out, (rc, out, err)
 
 
 @test
@@ -185,7 +185,7 @@ def a_dist_info_without_record_is_a_clear_error():
     d = os.path.join(TMP, "norecord", "x-1.0.dist-info")
     os.makedirs(d)
     rc, out, err = wg("check", "--no-config", d)
-    assert rc == 2 and "x-1.0.dist-info/RECORD" in err, (rc, err)
+    assert rc == 2 and "x-1.0.dist-info/RECORD" in out, (rc, out)
 
 
 if __name__ == "__main__":

@@ -265,11 +265,31 @@ START_TEST(test_not_applied)
 	/* the loader rules belong to the install question */
 	ck_assert_int_eq(wg_target_set(inst, "profile", "install"), WG_OK);
 	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, inst), WG_OK);
-	wg_target_free(inst);
 	ck_assert(lacks(r, "WG-ABI-001", "cxx11abi"));
+	/* Listed only where the rule could have found something: this wheel's object has no
+	 * CUDA code, so the GPU rules are no question of it (issue 29). */
+	ck_assert(!lacks(r, "WG-GPU-002", "gpu"));
+	ck_assert(!lacks(r, "WG-GPU-003", "cuda,gpu"));
+	ck_assert(lacks(r, "WG-LD-001", "env"));
+	wg_report_free(r);
+	wg_scan *cu = t_scan(WG_FIXTURES "/cuda/sass80ptx80.so");
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, cu, inst), WG_OK);
 	ck_assert(lacks(r, "WG-GPU-002", "gpu"));
 	ck_assert(lacks(r, "WG-GPU-003", "cuda,gpu"));
-	ck_assert(lacks(r, "WG-LD-001", "env"));
+	ck_assert(!lacks(r, "WG-ABI-001", "cxx11abi")); /* no torch C++ symbols in it */
+	wg_report_free(r);
+	wg_scan_free(cu);
+	/* A wheel without ELF objects: no loader rule could load anything of it, but installing
+	 * it could still break what is installed (WG-LD-006). */
+	wg_scan *pure = t_scan(FIX_WHEELS "/purepkg-0.1-py3-none-any.whl");
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, pure, inst), WG_OK);
+	ck_assert(!lacks(r, "WG-LD-001", "env"));
+	ck_assert(!lacks(r, "WG-LD-002", "env"));
+	ck_assert(lacks(r, "WG-LD-006", "env"));
+	wg_report_free(r);
+	wg_scan_free(pure);
+	ck_assert_int_eq(wg_check(&r, t_sc, rs, s, inst), WG_OK);
+	wg_target_free(inst);
 	/* A rule outside the profile is not "not applied": it is not part of the question. */
 	ck_assert(!lacks(r, "WG-SYS-003", "filename"));
 	ck_assert(!lacks(r, "WG-TAG-005", "filename")); /* the file has a wheel's name */
@@ -342,7 +362,7 @@ START_TEST(test_gpu_auto_keeps_the_profile)
 	if (none) {
 		wg_ruleset *rs = NULL;
 		ck_assert_int_eq(wg_ruleset_new(&rs, t_ctx, NULL), WG_OK);
-		wg_scan *s = t_scan(GOOD);
+		wg_scan *s = t_scan(WG_FIXTURES "/cuda/sass80ptx80.so"); /* CUDA code: a GPU question */
 		wg_report *r = NULL;
 		ck_assert_int_eq(wg_check(&r, t_sc, rs, s, t), WG_OK);
 		ck_assert_int_eq(wg_report_profile(r), WG_PROFILE_INSTALL);
@@ -494,6 +514,57 @@ START_TEST(test_json_dump_escapes_controls)
 	json_decref(back);
 	json_decref(j);
 	free(text);
+}
+END_TEST
+
+/* GPU names of every current NVIDIA part (rules/gpu/cuda.yaml, issue 29): a sample with the
+ * capability NVIDIA's CUDA GPUs page gives, spelled as users do (case, spaces, dashes); every
+ * known name parses back to itself (none shadowed by another's key); a typo names the
+ * closest. */
+START_TEST(test_gpu_names)
+{
+	static const struct {
+		const char *spec, *name;
+		unsigned major, minor;
+	} want[] = {
+		{"H20", "H20", 9, 0},		     {"h800", "H800", 9, 0},
+		{"A800", "A800", 8, 0},		     {"L20", "L20", 8, 9},
+		{"l40s", "L40S", 8, 9},		     {"B100", "B100", 10, 0},
+		{"B200", "B200", 10, 0},	     {"GB200", "GB200", 10, 0},
+		{"b300", "B300", 10, 3},	     {"GB300", "GB300", 10, 3},
+		{"RTX PRO 6000 Blackwell", "RTX PRO 6000 Blackwell", 12, 0},
+		{"rtx-5090", "RTX 5090", 12, 0},     {"RTX 5080", "RTX 5080", 12, 0},
+		{"rtx5070ti", "RTX 5070 Ti", 12, 0}, {"RTX 5070", "RTX 5070", 12, 0},
+		{"RTX 5060 Ti", "RTX 5060 Ti", 12, 0}, {"RTX_5060", "RTX 5060", 12, 0},
+		{"RTX 5050", "RTX 5050", 12, 0},     {"RTX 4090", "RTX 4090", 8, 9},
+		{"RTX 4060 Ti", "RTX 4060 Ti", 8, 9}, {"RTX 3080", "RTX 3080", 8, 6},
+		{"RTX 3060", "RTX 3060", 8, 6},	     {"DGX Spark", "DGX Spark", 12, 1},
+		{"GB10", "GB10", 12, 1},	     {"Jetson Thor", "Jetson Thor", 11, 0},
+		{"jetson-agx-orin", "Jetson AGX Orin", 8, 7}, {"RTX 6000 Ada", "RTX 6000 Ada", 8, 9},
+		{"RTX A6000", "RTX A6000", 8, 6},    {"Quadro RTX 8000", "Quadro RTX 8000", 7, 5},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		wg_gpu g = WG_GPU_INIT;
+		ck_assert_msg(wg_gpu_parse(&g, t_ctx, want[i].spec) == WG_OK, "%s: %s", want[i].spec,
+			      wg_error_last());
+		ck_assert_str_eq(g.name, want[i].name);
+		ck_assert_msg(g.cc_major == want[i].major && g.cc_minor == want[i].minor,
+			      "%s: %u.%u", want[i].spec, g.cc_major, g.cc_minor);
+	}
+	for (size_t i = 0; i < wg_gpu_known_count(t_ctx); i++) {
+		wg_gpu k = WG_GPU_INIT, g = WG_GPU_INIT;
+		ck_assert_int_eq(wg_gpu_known(&k, t_ctx, i), WG_OK);
+		ck_assert_int_eq(wg_gpu_parse(&g, t_ctx, k.name), WG_OK);
+		ck_assert_str_eq(g.name, k.name);
+	}
+	wg_gpu g = WG_GPU_INIT;
+	ck_assert_int_eq(wg_gpu_parse(&g, t_ctx, "H2O"), WG_ENOTFOUND);
+	ck_assert_msg(strstr(wg_error_last(), "did you mean H20 (9.0)?") &&
+		      !strchr(wg_error_last(), '\n'), "%s", wg_error_last());
+	ck_assert_int_eq(wg_gpu_parse(&g, t_ctx, "rtx 5909"), WG_ENOTFOUND);
+	ck_assert_ptr_nonnull(strstr(wg_error_last(), "did you mean RTX 5090 (12.0)?"));
+	ck_assert_int_eq(wg_gpu_parse(&g, t_ctx, "Voodoo 3dfx"), WG_ENOTFOUND);
+	ck_assert_ptr_null(strstr(wg_error_last(), "did you mean"));
 }
 END_TEST
 
@@ -767,6 +838,7 @@ Suite *suite_api(void)
 	tcase_add_test(tc, test_target_handle);
 	tcase_add_test(tc, test_gpu_auto_keeps_the_profile);
 	tcase_add_test(tc, test_struct_versions);
+	tcase_add_test(tc, test_gpu_names);
 	tcase_add_test(tc, test_inspect_document);
 	tcase_add_test(tc, test_summary_line);
 	tcase_add_test(tc, test_github_lines_end_with_newline);

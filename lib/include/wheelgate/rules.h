@@ -222,7 +222,11 @@ WG_API int wg_report_counts(wg_counts_info *out, const wg_report *r);
 WG_API const char *wg_report_path(const wg_report *r);
 
 /** Formats of wg_reports_format(): JSON, SARIF, the text `wheelgate check` prints (with
- * or without terminal colours; one block per input, no summary line), and that summary line
+ * or without terminal colours; one block per input, no summary line), the block of rules not
+ * applied that closes that text (WG_FORMAT_NOT_APPLIED: each reason on one line for all the
+ * inputs, "not applied: WG-LD-001..005 to 5 inputs, WG-LD-006 to 6 inputs (no Python
+ * environment to load the objects in: --env)\n", empty when every rule was applied; print it
+ * after the inputs' blocks, before the summary), and that summary line
  * alone ("3 inputs: 2 passed, 1 failed, 0 unreadable; 1 error, 0 warnings, 0 info (profile:
  * install, fail-on: error)\n"); GitHub Actions workflow commands, one `::error`,
  * `::warning` or `::notice` line per finding and the summary as a last `::notice` (docs/ci.md;
@@ -231,7 +235,9 @@ typedef enum {
 	WG_FORMAT_JSON = 1, WG_FORMAT_SARIF = 2, WG_FORMAT_TEXT = 3, WG_FORMAT_TEXT_COLOR = 4,
 	WG_FORMAT_SUMMARY = 5, WG_FORMAT_GITHUB = 6,
 	/** the JSON document on one line (no indentation), to embed (the fleet envelope) */
-	WG_FORMAT_JSON_COMPACT = 7
+	WG_FORMAT_JSON_COMPACT = 7,
+	/** the rules not applied to the inputs, the text's closing block (see above) */
+	WG_FORMAT_NOT_APPLIED = 8
 } wg_format;
 
 /**

@@ -107,6 +107,9 @@ int wg_buf_append(wg_buf *b, const char *s, size_t n);
 void wg_buf_free(wg_buf *b);
 
 bool wg_has_suffix(const char *s, const char *suffix);
+/** The length of dir without its trailing slashes, to join a name to it for display and
+ * open ("%.*s/%s"): "dist/" and "dist//" give "dist/x.whl", "/" gives "/x.whl". */
+int wg_path_dir_len(const char *dir);
 bool wg_has_prefix(const char *s, const char *prefix);
 /** Whether s is well-formed UTF-8 (what jansson accepts). */
 bool wg_utf8_valid(const char *s);

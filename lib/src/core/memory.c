@@ -3,6 +3,7 @@
  * Every size computation here is checked for overflow.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <jansson.h>
@@ -198,6 +199,14 @@ bool wg_has_suffix(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 	return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+int wg_path_dir_len(const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
 bool wg_has_prefix(const char *s, const char *prefix)

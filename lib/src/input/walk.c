@@ -78,7 +78,8 @@ static void walk_dir(dir_walk *w, const char *path, const char *rel, int depth)
 	if (nn > 1)
 		qsort(names, nn, sizeof(*names), cmp_dirent);
 	for (size_t i = 0; i < nn && w->rc == WG_OK; i++) {
-		char *full = wg_arena_printf(w->cb->arena, "%s/%s", path, names[i]->d_name);
+		char *full = wg_arena_printf(w->cb->arena, "%.*s/%s", wg_path_dir_len(path), path,
+					     names[i]->d_name);
 		char *sub = *rel ? wg_arena_printf(w->cb->arena, "%s/%s", rel, names[i]->d_name)
 				 : wg_arena_strdup(w->cb->arena, names[i]->d_name);
 		struct stat st;

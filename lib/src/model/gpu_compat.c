@@ -7,6 +7,7 @@
 #define WG_ERR_CLASS WG_ERROR_CLASS_GPU /* wg_seterr: what fails here */
 #include <ctype.h>
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,48 @@ static void name_key(char *out, size_t n, const char *s)
 		if (*s != ' ' && *s != '-' && *s != '_')
 			out[o++] = (char)tolower((unsigned char)*s);
 	out[o] = '\0';
+}
+
+/* Edits (insert, delete, substitute) from a to b, both keys (at most 63 bytes). */
+static size_t edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+	if (la > 63 || lb > 63)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			/* the letter O typed for a zero costs nothing: "H2O" is H20 first */
+			bool same = a[i - 1] == b[j - 1] || (a[i - 1] == 'o' && b[j - 1] == '0');
+			size_t up = row[j], best = diag + !same;
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The known GPU whose key is fewest edits from key (a typo: "H2O" for H20), or NULL when
+ * none is within a third of its length (at least 1). */
+static const struct gpu_row *closest(const wg_cuda_data *d, const char *key)
+{
+	const struct gpu_row *best = NULL;
+	size_t bd = SIZE_MAX, limit = strlen(key) / 3 ? strlen(key) / 3 : 1;
+	for (size_t i = 0; i < d->ngpus; i++) {
+		size_t e = edits(key, d->gpus[i].key);
+		if (e < bd) {
+			bd = e;
+			best = &d->gpus[i];
+		}
+	}
+	return bd <= limit ? best : NULL;
 }
 
 static bool parse_version(const char *s, unsigned *major, unsigned *minor)
@@ -154,10 +197,17 @@ WG_API int wg_gpu_parse(wg_gpu *out, const wg_context *ctx, const char *spec)
 				out->name = d->gpus[i].name;
 				return WG_OK;
 			}
-		wg_set_error(WG_ERROR_CLASS_GPU, WG_ENOTFOUND,
-				  "unknown GPU '%s': give sm_XY (sm_89), a compute capability (8.9) or "
-				  "a known name (T4, A10G, A100, L4, L40S, H100, H200, B200, RTX 4090, RTX "
-				  "5090, ...; 'wheelgate gpus' lists them)", spec);
+		const struct gpu_row *near = closest(d, key);
+		if (near)
+			wg_set_error(WG_ERROR_CLASS_GPU, WG_ENOTFOUND,
+				     "unknown GPU '%s': did you mean %s (%u.%u)? ('wheelgate gpus' lists "
+				     "the known names; sm_XY or a compute capability X.Y also do)", spec,
+				     near->name, near->major, near->minor);
+		else
+			wg_set_error(WG_ERROR_CLASS_GPU, WG_ENOTFOUND,
+				     "unknown GPU '%s': give sm_XY (sm_89), a compute capability (8.9) "
+				     "or a known name (T4, A10G, A100, L4, L40S, H100, H200, H20, B200, "
+				     "B300, RTX 4090, RTX 5090, ...; 'wheelgate gpus' lists them)", spec);
 		return WG_ENOTFOUND;
 	}
 	/* A bare capability names no particular GPU, but one that exists: from 3.0 (Kepler, the

@@ -46,6 +46,8 @@ char *wg_cf_summary(const wg_target *target, const wg_report *const *reports, si
 char *wg_cf_github(const wg_target *target, const char *const *paths,
 		   const wg_report *const *reports, const char *const *errors, size_t n,
 		   wg_severity fail_on);
+/* The rules not applied, once for all inputs: the block that closes the text. */
+char *wg_cf_not_applied_text(const wg_report *const *reports, size_t n);
 /* The text of `wheelgate check`. */
 char *wg_cf_text(const char *const *paths, const wg_report *const *reports,
 		 const char *const *errors, size_t n, wg_severity fail_on, bool color);

@@ -104,40 +104,137 @@ static void put_esc(wg_buf *b, const char *s)
 	wg_buf_escape(b, s, WG_ESCAPE_UTF8 | WG_ESCAPE_CONTROL);
 }
 
-/* "  not applied: WG-ABI-001, WG-ABI-002 (no target ...); WG-GPU-002 (no target GPU (--gpu))":
- * rules grouped by what they lack, in rule order. */
-static void text_not_applied(wg_buf *b, const wg_report *r, const char *dim, const char *off)
+/* The rules not applied, said once for all inputs (issue 29): one line per reason, each rule
+ * with the number of inputs it was not applied to, consecutive ids of a family as a range
+ * ("not applied: WG-LD-001..005 to 5 inputs, WG-LD-006 to 6 inputs (no Python environment to
+ * load the objects in: --env)"); with one input the count says nothing and is left out. The
+ * engine lists a rule only for an input it could have found something in. */
+typedef struct {
+	const char *rule, *message;
+	size_t inputs;
+} na_count;
+
+static int by_rule(const void *a, const void *b)
 {
-	size_t n = r->not_applied.len;
-	if (!n)
-		return;
-	bool *done = calloc(n, sizeof(*done));
-	if (!done)
-		return;
-	put(b, "  ");
-	put(b, dim);
-	put(b, "not applied:");
-	for (size_t i = 0; i < n; i++) {
+	return strcmp(((const na_count *)a)->rule, ((const na_count *)b)->rule);
+}
+
+/* "WG-LD-003" -> its family's length ("WG-LD-") and number; false when not of that form. */
+static bool rule_number(const char *id, size_t *family, unsigned long *num)
+{
+	const char *dash = strrchr(id, '-');
+	if (!dash || !dash[1] || strspn(dash + 1, "0123456789") != strlen(dash + 1) ||
+	    strlen(dash + 1) > 6)
+		return false;
+	*family = (size_t)(dash + 1 - id);
+	*num = strtoul(dash + 1, NULL, 10);
+	return true;
+}
+
+/* The rules of one reason and one count, sorted, with runs of 3 or more as ranges. */
+static void put_rules(wg_buf *b, const na_count *c, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t fam, j = i + 1;
+		unsigned long num, nj;
+		size_t famj;
+		if (rule_number(c[i].rule, &fam, &num))
+			while (j < n && rule_number(c[j].rule, &famj, &nj) && famj == fam &&
+			       !strncmp(c[j].rule, c[i].rule, fam) && nj == num + (j - i) &&
+			       strlen(c[j].rule) == strlen(c[i].rule))
+				j++;
+		put(b, i ? ", " : "");
+		put_esc(b, c[i].rule);
+		if (j - i >= 3) {
+			put(b, "..");
+			put_esc(b, c[j - 1].rule + fam);
+		} else {
+			j = i + 1;
+		}
+		i = j;
+	}
+}
+
+char *wg_cf_not_applied_text(const wg_report *const *reports, size_t n)
+{
+	wg_buf b = {0};
+	wg_vec all;
+	wg_vec_init(&all, sizeof(na_count));
+	size_t readable = 0;
+	bool oom = false;
+	for (size_t i = 0; i < n && !oom; i++) {
+		const wg_report *r = reports[i];
+		readable += r != NULL;
+		for (size_t k = 0; r && k < r->not_applied.len && !oom; k++) {
+			const wg_not_applied *na = wg_vec_at(&r->not_applied, k);
+			na_count *c = NULL;
+			for (size_t j = 0; j < all.len && !c; j++) {
+				na_count *x = wg_vec_at(&all, j);
+				if (!strcmp(x->rule, na->rule) && !strcmp(x->message, na->message))
+					c = x;
+			}
+			if (!c && (c = wg_vec_push(&all)))
+				*c = (na_count){na->rule, na->message, 0};
+			if (c)
+				c->inputs++;
+			else
+				oom = true;
+		}
+	}
+	na_count *grp = all.len ? malloc(all.len * sizeof(*grp)) : NULL;
+	bool *done = all.len ? calloc(all.len, sizeof(*done)) : NULL;
+	for (size_t i = 0; grp && done && i < all.len; i++) {
+		const na_count *g = wg_vec_at(&all, i);
 		if (done[i])
 			continue;
-		const wg_not_applied *g = wg_vec_at(&r->not_applied, i);
-		put(b, i ? "; " : " ");
-		for (size_t j = i, first = 1; j < n; j++) {
-			const wg_not_applied *x = wg_vec_at(&r->not_applied, j);
-			if (done[j] || strcmp(x->message, g->message))
-				continue;
-			done[j] = true;
-			put(b, first ? "" : ", ");
-			put(b, x->rule);
-			first = 0;
+		/* one line per reason, in the order the reasons first came */
+		put(&b, "not applied: ");
+		bool first = true;
+		while (true) {
+			/* the count of the first rule left for this reason, its rules sorted */
+			const na_count *low = NULL;
+			size_t most = 0, m = 0;
+			for (size_t j = i; j < all.len; j++) {
+				const na_count *x = wg_vec_at(&all, j);
+				if (!done[j] && !strcmp(x->message, g->message) &&
+				    (!low || strcmp(x->rule, low->rule) < 0))
+					low = x;
+			}
+			if (!low)
+				break;
+			most = low->inputs;
+			for (size_t j = i; j < all.len; j++) {
+				const na_count *x = wg_vec_at(&all, j);
+				if (!done[j] && !strcmp(x->message, g->message) && x->inputs == most) {
+					grp[m++] = *x;
+					done[j] = true;
+				}
+			}
+			qsort(grp, m, sizeof(*grp), by_rule);
+			put(&b, first ? "" : ", ");
+			put_rules(&b, grp, m);
+			if (readable > 1) {
+				char cnt[64];
+				snprintf(cnt, sizeof(cnt), " to %s%zu input%s", most == readable &&
+					 most > 2 ? "all " : "", most, most == 1 ? "" : "s");
+				put(&b, cnt);
+			}
+			first = false;
 		}
-		put(b, " (");
-		put_esc(b, g->message);
-		put(b, ")");
+		put(&b, " (");
+		put_esc(&b, g->message);
+		put(&b, ")\n");
 	}
-	put(b, off);
-	put(b, "\n");
+	free(grp);
 	free(done);
+	wg_vec_free(&all);
+	if (oom) {
+		wg_buf_free(&b);
+		return NULL;
+	}
+	if (!b.s)
+		wg_buf_append(&b, "", 0);
+	return b.s;
 }
 
 /* "and 68,950 more like this": the number with thousands separators, whatever the locale. */
@@ -162,8 +259,8 @@ static void text_more(wg_buf *b, const wg_more *m, const char *dim, const char *
 	put(b, "\n");
 }
 
-/* The text of `wheelgate check`: PASS/FAIL/ERROR per input, each finding with its fix, and
- * the rules not applied. */
+/* The text of `wheelgate check`: PASS/FAIL/ERROR per input, each finding with its fix (the
+ * rules not applied close the text once for all inputs: wg_cf_not_applied_text). */
 char *wg_cf_text(const char *const *paths, const wg_report *const *reports,
 		  const char *const *errors, size_t n, wg_severity fail_on, bool color)
 {
@@ -231,7 +328,6 @@ char *wg_cf_text(const char *const *paths, const wg_report *const *reports,
 			if (!kept)
 				text_more(&b, m, dim, off);
 		}
-		text_not_applied(&b, r, dim, off);
 	}
 	if (!b.s)
 		wg_buf_append(&b, "", 0);

@@ -23,8 +23,9 @@ WG_API int wg_reports_format(char **out, wg_format format, const wg_ruleset *rs,
 	}
 	*out = NULL;
 	if (format == WG_FORMAT_TEXT || format == WG_FORMAT_TEXT_COLOR || format == WG_FORMAT_SUMMARY ||
-	    format == WG_FORMAT_GITHUB) {
+	    format == WG_FORMAT_GITHUB || format == WG_FORMAT_NOT_APPLIED) {
 		*out = format == WG_FORMAT_SUMMARY ? wg_cf_summary(target, reports, n, fail_on)
+		       : format == WG_FORMAT_NOT_APPLIED ? wg_cf_not_applied_text(reports, n)
 		       : format == WG_FORMAT_GITHUB ? wg_cf_github(target, paths, reports, errors, n, fail_on)
 		       : wg_cf_text(paths, reports, errors, n, fail_on, format == WG_FORMAT_TEXT_COLOR);
 		if (*out)

@@ -32,22 +32,29 @@ const wg_check_kind *wg_check_kind_find(const char *name)
 }
 
 
-/* The facts a rule needs, what each is called, and what gives it. */
+/* The facts a rule needs, what each is called, and what gives it: `what` when nothing was
+ * given, `env` when an environment was (its own words, never suggesting --env again). */
 static const struct {
 	unsigned fact;
-	const char *key, *what;
+	const char *key, *what, *env;
 } facts[] = {
-	{WG_FACT_PYTHON, "python", "no target Python: --target python= or --env"},
-	{WG_FACT_TORCH, "torch", "no target torch: --target torch= or --env"},
-	{WG_FACT_CUDA, "cuda", "no target CUDA: --target cuda= or --env"},
-	{WG_FACT_CXX11ABI, "cxx11abi", "no target torch C++ ABI: --target cxx11abi= or --env"},
-	{WG_FACT_GPU, "gpu", "no target GPU: --gpu"},
-	{WG_FACT_ENV, "env", "no Python environment to load the objects in: --env"},
+	{WG_FACT_PYTHON, "python", "no target Python: --target python= or --env",
+	 "no target Python (the environment did not say): --target python="},
+	{WG_FACT_TORCH, "torch", "no target torch: --target torch= or --env",
+	 "no target torch (none in the environment): --target torch="},
+	{WG_FACT_CUDA, "cuda", "no target CUDA: --target cuda= or --env",
+	 "no target CUDA (no CUDA torch in the environment): --target cuda="},
+	{WG_FACT_CXX11ABI, "cxx11abi", "no target torch C++ ABI: --target cxx11abi= or --env",
+	 "no target torch C++ ABI (no torch in the environment): --target cxx11abi="},
+	{WG_FACT_GPU, "gpu", "no target GPU: --gpu", "no target GPU: --gpu"},
+	{WG_FACT_ENV, "env", "no Python environment to load the objects in: --env", NULL},
 	{WG_FACT_FILENAME, "filename",
-	 "no wheel filename for its name, version and tags: --stdin-filename NAME for stdin"},
+	 "no wheel filename for its name, version and tags: --stdin-filename NAME for stdin", NULL},
 	{WG_FACT_INSTALL, "install",
 	 "not judged as an install into the environment (check --env, the pip gate): what it "
-	 "would break among the installed distributions is not known"},
+	 "would break among the installed distributions is not known",
+	 "not part of the install judged: what it would break among the installed "
+	 "distributions is not known"},
 };
 
 static unsigned fact_of_key(const char *k)
@@ -87,7 +94,7 @@ static unsigned lacking(const wg_rule *r, const wg_target *t, const wg_scan *sca
 }
 
 static int add_not_applied(wg_report *r, const wg_rule *rule, const wg_target *t,
-			   unsigned lacks)
+			   const wg_scan *scan, unsigned lacks)
 {
 	wg_buf keys = {0}, what = {0};
 	int rc = WG_OK;
@@ -98,7 +105,17 @@ static int add_not_applied(wg_report *r, const wg_rule *rule, const wg_target *t
 		if (!(lacks & facts[i].fact))
 			continue;
 		const char *w = facts[i].fact == WG_FACT_GPU && t->gpu_auto && t->gpu_auto_none[0]
-					? none : facts[i].what;
+					? none : t->env && facts[i].env ? facts[i].env : facts[i].what;
+		/* An installed distribution keeps no filename, and nothing can give it one. */
+		if (facts[i].fact == WG_FACT_FILENAME && scan->kind == WG_SCAN_INSTALLED)
+			w = "an installed distribution keeps no wheel filename (its name, version and "
+			    "tags)";
+		/* A wheel file (not stdin) whose name does not parse: its name is the problem. */
+		if (facts[i].fact == WG_FACT_FILENAME && scan->kind == WG_SCAN_WHEEL &&
+		    scan->fields[WG_WHEEL_FILENAME_ERROR] && scan->path && strcmp(scan->path, "-") &&
+		    strcmp(scan->path, "<stdin>"))
+			w = "its filename does not parse as NAME-VERSION-TAGS.whl: no name, version "
+			    "and tags";
 		if (keys.len && (rc = wg_buf_append(&keys, ",", 1)) == WG_OK)
 			rc = wg_buf_append(&what, " and ", 5);
 		if (rc == WG_OK && (rc = wg_buf_append(&keys, facts[i].key, strlen(facts[i].key))) == WG_OK)
@@ -212,8 +229,14 @@ static int wg_check_impl(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, 
 			continue;
 		unsigned lacks = lacking(rule, target, scan);
 		if (lacks) {
-			/* Not silently: the report says which rules a missing fact left out. */
-			rc = add_not_applied(r, rule, target, lacks);
+			/* Not silently: the report says which rules a missing fact left out, where
+			 * they could have found something (cause.c: a loader rule in an input with
+			 * ELF objects, a GPU rule with CUDA code...). */
+			unsigned about = 0;
+			wg_rule_cause(rule, &about);
+			if (!wg_input_holds(scan, about))
+				continue;
+			rc = add_not_applied(r, rule, target, scan, lacks);
 			continue;
 		}
 		if (!applies(rule, target))
@@ -231,6 +254,8 @@ static int wg_check_impl(wg_report **out, wg_scanner *sc, const wg_ruleset *rs, 
 	wg_rmatch_free(md);
 	wg_vec_free(&cc.ld_issues);
 	wg_analysis_free(an);
+	if (rc == WG_OK)
+		rc = wg_report_order(r, rs); /* causes first (cause.c) */
 	if (rc == WG_ELIMIT && cc.limit_list) {
 		wg_report_free(r);
 		return wg_seterr(&sc->err, rc, "%s: rule %s not decided: its '%s' pattern ran past the "

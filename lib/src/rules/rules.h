@@ -74,6 +74,34 @@ const wg_check_kind *wg_check_kind_find(const char *name);
  * or NULL when there is no such list, and (needs, unless NULL) the WG_FACT_* it needs; the names of every list, ", "-separated, into buf. */
 const char *const *wg_match_fact_vars(const char *name, unsigned *needs);
 size_t wg_match_fact_names(char *buf, size_t n);
+/** Whether name is a fact list of match, and whether it is a list of each object and a list of
+ * the wheel's filename and metadata. */
+bool wg_match_fact_info(const char *name, bool *object, bool *wheel);
+
+/* ---- causes first (cause.c) ---- */
+
+/* Where a rule's findings stand in a report: causes before what they make fail. */
+typedef enum {
+	WG_CAUSE_INPUT,  /* the input as read: unreadable, zip structure, RECORD, names */
+	WG_CAUSE_TAGS,   /* what the wheel says it is for: tags, target Python, metadata */
+	WG_CAUSE_NEEDS,  /* what its objects need of the target: libc, C++ ABI, CUDA runtime */
+	WG_CAUSE_LOADER, /* what the loader does with them (WG-LD-*) */
+	WG_CAUSE_GPU,    /* what a kernel launch does */
+	WG_CAUSE_CODE,   /* what the Python code imports */
+	WG_CAUSE_OTHER,  /* a kind not placed: last */
+} wg_cause;
+
+/* What an input must hold for a rule to find anything in it (0: anything). */
+#define WG_ABOUT_OBJECTS 1u      /* an ELF object */
+#define WG_ABOUT_CUDA 2u         /* an object with CUDA code */
+#define WG_ABOUT_TORCH_STRING 4u /* an object with torch C++ symbols that carry std::string */
+
+/** The rule's rank and (unless NULL) what an input must hold for it to find anything. */
+wg_cause wg_rule_cause(const wg_rule *r, unsigned *about);
+/** Whether the input holds what `about` (WG_ABOUT_*) asks. */
+bool wg_input_holds(const wg_scan *scan, unsigned about);
+/** Sorts the report's findings (and those counted past the bounds) cause first, stably. */
+int wg_report_order(wg_report *r, const wg_ruleset *rs);
 
 typedef struct {
 	const char *rule, *title, *message, *fix, *path, *member, *symbol, *file;

@@ -502,6 +502,14 @@ const char *const *wg_match_fact_vars(const char *name, unsigned *needs)
 	return f ? f->vars : NULL;
 }
 
+bool wg_match_fact_info(const char *name, bool *object, bool *wheel)
+{
+	const struct fact *f = fact_find(name);
+	*object = f && f->object;
+	*wheel = f && f->vars == v_wheel;
+	return f != NULL;
+}
+
 size_t wg_match_fact_names(char *buf, size_t n)
 {
 	size_t o = 0;
