@@ -49,6 +49,8 @@ typedef struct check_command {
 	 * Listed in JSON as "not_audited" and counted in its summary. */
 	size_t (*not_checked)(const char *const **paths, const char *const **why, void *payload);
 	void *payload;
+	/** Where --verbose is written (audit: name what is not checked); NULL: no --verbose. */
+	bool *verbose;
 } check_command;
 int check_main(int argc, char **argv, const check_command *cmd);
 /** The options check and the commands built on it share, for their --help. */

@@ -260,32 +260,11 @@ static char *note(const wg_scan *scan, void *payload)
 	return out;
 }
 
-/* --verbose is audit's own (check has nothing more to say per input): taken out of the
- * arguments before check's parser reads them, up to a "--". */
-static int take_verbose(int argc, char **argv, bool *verbose)
-{
-	int o = 1;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			while (i < argc)
-				argv[o++] = argv[i++];
-			break;
-		}
-		if (!strcmp(argv[i], "--verbose"))
-			*verbose = true;
-		else
-			argv[o++] = argv[i];
-	}
-	argv[o] = NULL;
-	return o;
-}
-
 int cmd_audit(int argc, char **argv)
 {
 	audit_state st = {0};
-	argc = take_verbose(argc, argv, &st.verbose);
 	const check_command audit = {"wheelgate audit", help, inputs, label, note, not_checked,
-				     &st};
+				     &st, &st.verbose};
 	int status = check_main(argc, argv, &audit);
 	for (size_t i = 0; i < st.neggs; i++)
 		free(st.eggs_seen[i]);

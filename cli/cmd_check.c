@@ -152,7 +152,7 @@ static int parse_args(check_args *a, int argc, char **argv)
 {
 	enum { O_LIST = PO_END, O_SELFTEST, O_ENV, O_STDIN_NAME, O_MAX_STDIN, O_ONLY, O_TOGETHER,
 	       O_LOCK, O_ALLOW_NO_WHEEL, O_ALLOW_UNHASHED, O_WRITE_BASELINE, O_FACTS_DIR,
-	       O_FROM_FACTS, O_MAX_RULE_FINDINGS, O_MAX_FINDINGS, O_LIMIT, O_EXPLAIN };
+	       O_FROM_FACTS, O_MAX_RULE_FINDINGS, O_MAX_FINDINGS, O_LIMIT, O_EXPLAIN, O_VERBOSE };
 	/* the pipeline's options among check's own, in the order --help gives them */
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, PO_TARGET}, {"gpu", required_argument, NULL, PO_GPU},
@@ -160,6 +160,7 @@ static int parse_args(check_args *a, int argc, char **argv)
 		{"enable", required_argument, NULL, PO_ENABLE}, {"config", required_argument, NULL, PO_CONFIG},
 		{"no-config", no_argument, NULL, PO_NOCONFIG}, {"list-rules", no_argument, NULL, O_LIST},
 		{"self-test", no_argument, NULL, O_SELFTEST}, {"explain", no_argument, NULL, O_EXPLAIN},
+		{"verbose", no_argument, NULL, O_VERBOSE},
 		PIPELINE_FORMAT_OPTION,
 		{"fail-on", required_argument, NULL, PO_FAILON}, {"output", required_argument, NULL, 'o'},
 		{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
@@ -200,6 +201,14 @@ static int parse_args(check_args *a, int argc, char **argv)
 		if (!mode && c == O_ONLY) {
 			pipeline_fail(p, "--only is an option of 'wheelgate audit'\n");
 			return EXIT_USAGE;
+		}
+		if (c == O_VERBOSE) {
+			if (!mode || !mode->verbose) {
+				pipeline_fail(p, "--verbose is an option of 'wheelgate audit'\n");
+				return EXIT_USAGE;
+			}
+			*mode->verbose = true;
+			continue;
 		}
 		int taken = pipeline_option(p, c, optarg);
 		if (taken != 1) {
