@@ -735,10 +735,22 @@ int cmd_select(int argc, char **argv)
 			fprintf(stderr, " (%.2f s)\n", now() - t0);
 			not_applied na[64];
 			size_t nna = select_not_applied(na, sizeof(na) / sizeof(na[0]), order, n);
-			for (size_t i = 0; i < nna; i++)
-				fprintf(stderr, "%s%s (%s)%s", i ? "; " : SELECT_PROG ": not judged, for "
-					"lack of a fact: ", esc(na[i].rule), esc(na[i].message),
-					i + 1 == nna ? "\n" : "");
+			/* the rules one reason leaves out together, each reason once */
+			bool said[64] = {false};
+			for (size_t i = 0; i < nna; i++) {
+				if (said[i])
+					continue;
+				fprintf(stderr, "%s%s", i ? "; " : SELECT_PROG ": not judged, for lack "
+					"of a fact: ", esc(na[i].rule));
+				for (size_t j = i + 1; j < nna; j++)
+					if (!said[j] && !strcmp(na[j].message, na[i].message)) {
+						said[j] = true;
+						fprintf(stderr, ", %s", esc(na[j].rule));
+					}
+				fprintf(stderr, " (%s)", esc(na[i].message));
+			}
+			if (nna)
+				fputc('\n', stderr);
 		}
 		if (chosen && !a.p.quiet) {
 			select_print_table((const candidate *const *)order, n, chosen, n);

@@ -417,6 +417,11 @@ def what_is_not_judged_is_said():
     assert lie["verdict"] == "rejected", lie  # the ABI is judged from cxx11abi=1
     rc, out, err = select("--target", "python=" + py, WHEELS)
     assert "not judged, for lack of a fact: " in err and "WG-ABI-001" in err, err
+    # each reason once, naming every rule it leaves out (issue 29: said once)
+    line = [l for l in err.splitlines() if "not judged, for lack of a fact: " in l][0]
+    reasons = re.findall(r"\(([^()]*(?:\([^()]*\)[^()]*)*)\)(?:; |$)", line)
+    assert reasons and len(reasons) == len(set(reasons)), line
+    assert re.search(r"WG-LD-001, WG-LD-002, [^;]*WG-LD-005", line), line
     if liar() in out:
         assert "WG-LABEL-001" in err.split(liar())[1].split("\n  ")[1], err
 

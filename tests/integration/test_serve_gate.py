@@ -140,13 +140,15 @@ _slow = None
 
 
 def slow_wheel():
-    """A pure wheel of 24 modules of 1 MiB of import lines each: real work for the import
-    checks (about 1-3 s here), with nothing wrong in it as a wheel."""
+    """A pure wheel of 48 modules of 1 MiB of import lines each: real work for the import
+    checks (about 2 s on the 2-core machine; 24 modules took 0.95 s there by 2026-11, too
+    short for the --queue-wait test), with nothing wrong in it as a wheel. The tests that
+    need it slow say so when it was not."""
     global _slow
     if _slow:
         return _slow
     files = {"slowpkg/__init__.py": b""}
-    for k in range(24):
+    for k in range(48):
         lines, size, i = [], 0, 0
         while True:
             l = "from slowpkg.m%d_%d import f%d\nimport slowpkg.n%d_%d as h%d\n" % (k, i, i, k,
@@ -377,6 +379,9 @@ def full_queue_and_long_wait_answer_503():
         time.sleep(0.3)
         st, h, body, secs = exchange(srv.port, check_req(wheel(GOOD), GOOD), "127.0.0.3")
         t.join(120)
+        # the premise: the slow check outlasted the good one's arrival and its 1 s wait
+        assert out["a"][2] > 1.5, "the slow wheel took %.2f s: too fast for this test" % (
+            out["a"][2])
         assert st == 503 and b"--queue-wait" in body, (st, body)
         assert 0.9 <= secs < 3, secs
         assert srv.stop() == 0
