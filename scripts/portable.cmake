@@ -5,6 +5,8 @@
 # and scripts/python-wheel.py --portable copies them into the wheel (wheelgate.libs/) the way
 # auditwheel does. What stays shared, and why:
 #   libzip         no libzip.a in Debian 12
+#   libisal        no libisal.a in Debian 12 (libisal-dev ships libisal.so only); libisal.so.2
+#                  needs only glibc 2.4
 #   libcurl        libcurl.a needs nghttp2, librtmp, libssh2, libpsl, GSSAPI and OpenLDAP:
 #                  none has an archive
 #   libmicrohttpd  libmicrohttpd.a needs GnuTLS, whose libgnutls.a needs p11-kit and

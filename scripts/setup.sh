@@ -16,7 +16,8 @@ done
 pkgs=(build-essential cmake pkg-config
       libzip-dev binutils-dev libiberty-dev libpcre2-dev libyaml-dev libjansson-dev
       libssl-dev libcsv-dev libzstd-dev liblz4-dev libtomlplusplus-dev zlib1g-dev
-      libmicrohttpd-dev libcurl4-openssl-dev libdeflate-dev libxml2-dev)
+      libmicrohttpd-dev libcurl4-openssl-dev libdeflate-dev libxml2-dev
+      libisal-dev) # libisal-dev: ISA-L's igzip, members inflated as streams (input/zip_stream.c)
 if $test; then
   # Check for the unit tests; g++ builds the ABI fixtures; python3 generates wheel fixtures
   # and runs the CLI tests; python3-jsonschema validates JSON output; zip/unzip for the

@@ -29,6 +29,7 @@ static const struct {
 	{ "errors", suite_errors },
 	{ "report_api", suite_report_api },
 	{ "select", suite_select },
+	{ "stream", suite_stream },
 };
 
 /* The exit status of a run that skipped a test and failed none (CTest's SKIP_RETURN_CODE). */

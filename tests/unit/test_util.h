@@ -56,5 +56,6 @@ Suite *suite_sysver(void);
 Suite *suite_facts(void);
 Suite *suite_report_api(void);
 Suite *suite_select(void);
+Suite *suite_stream(void);
 
 #endif

@@ -78,6 +78,47 @@ int wg_zip_view(wg_zip *z, uint64_t i, uint64_t declared, wg_zbuf *b, wg_chunk_c
  * memory (a mapped archive of 760 MB is not all held at the end). */
 void wg_zip_release(wg_zip *z, uint64_t i);
 
+/* ---- members streamed (zip_stream.c: ISA-L) ---- */
+
+/** A worker's state for streamed members, made once and reused member to member: its block
+ * buffer, ISA-L's inflate state and a SHA-256 context. Nothing else is allocated while a
+ * member streams, whatever its size. */
+typedef struct wg_zstream wg_zstream;
+#define WG_ZSTREAM_BLOCK (1u << 20) /* the default block buffer */
+/** block: the buffer's size in bytes (0: WG_ZSTREAM_BLOCK); NULL when out of memory. */
+wg_zstream *wg_zstream_new(size_t block);
+void wg_zstream_free(wg_zstream *s);
+/** The size of s's block buffer: no block handed on is longer. */
+size_t wg_zstream_block(const wg_zstream *s);
+/** The member's bytes [off, off + n), in order; valid during the call only. A negative return
+ * stops the stream and is returned. */
+typedef int (*wg_block_cb)(const uint8_t *data, size_t n, uint64_t off, void *payload);
+/** A member streamed to its end: its size, CRC-32 (both as the directory says) and SHA-256. */
+typedef struct {
+	uint64_t size;
+	uint32_t crc;
+	uint8_t sha256[32];
+} wg_zstream_sum;
+/**
+ * Member i in one pass, in blocks of at most wg_zstream_block(s) bytes handed to cb (cb may
+ * be NULL): a stored member from the archive's bytes in place, a deflated one inflated by
+ * ISA-L into s's buffer; CRC-32 and SHA-256 read each block. Fails (one line naming the file
+ * and member) on a corrupt or truncated deflate stream, data longer than `declared` (found at
+ * its first byte past it: a bomb stops there) or shorter, or a CRC that differs from the
+ * directory's; then *sum is not filled. Work is bounded by the member's compressed bytes.
+ * Returns 1 when the member is not one to stream (not stored or deflated, encrypted, not
+ * located, an archive read from a descriptor, an empty deflated member): read it with
+ * wg_zip_read. Needs wg_zip_stat of member i first; members may stream at once on different
+ * threads, each with its own s.
+ */
+int wg_zip_stream(wg_zip *z, uint64_t i, uint64_t declared, wg_zstream *s, wg_block_cb cb,
+		  void *payload, wg_zstream_sum *sum, wg_err *err);
+/** For a wg_block_cb that keeps a range of a member as it passes: copies the bytes of the
+ * block [off, off + n) that fall in [from, from + len) to dst + (their offset - from); returns
+ * how many. */
+size_t wg_span_take(uint8_t *dst, uint64_t from, uint64_t len, const uint8_t *data, size_t n,
+		    uint64_t off);
+
 /* ---- member sources (installed.c): what the wheel reader reads members from ---- */
 
 /** A zip archive or an installed distribution, read the same way. */

@@ -2,7 +2,8 @@
  * Private to the zip reader's files, the only users of libzip: zip.c (the archive opened:
  * its bounds checked before libzip, libzip over the mapped bytes), zip_layout.c (the layout
  * libzip does not check, and each member's directory entry) and zip_read.c (members read:
- * views inflated by libdeflate, or streamed through libzip).
+ * views inflated by libdeflate, or streamed through libzip) and zip_stream.c (members streamed
+ * through ISA-L in constant memory).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #ifndef WG_INPUT_ZIP_INTERNAL_H
