@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Speed of `wheelgate check` side by side with what it is measured against (issue 14, point 5):
 # `unzip -p W >/dev/null`, `auditwheel show W` (given a source tree) and bench_floor (mapped
-# wheel, libdeflate, SHA-256 and CRC-32 of every member: the floor), with 1 and 2 threads, on
-# a deflated wheel of CUDA libraries, its stored twin and a wheel of 20,000 tiny members.
+# wheel, libdeflate, SHA-256 and CRC-32 of every member: the floor; and its ISA-L streaming
+# mode, bench_floor -s, each member inflated into one 1 MiB buffer per thread), with 1 and 2
+# threads, on a deflated wheel of CUDA libraries, its stored twin and a wheel of 20,000 tiny
+# members. Every row says its peak RSS and peak anonymous RSS (bench/speed_run.py).
 # Medians of RUNS interleaved rounds (every command once per round, the page cache warmed
 # before each); each ratio is the median of its per-round ratios. See bench/speed.md.
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
 	--deflated) [ $# -ge 2 ] || die "--deflated needs a wheel"; DEFLATED=$2; shift ;;
 	--stored) [ $# -ge 2 ] || die "--stored needs a wheel"; STORED=$2; shift ;;
 	--tiny) [ $# -ge 2 ] || die "--tiny needs a wheel"; TINY=$2; shift ;;
-	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1 (see --help)" ;;
 	*) [ -z "$BUILD" ] || die "one BUILD_DIR only"; BUILD=$1 ;;
 	esac
@@ -99,6 +101,8 @@ measure() {
 	fi
 	labels+=("floor -j 1"); cmds+=("$FLOOR -j 1 $w")
 	labels+=("floor -j 2"); cmds+=("$FLOOR -j 2 $w")
+	labels+=("floor -s -j 1"); cmds+=("$FLOOR -s -j 1 $w")
+	labels+=("floor -s -j 2"); cmds+=("$FLOOR -s -j 2 $w")
 	: >"$out/$kind.tsv"
 	for r in $(seq "$RUNS"); do
 		for i in "${!labels[@]}"; do

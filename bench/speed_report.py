@@ -86,6 +86,8 @@ def main():
            "check within 1.3x of the 2-thread floor")
     target("deflated: floor -j 1 / check", "deflated", "floor -j 1", None, 0,
            "no target (the issue's table: 0.55 before)")
+    target("deflated: floor -s -j 2 / check", "deflated", "floor -s -j 2", None, 0,
+           "no target (ISA-L streamed, constant memory: issue 30's floor)")
     target("stored: auditwheel show / check", "stored", "auditwheel show", ">=", 2,
            "check 2x faster than auditwheel show")
     target("stored: unzip -p / check", "stored", "unzip -p", None, 0, "no target")

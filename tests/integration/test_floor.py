@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench_floor (bench/floor.c, the floor of bench/speed.sh) is held to Python's zipfile: on
 wheels made by bench/make-wheel.py (deflated, stored, tiny members) it reports every member
-with the CRC-32 and SHA-256 of its inflated bytes, with 1 and 2 threads, and exits 0; a byte
+with the CRC-32 and SHA-256 of its inflated bytes, with 1 and 2 threads, inflating whole with
+libdeflate or streaming through ISA-L (-s), and exits 0; a byte
 flipped in a member's data is reported, naming the member, with exit 1 (a CRC mismatch for a
 stored member), as zipfile finds it too.
 
@@ -49,16 +50,21 @@ def floor(wheel, *args):
                           timeout=120)
 
 
+MODES = ((), ("-s",))  # libdeflate whole, ISA-L streamed
+SAYS = {(): "; libdeflate whole, peak RSS ", ("-s",): "; ISA-L streamed, peak RSS "}
+
+
 def agrees(wheel):
     rows, size, comp = expected(wheel)
-    for j in ("1", "2"):
-        p = floor(wheel, "-j", j, "-v")
-        assert p.returncode == 0, (j, p.returncode, p.stderr)
-        lines = p.stdout.splitlines()
-        assert lines[:-1] == rows, (j, lines[:5], rows[:5])
-        assert lines[-1].startswith("members %d, %d bytes inflated from %d, %s thread"
-                                    % (len(rows), size, comp, j)), lines[-1]
-        assert lines[-1].endswith(" 0 bad"), lines[-1]
+    for mode in MODES:
+        for j in ("1", "2"):
+            p = floor(wheel, *mode, "-j", j, "-v")
+            assert p.returncode == 0, (mode, j, p.returncode, p.stderr)
+            lines = p.stdout.splitlines()
+            assert lines[:-1] == rows, (mode, j, lines[:5], rows[:5])
+            assert lines[-1].startswith("members %d, %d bytes inflated from %d, %s thread"
+                                        % (len(rows), size, comp, j)), lines[-1]
+            assert " 0 bad" + SAYS[mode] in lines[-1], lines[-1]
 
 
 def data_offset(wheel, member):
@@ -112,19 +118,21 @@ def tiny_members_agree_with_zipfile():
 @test
 def stored_flip_is_a_crc_mismatch():
     bad = flipped(make("stored2", "--stored", SO), MEMBER)
-    for j in ("1", "2"):
-        p = floor(bad, "-j", j)
-        assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
-        assert MEMBER + ": CRC-32 " in p.stderr and "the directory says" in p.stderr, p.stderr
-        assert p.stdout.rstrip().endswith(" 1 bad"), p.stdout
+    for mode in MODES:
+        for j in ("1", "2"):
+            p = floor(bad, *mode, "-j", j)
+            assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+            assert MEMBER + ": CRC-32 " in p.stderr and "the directory says" in p.stderr, p.stderr
+            assert " 1 bad" + SAYS[mode] in p.stdout, p.stdout
 
 
 @test
 def deflated_flip_is_reported():
     bad = flipped(make("deflated2", SO), MEMBER)
-    p = floor(bad, "-j", "2")
-    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
-    assert (MEMBER + ": CRC-32 ") in p.stderr or (MEMBER + ": does not inflate") in p.stderr, p.stderr
+    for mode in MODES:
+        p = floor(bad, *mode, "-j", "2")
+        assert p.returncode == 1, (mode, p.returncode, p.stdout, p.stderr)
+        assert (MEMBER + ": CRC-32 ") in p.stderr or (MEMBER + ": does not inflate") in p.stderr, p.stderr
 
 
 @test
