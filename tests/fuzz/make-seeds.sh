@@ -11,11 +11,13 @@ src=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$src/../.." && pwd)
 [ -d "$fix/wheels" ] || { echo "make-seeds: $fix/wheels: no fixtures (build the tests first)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts,python,records,index}
+mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts,python,records,index,stream}
 max=262144 # libFuzzer's -max_len in the runs below
 
 # wheel: the fixture wheels small enough to mutate
 find "$fix/wheels" -name '*.whl' -size -${max}c -exec cp {} "$out/wheel/" \;
+# stream: the same wheels, their members streamed (input/zip_stream.c)
+cp "$out"/wheel/*.whl "$out/stream/"
 # elf: every small ELF fixture, without the magic the harness prepends
 n=0
 while IFS= read -r f; do
