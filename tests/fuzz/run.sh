@@ -15,7 +15,8 @@
 # Prints a line per harness: seconds, CPU seconds, inputs run, corpus size, findings; and the
 # total; then one line per finding: its kind, harness, file, size, what it means and how to
 # replay it. Exit status 1 when anything was found (each finding belongs in
-# tests/fuzz/regress/<h>/, see its README).
+# tests/fuzz/regress/<h>/, see its README), and when a harness did not fuzz: no input run, or
+# an exit with an error and no finding (a missing binary or dictionary, a flag refused).
 set -uo pipefail
 [ $# -ge 4 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
 bin=$1 seeds=$2 out=$3 secs=$4 par=${5:-$(nproc)} jobs=${6:-1}
@@ -127,7 +128,20 @@ export bin seeds out secs jobs src slow tmo rss
 printf '%s\n' $harnesses | xargs -P "$par" -I{} bash -c 'one {}'
 cat "$out"/stat-*
 awk '{ w += $2; c += $4; n += $6; f += $11 } END { printf "all       %d CPU-seconds (%.1f CPU-minutes), %d inputs, %d findings\n", c, c / 60, n, f }' "$out"/stat-*
-[ -z "$(ls -A "$out/findings")" ] && exit 0
+# A harness that ran no input, or ended with an error it left no finding for (a missing
+# dictionary, a bad flag), did not fuzz: that fails the run as a finding does.
+broken=0
+for h in $harnesses; do
+	rc=$(tail -1 "$out/log-$h" 2>/dev/null | sed -n 's/^rc //p')
+	execs=$(awk '{ print $6 }' "$out/stat-$h" 2>/dev/null)
+	if [ "${execs:-0}" = 0 ] || { [ "${rc:-1}" != 0 ] && [ -z "$(find "$out/findings" -name "$h-*" -type f)" ]; }; then
+		broken=$((broken + 1))
+		echo "HARNESS DID NOT RUN: fuzz_$h (exit ${rc:-none}, ${execs:-0} inputs); the end of $out/log-$h:"
+		tail -5 "$out/log-$h" 2>/dev/null | sed 's/^/  /'
+	fi
+done
+[ -z "$(ls -A "$out/findings")" ] && [ "$broken" = 0 ] && exit 0
+[ -z "$(ls -A "$out/findings")" ] && { echo "FUZZING FAILED: $broken harness(es) did not run"; exit 1; }
 
 # Every finding, named: <harness>-<kind>-<sha1>, kind as libFuzzer writes it.
 echo "FINDINGS: each fails this run; reproduce with the harness and the file, then keep it in"
