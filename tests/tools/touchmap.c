@@ -439,7 +439,14 @@ int main(int argc, char **argv)
 	sa.sa_sigaction = on_segv;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigaction(SIGSEGV, &sa, NULL);
-	int rc = 0;
+	int rc = 0, nfiles = 0;
+	for (int i = 1; i < argc; i++)
+		nfiles += strcmp(argv[i], "-v") != 0;
+	if (!nfiles) {
+		fprintf(stderr, "usage: wg-touchmap [-v] FILE...  (which bytes of each ELF object the "
+			"fact readers read: docs/stream-touchmap.md)\n");
+		return 2;
+	}
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-v")) {
 			verbose = 1;
