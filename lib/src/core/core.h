@@ -17,6 +17,12 @@
 
 #define WG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* ---- edit distance (suggest.c) ---- */
+
+/** Levenshtein distance from a to b (each at most 64 bytes, else SIZE_MAX); same(x, y) says
+ * whether two letters match (NULL: equal ignoring ASCII case). */
+size_t wg_edit_distance(const char *a, const char *b, bool (*same)(char x, char y));
+
 /* ---- errors (error.c) ---- */
 
 typedef struct {

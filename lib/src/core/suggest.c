@@ -9,12 +9,18 @@
 
 #include "core/core.h"
 
-/* Levenshtein distance of a and b ignoring case, or SIZE_MAX past 64 characters. */
-static size_t distance(const char *a, const char *b)
+static bool same_letter(char x, char y)
+{
+	return tolower((unsigned char)x) == tolower((unsigned char)y);
+}
+
+size_t wg_edit_distance(const char *a, const char *b, bool (*same)(char x, char y))
 {
 	size_t la = strlen(a), lb = strlen(b), row[65];
 	if (la > 64 || lb > 64)
 		return (size_t)-1;
+	if (!same)
+		same = same_letter;
 	for (size_t j = 0; j <= lb; j++)
 		row[j] = j;
 	for (size_t i = 1; i <= la; i++) {
@@ -22,8 +28,7 @@ static size_t distance(const char *a, const char *b)
 		row[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
 			size_t up = row[j];
-			size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-			size_t best = diag + cost;
+			size_t best = diag + !same(a[i - 1], b[j - 1]);
 			if (row[j] + 1 < best)
 				best = row[j] + 1;
 			if (row[j - 1] + 1 < best)
@@ -47,7 +52,7 @@ WG_API const char *wg_suggest(const char *word, const char *const *names, size_t
 	for (size_t i = 0; i < n; i++) {
 		if (!names[i])
 			continue;
-		size_t d = distance(word, names[i]);
+		size_t d = wg_edit_distance(word, names[i], NULL);
 		if (d < bestd) {
 			bestd = d;
 			best = names[i];

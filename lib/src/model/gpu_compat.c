@@ -39,30 +39,11 @@ static void name_key(char *out, size_t n, const char *s)
 	out[o] = '\0';
 }
 
-/* Edits (insert, delete, substitute) from a to b, both keys (at most 63 bytes). */
-static size_t edits(const char *a, const char *b)
+/* Two letters of keys (lower case) that match: the letter O typed for a zero costs nothing,
+ * so "H2O" is H20 first. */
+static bool same_key_letter(char x, char y)
 {
-	size_t la = strlen(a), lb = strlen(b), row[64];
-	if (la > 63 || lb > 63)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			/* the letter O typed for a zero costs nothing: "H2O" is H20 first */
-			bool same = a[i - 1] == b[j - 1] || (a[i - 1] == 'o' && b[j - 1] == '0');
-			size_t up = row[j], best = diag + !same;
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[lb];
+	return x == y || (x == 'o' && y == '0');
 }
 
 /* The known GPU whose key is fewest edits from key (a typo: "H2O" for H20), or NULL when
@@ -72,7 +53,7 @@ static const struct gpu_row *closest(const wg_cuda_data *d, const char *key)
 	const struct gpu_row *best = NULL;
 	size_t bd = SIZE_MAX, limit = strlen(key) / 3 ? strlen(key) / 3 : 1;
 	for (size_t i = 0; i < d->ngpus; i++) {
-		size_t e = edits(key, d->gpus[i].key);
+		size_t e = wg_edit_distance(key, d->gpus[i].key, same_key_letter);
 		if (e < bd) {
 			bd = e;
 			best = &d->gpus[i];
