@@ -49,6 +49,10 @@ static void help(FILE *f)
 		LIMIT_HELP
 		"  -j, --jobs N      threads reading a wheel's members (default: one per CPU\n"
 		"                    this process may use; 1: no threads); same output for any N\n"
+		"  --read-stats      say on stderr how each wheel's members were read: those over\n"
+		"                    max_member_held (8M; --limit max_member_held=SIZE) streamed,\n"
+		"                    the bytes of their ELF objects kept, and the passes made again\n"
+		"                    for bytes a reader needed and the first pass did not keep\n"
 		"  -h, --help        show this help\n"
 		"\n"
 		"exit status: 0 when every input was read and nothing is wrong with it,\n"
@@ -64,7 +68,7 @@ static void help(FILE *f)
 typedef struct {
 	const char *stdin_name;
 	uint64_t max_stdin; /* 0: the library's default */
-	bool json, members, compact, entries;
+	bool json, members, compact, entries, read_stats;
 	long long max_entries; /* --entries=N: -1 the library's default, 0 all */
 	const char *limits[32]; /* --limit NAME=VALUE, checked when parsed */
 	size_t nlimits;
@@ -83,7 +87,7 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 		{"gpu", required_argument, NULL, 'g'}, {"entries", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},      {"stdin-filename", required_argument, NULL, 'n'},
 		{"max-stdin", required_argument, NULL, 'M'}, {"jobs", required_argument, NULL, 'j'},
-		{"limit", required_argument, NULL, 'L'},
+		{"limit", required_argument, NULL, 'L'}, {"read-stats", no_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0}};
 	int c;
 	*a = (inspect_args){.entries = true, .max_entries = -1, .syms = SYMS_DEFAULT};
@@ -97,6 +101,7 @@ static int parse_args(inspect_args *a, int argc, char **argv)
 			break;
 		case 'O': a->json = true; break;
 		case 'm': a->members = true; break;
+		case 'R': a->read_stats = true; break;
 		case 'c': a->compact = true; break;
 		case 's':
 			if (!strcmp(optarg, "all"))
@@ -201,6 +206,23 @@ static int read_input(wg_scanner *sc, const inspect_args *a, size_t max_stdin, c
 	return rc;
 }
 
+/* --read-stats: one line on stderr for a wheel that streamed a member. */
+static void say_read_stats(const char *path, const wg_scan *scan)
+{
+	wg_read_stats st = WG_READ_STATS_INIT;
+	if (wg_scan_read_stats(&st, scan) < 0)
+		return;
+	fprintf(stderr, "%s: %llu members streamed (%.1f MB); %llu ELF objects read sparsely "
+		"(%.1f MB), %.1f MB kept (%.2f%%, at most %.1f MB for one); %llu passes again "
+		"over %llu objects, %.1f MB streamed again (%.2f%%)\n", esc(path),
+		(unsigned long long)st.streamed, st.streamed_bytes / 1e6,
+		(unsigned long long)st.sparse_objects, st.sparse_bytes / 1e6, st.kept_bytes / 1e6,
+		st.sparse_bytes ? 100.0 * (double)st.kept_bytes / (double)st.sparse_bytes : 0.0,
+		st.kept_max / 1e6, (unsigned long long)st.extra_passes,
+		(unsigned long long)st.extra_objects, st.refetched_bytes / 1e6,
+		st.sparse_bytes ? 100.0 * (double)st.refetched_bytes / (double)st.sparse_bytes : 0.0);
+}
+
 /* The document of each input: added to the JSON (doc), or its text printed as it comes.
  * Returns the input's exit status. */
 static int put_input(wg_inspect *doc, const wg_scan *scan, unsigned tflags, const wg_gpu *gpus,
@@ -263,6 +285,8 @@ static int inspect_inputs(const inspector *k, char **args, size_t nargs)
 			status = EXIT_USAGE;
 		}
 		/* A directory with only wheels below it: they are the inputs. */
+		if (k->a->read_stats)
+			say_read_stats(path, scan);
 		if (!wg_scan_wheel_count(scan) || wg_scan_object_count(scan) ||
 		    wg_scan_problem_count(scan)) {
 			int st = put_input(k->doc, scan, k->tflags, k->gpus, k->a->ngpus);

@@ -318,7 +318,7 @@ static const struct {
 	L32(max_symbols), L32(max_files), L64(max_text_total), L64(max_python_bytes),
 	L32(max_python_lines), L32(max_record_rows), L64(max_rule_file), L64(max_stdin),
 	L64(max_cache_entry), L32(max_rule_findings), L32(max_findings), L32(max_problems),
-	L32(max_fatbin_entries), L32(max_listed_entries),
+	L32(max_fatbin_entries), L32(max_listed_entries), L64(max_member_held),
 #undef L64
 #undef L32
 };

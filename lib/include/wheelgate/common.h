@@ -187,17 +187,24 @@ typedef struct wg_options {
 	/** Fatbin entries listed per object in inspect's JSON (default 1000); the rest are counted
 	 * ("entries_not_listed"). 0: all listed. */
 	uint32_t max_listed_entries;
+	/* version 5: memory per member (issue 30) */
+	/** Largest wheel member read whole into memory (default 8 MiB). A larger one is
+	 * streamed: hashed and checked block by block in constant memory, an ELF object read
+	 * sparsely (only the byte ranges its facts need kept as they pass, another pass over the
+	 * member for any it missed). The facts are the same either way; 0 streams every member. */
+	uint64_t max_member_held;
 } wg_options;
 
-#define WG_OPTIONS_VERSION 4
+#define WG_OPTIONS_VERSION 5
 #define WG_OPTIONS_INIT                                                                     \
 	{ WG_OPTIONS_VERSION, 4ULL << 30, 16ULL << 30, 100000, 250, 4000000, 200000, NULL, NULL, \
 	  64ULL << 20, 64ULL << 20, 2000000, 1000000, 4ULL << 20, 2ULL << 30, 64ULL << 20, 0,     \
-	  100, 10000, 1000, 250000, 1000 }
+	  100, 10000, 1000, 250000, 1000, 8ULL << 20 }
 /** The size of the wg_options of each version (older callers' structs are smaller). */
 #define WG_OPTIONS_V1_SIZE (offsetof(wg_options, progress_payload) + sizeof(void *))
 #define WG_OPTIONS_V2_SIZE (offsetof(wg_options, max_cache_entry) + sizeof(uint64_t))
 #define WG_OPTIONS_V3_SIZE (offsetof(wg_options, jobs) + sizeof(uint32_t))
+#define WG_OPTIONS_V4_SIZE (offsetof(wg_options, max_listed_entries) + sizeof(uint32_t))
 
 /** Fills *opts with the defaults of `version`. */
 WG_API int wg_options_init(wg_options *opts, unsigned int version);

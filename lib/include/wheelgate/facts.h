@@ -198,6 +198,24 @@ WG_API int wg_scan_problem(wg_problem_info *out, const wg_scan *scan, size_t i);
  * them as findings all the same). */
 WG_API size_t wg_scan_problems_more(const wg_scan *scan);
 
+/** How the members of a wheel were read (wg_options.max_member_held): what it cost, never a
+ * fact about the wheel (the facts are the same however it was read). */
+typedef struct wg_read_stats {
+	unsigned int version;
+	uint64_t streamed;         /**< members larger than max_member_held, streamed */
+	uint64_t streamed_bytes;   /**< their bytes */
+	uint64_t sparse_objects;   /**< ELF objects among them, read sparsely */
+	uint64_t sparse_bytes;     /**< their bytes */
+	uint64_t kept_bytes;       /**< of those, the bytes kept for the readers (whole pages) */
+	uint64_t kept_max;         /**< the most kept for one object */
+	uint64_t extra_passes;     /**< passes over an object after its first, for bytes missed */
+	uint64_t extra_objects;    /**< objects that needed one */
+	uint64_t refetched_bytes;  /**< bytes streamed again by those passes */
+} wg_read_stats;
+#define WG_READ_STATS_VERSION 1
+#define WG_READ_STATS_INIT { WG_READ_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+WG_API int wg_scan_read_stats(wg_read_stats *out, const wg_scan *scan);
+
 /* ---- ELF objects ---- */
 
 WG_API size_t wg_scan_object_count(const wg_scan *scan);

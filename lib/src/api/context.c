@@ -15,7 +15,8 @@
 static size_t options_size(unsigned int version)
 {
 	return version == 1 ? WG_OPTIONS_V1_SIZE : version == 2 ? WG_OPTIONS_V2_SIZE
-	       : version == 3 ? WG_OPTIONS_V3_SIZE : sizeof(wg_options);
+	       : version == 3 ? WG_OPTIONS_V3_SIZE : version == 4 ? WG_OPTIONS_V4_SIZE
+	       : sizeof(wg_options);
 }
 
 WG_API int wg_options_init(wg_options *opts, unsigned int version)

@@ -189,6 +189,7 @@ struct wg_scan {
 	size_t problems_more[WG_PROBLEM_CODES], problems_kept[WG_PROBLEM_CODES];
 	/* CUDA fatbin entries kept by all objects (the per-input max_fatbin_entries) */
 	size_t fatbin_entries_kept;
+	wg_read_stats read_stats; /* how the members were read (wheel_stream.c) */
 };
 
 typedef struct wg_cuda_data wg_cuda_data; /* model/ */
@@ -229,6 +230,10 @@ static inline bool wg_scan_is_dist(const wg_scan *scan)
 /** Reads one ELF image into a new object of scan; problems are recorded, not returned. */
 int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
 		    const uint8_t *data, size_t len);
+typedef struct wg_sparse wg_sparse; /* sparse.c, below */
+/** The same for an image of a member read sparsely (the fatbin magics found as it passed). */
+int wg_scan_add_elf_sparse(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
+			   const wg_sparse *sp, uint64_t len);
 
 /* ---- wheel filename (wheelname.c) ---- */
 
@@ -278,6 +283,37 @@ bool wg_looks_like_shared_object(const char *name);
 /** Demangles a C++ name as c++filt does; malloc'd, or NULL when it is not a C++ name. */
 char *wg_demangle(const char *mangled);
 
+/* ---- an ELF member read as it streams, keeping only what its readers need (sparse.c) ---- */
+
+typedef struct {
+	uint64_t size;      /* the member's bytes */
+	uint64_t kept;      /* bytes held at the end (whole pages) */
+	uint64_t refetched; /* bytes streamed again by the passes after the first */
+	unsigned passes;    /* passes after the first */
+} wg_sparse_stats;
+/** What wg_sparse_refill returns once it has every byte it was missing: stop the stream. */
+#define WG_SPARSE_DONE WG_ZSTREAM_STOP
+/** An image of len bytes that is address space only; its first pass begins. */
+int wg_sparse_new(wg_sparse **out, uint64_t len);
+void wg_sparse_free(wg_sparse *sp);
+/** The first pass: each block of the member in order (off: its offset). */
+int wg_sparse_take(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off);
+/** The image the readers run on: the kept bytes in place, zeros elsewhere. */
+const uint8_t *wg_sparse_image(const wg_sparse *sp);
+/** The 8-aligned offsets of the fatbin container magic, in order; NULL when there were more
+ * than it keeps (then the fatbin reader scans the image). */
+const uint64_t *wg_sparse_fatbin_magics(const wg_sparse *sp, size_t *n);
+/** After the first pass: the pages libbfd reads only to see whether a DWARF section is
+ * compressed, which no fact depends on, are left out of what wg_sparse_missing says. */
+int wg_sparse_debug_heads(wg_sparse *sp);
+/** After a run of the readers: the bytes of the pages it read that were not kept (0: none),
+ * which the next pass fetches; all: every page not kept. */
+int64_t wg_sparse_missing(wg_sparse *sp, bool all);
+/** Another pass, counted: each block in order until it returns WG_SPARSE_DONE. */
+void wg_sparse_pass(wg_sparse *sp);
+int wg_sparse_refill(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off);
+void wg_sparse_stats_get(const wg_sparse *sp, wg_sparse_stats *out);
+
 /* ---- CUDA fatbins (fatbin.c) ---- */
 
 typedef void (*wg_scan_problem_fn)(void *payload, int code, const char *fmt, ...)
@@ -289,6 +325,11 @@ int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
  * obj->fatbin_entries_more and a problem names max_fatbin_entries. */
 int wg_fatbin_read_max(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		       size_t max, wg_scan_problem_fn problem, void *payload);
+/** The same, the scan for containers outside the registered sections taken from magics: the
+ * 8-aligned offsets where the container magic is, in order (wg_sparse_fatbin_magics). */
+int wg_fatbin_read_magics(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+			  size_t max, const uint64_t *magics, size_t nmagics,
+			  wg_scan_problem_fn problem, void *payload);
 /** Applies the input's budget of fatbin entries (max_fatbin_entries, all its objects
  * together) to o, an object just added to scan: past it, o's later entries are dropped and
  * counted, with a problem. */

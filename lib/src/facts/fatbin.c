@@ -124,8 +124,13 @@ static int link_wrappers(wg_object *obj, const span *s, const addrmap *map,
 	free(idx);
 	return WG_OK;
 }
+typedef struct {
+	const uint64_t *at; /* NULL: scan the bytes */
+	size_t n;
+} magics;
+
 static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
-		       wg_scan_problem_fn problem, void *payload);
+		       const magics *mg, wg_scan_problem_fn problem, void *payload);
 
 int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		   wg_scan_problem_fn problem, void *payload)
@@ -136,9 +141,17 @@ int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 int wg_fatbin_read_max(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		       size_t max, wg_scan_problem_fn problem, void *payload)
 {
+	return wg_fatbin_read_magics(obj, a, data, len, max, NULL, 0, problem, payload);
+}
+
+int wg_fatbin_read_magics(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+			  size_t max, const uint64_t *at, size_t nat,
+			  wg_scan_problem_fn problem, void *payload)
+{
+	magics mg = {at, nat};
 	obj->fatbin_entries_max = max;
 	obj->fatbin_entries_more = 0;
-	int rc = fatbin_read(obj, a, data, len, problem, payload);
+	int rc = fatbin_read(obj, a, data, len, &mg, problem, payload);
 	obj->fatbin_entries_max = SIZE_MAX;
 	if (rc == WG_OK && obj->fatbin_entries_more)
 		problem(payload, WG_ELIMIT, "%s: %zu fatbin entries past the first %zu "
@@ -179,8 +192,28 @@ void wg_fatbin_budget(wg_scan *scan, wg_object *o)
 	scan->fatbin_entries_kept += n;
 }
 
+/* The next offset at or after p where the container magic is, below end: from the magics
+ * found as the member streamed (k: the first not yet passed), or by reading the bytes. */
+static uint64_t next_magic(const uint8_t *data, const magics *mg, size_t *k, uint64_t p,
+			   uint64_t end)
+{
+	const uint64_t pattern = 0x00100001BA55ED50ull; /* 50 ED 55 BA 01 00 10 00, little-endian */
+	if (mg->at) {
+		while (*k < mg->n && mg->at[*k] < p)
+			(*k)++;
+		return *k < mg->n && mg->at[*k] + CONTAINER_HEADER <= end ? mg->at[*k] : UINT64_MAX;
+	}
+	for (; p + CONTAINER_HEADER <= end; p += 8) {
+		uint64_t v;
+		memcpy(&v, data + p, 8);
+		if (v == pattern)
+			return p;
+	}
+	return UINT64_MAX;
+}
+
 static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
-		       wg_scan_problem_fn problem, void *payload)
+		       const magics *mg, wg_scan_problem_fn problem, void *payload)
 {
 	span s = {data, len};
 	int rc;
@@ -230,18 +263,16 @@ static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t 
 	qsort(ranges, nr / 2, 2 * sizeof(uint64_t), cmp_u64);
 	ranges[nr++] = len; /* the last gap ends at the end of the file */
 	ranges[nr++] = len;
-	const uint64_t pattern = 0x00100001BA55ED50ull; /* 50 ED 55 BA 01 00 10 00, little-endian */
 	wg_err err = {0};
 	uint64_t p = 0;
+	size_t k = 0;
 	for (size_t r = 0; r < nr; r += 2) {
 		uint64_t gap_end = ranges[r] < len ? ranges[r] : len;
-		while (p + CONTAINER_HEADER <= gap_end) {
-			uint64_t v;
-			memcpy(&v, data + p, 8);
-			if (v != pattern) {
-				p += 8;
-				continue;
-			}
+		for (;;) {
+			uint64_t at = next_magic(data, mg, &k, p, gap_end);
+			if (at == UINT64_MAX)
+				break;
+			p = at;
 			rc = wg_fb_add_container(obj, a, &s, p, wg_fb_section_at(obj, p), false, true, &err);
 			if (rc == WG_ENOMEM) {
 				free(ranges);

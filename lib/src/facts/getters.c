@@ -113,6 +113,17 @@ WG_API size_t wg_scan_problems_more(const wg_scan *scan)
 	return n;
 }
 
+WG_API int wg_scan_read_stats(wg_read_stats *out, const wg_scan *scan)
+{
+	if (!out || !scan)
+		return wg_null_arg("wg_scan_read_stats");
+	if (wg_struct_version("wg_read_stats", out->version, WG_READ_STATS_VERSION) < 0)
+		return WG_EINVAL;
+	*out = scan->read_stats;
+	out->version = WG_READ_STATS_VERSION;
+	return WG_OK;
+}
+
 WG_API int wg_scan_problem(wg_problem_info *out, const wg_scan *scan, size_t i)
 {
 	if (!out || !scan)

@@ -32,9 +32,24 @@ static void fatbin_problem(void *payload, int code, const char *fmt, ...)
 		wg_scan_add_problem(pc->scan, code, pc->where, "%s", msg);
 }
 
+static int add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
+		   const uint8_t *data, size_t len, const wg_sparse *sp);
+
 /* Reads one ELF image into a new object of scan; problems are recorded, not returned. */
 int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
 		    const uint8_t *data, size_t len)
+{
+	return add_elf(scan, s, path, relpath, data, len, NULL);
+}
+
+int wg_scan_add_elf_sparse(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
+			   const wg_sparse *sp, uint64_t len)
+{
+	return add_elf(scan, s, path, relpath, wg_sparse_image(sp), (size_t)len, sp);
+}
+
+static int add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
+		   const uint8_t *data, size_t len, const wg_sparse *sp)
 {
 	wg_err err = {0};
 	wg_object *o = wg_scan_new_object(scan, path, len);
@@ -59,7 +74,10 @@ int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *
 	uint32_t max = s->ctx->opts.max_fatbin_entries;
 	size_t left = !max ? SIZE_MAX : scan->fatbin_entries_kept < max ? max - scan->fatbin_entries_kept : 0;
 	size_t before = o->fatbin_entries.len;
-	if (wg_fatbin_read_max(o, &scan->arena, data, len, left, fatbin_problem, &pc) == WG_ENOMEM)
+	size_t nmagics = 0;
+	const uint64_t *magics = sp ? wg_sparse_fatbin_magics(sp, &nmagics) : NULL;
+	if (wg_fatbin_read_magics(o, &scan->arena, data, len, left, magics, nmagics, fatbin_problem,
+				  &pc) == WG_ENOMEM)
 		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 	scan->fatbin_entries_kept += o->fatbin_entries.len - before;
 	return WG_OK;

@@ -362,6 +362,20 @@ static int merge_member(merge_state *M, wg_scan *scan, wg_scanner *s, size_t i)
 	m->hashed = m->read_ok = true;
 	m->record = WG_RECORD_OK;
 	m->is_elf = mo->elf;
+	if (mo->streamed) {
+		wg_read_stats *rs = &scan->read_stats;
+		rs->streamed++;
+		rs->streamed_bytes += m->size;
+		if (mo->sparse_read) {
+			rs->sparse_objects++;
+			rs->sparse_bytes += mo->sparse.size;
+			rs->kept_bytes += mo->sparse.kept;
+			rs->kept_max = mo->sparse.kept > rs->kept_max ? mo->sparse.kept : rs->kept_max;
+			rs->extra_passes += mo->sparse.passes;
+			rs->extra_objects += mo->sparse.passes > 0;
+			rs->refetched_bytes += mo->sparse.refetched;
+		}
+	}
 	if (mo->elf)
 		return adopt_object(scan, s, mo->sub);
 	if (wg_looks_like_shared_object(m->name)) {

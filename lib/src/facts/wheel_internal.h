@@ -57,6 +57,9 @@ typedef struct {
 	int rows_rc;
 	wg_vec rows;
 	char *rows_why;
+	/* an object read sparsely: what it took (wheel_stream.c) */
+	bool streamed, sparse_read;
+	wg_sparse_stats sparse;
 } member_out;
 
 /* A thread's things, one per pool slot: no lock needed. */
@@ -64,6 +67,7 @@ typedef struct {
 	bool ready;
 	wg_scanner sc;   /* its own matcher (slot 0: the caller's) */
 	wg_zbuf zb;      /* the buffer deflated members are inflated into */
+	wg_zstream *zs;  /* members streamed: ISA-L's state and the block buffer */
 	wg_sha256 *sha;
 	wg_arena arena;  /* the objects' facts; the scan adopts it */
 } slot_state;
@@ -95,6 +99,17 @@ typedef struct {
  * failure. */
 int wg_wheel_members_read(pass2 *P, wg_scan *scan, wg_scanner *s, const wg_members *in,
 			  const char *di);
+/* What the member readers share (wheel_members.c). */
+int wg_wheel_slot_ready(pass2 *P, slot_state *w, unsigned slot);
+void wg_wheel_member_fail(member_out *o, int rc, const char *msg);
+void wg_wheel_progress(const wg_options *o, const wg_member *m, uint64_t *done, size_t n);
+/* A scan of its own for one object's facts and problems (the merge adopts them). */
+wg_scan *wg_wheel_sub_new(const wg_scan *scan);
+/* ---- wheel_stream.c ---- */
+/* Member i, larger than max_member_held, as a stream in constant memory: hashed, its CRC
+ * checked, and an ELF object read sparsely (sparse.c) into P->out[i]. Returns 1 when the
+ * member source cannot stream it (read it the other way), else 0 (P->out[i] says how it went). */
+int wg_wheel_member_stream(pass2 *P, size_t i, unsigned slot);
 /* Reads member i again on the caller's thread, keeping its copy (into P->out[i]). */
 void wg_wheel_member_reread(pass2 *P, size_t i);
 /* Frees what pass 2 left; the slots' arenas go to the scan. */

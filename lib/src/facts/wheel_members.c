@@ -22,13 +22,17 @@ typedef struct {
 	wg_err *err;
 } block_reader;
 
+void wg_wheel_progress(const wg_options *o, const wg_member *m, uint64_t *done, size_t n)
+{
+	*done += n;
+	if (o->progress && m->size >= (64u << 20) &&
+	    (*done % (32u << 20) < n || *done == m->size))
+		o->progress(m->name, *done, m->size, o->progress_payload);
+}
+
 static void progress(block_reader *r, size_t n)
 {
-	r->done += n;
-	const wg_options *o = r->o;
-	if (o->progress && r->m->size >= (64u << 20) &&
-	    (r->done % (32u << 20) < n || r->done == r->m->size))
-		o->progress(r->m->name, r->done, r->m->size, o->progress_payload);
+	wg_wheel_progress(r->o, r->m, &r->done, n);
 }
 
 /* A view's blocks: hashed (the CRC is the view's), the first sniffed (a member whose CRC
@@ -74,7 +78,7 @@ static int on_chunk(const uint8_t *data, size_t n, void *payload)
 	return WG_OK;
 }
 
-static int slot_ready(pass2 *P, slot_state *w, unsigned slot)
+int wg_wheel_slot_ready(pass2 *P, slot_state *w, unsigned slot)
 {
 	if (w->ready)
 		return WG_OK;
@@ -89,11 +93,26 @@ static int slot_ready(pass2 *P, slot_state *w, unsigned slot)
 	return WG_OK;
 }
 
-static void fail(member_out *o, int rc, const char *msg)
+void wg_wheel_member_fail(member_out *o, int rc, const char *msg)
 {
 	o->rc = rc;
 	free(o->msg);
 	o->msg = strdup(msg);
+}
+
+wg_scan *wg_wheel_sub_new(const wg_scan *scan)
+{
+	wg_scan *sub = calloc(1, sizeof(*sub));
+	if (!sub)
+		return NULL;
+	sub->kind = scan->kind;
+	sub->ctx = scan->ctx;
+	sub->path = scan->path;
+	wg_vec_init(&sub->members, sizeof(wg_member));
+	wg_vec_init(&sub->objects, sizeof(wg_object *));
+	wg_vec_init(&sub->problems, sizeof(wg_problem));
+	wg_vec_init(&sub->sources, sizeof(wg_source));
+	return sub;
 }
 
 /* Reads member i: hash, CRC, and an ELF object's facts or a kept copy. On a thread. */
@@ -103,10 +122,13 @@ static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 	const wg_member *m = wg_vec_at(&scan->members, i);
 	member_out *o = &P->out[i];
 	slot_state *w = &P->slots[slot];
-	if (slot_ready(P, w, slot) < 0) {
-		fail(o, WG_ENOMEM, "out of memory");
+	if (wg_wheel_slot_ready(P, w, slot) < 0) {
+		wg_wheel_member_fail(o, WG_ENOMEM, "out of memory");
 		return;
 	}
+	if (!keep && m->size > scan->ctx->opts.max_member_held && i != P->big_member &&
+	    wg_wheel_member_stream(P, i, slot) != 1)
+		return;
 	wg_sha256_reset(w->sha);
 	if (i == P->big_member && P->big.cap > w->zb.cap) {
 		/* The buffer made for this member becomes the slot's (its old one is smaller). */
@@ -133,7 +155,7 @@ static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 			r.elf = wg_is_elf(data, len);
 	}
 	if (rc < 0) {
-		fail(o, rc, err.msg[0] ? err.msg : "out of memory");
+		wg_wheel_member_fail(o, rc, err.msg[0] ? err.msg : "out of memory");
 		free(r.buf);
 		/* Unreadable, but an object may be there: what its first bytes say, as the failed
 		 * read saw them, or read again alone (the whole-member inflate of a view hands out
@@ -148,19 +170,12 @@ static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 	wg_sha256_final(w->sha, o->sha);
 	o->elf = r.elf;
 	if (r.elf) {
-		wg_scan *sub = calloc(1, sizeof(*sub));
+		wg_scan *sub = wg_wheel_sub_new(scan);
 		if (!sub) {
-			fail(o, WG_ENOMEM, "out of memory");
+			wg_wheel_member_fail(o, WG_ENOMEM, "out of memory");
 			free(r.buf);
 			return;
 		}
-		sub->kind = scan->kind;
-		sub->ctx = scan->ctx;
-		sub->path = scan->path;
-		wg_vec_init(&sub->members, sizeof(wg_member));
-		wg_vec_init(&sub->objects, sizeof(wg_object *));
-		wg_vec_init(&sub->problems, sizeof(wg_problem));
-		wg_vec_init(&sub->sources, sizeof(wg_source));
 		/* The object's facts go into the slot's arena (lent, then taken back). */
 		sub->arena = w->arena;
 		w->sc.err.msg[0] = '\0';
@@ -169,7 +184,7 @@ static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 		sub->arena.head = NULL;
 		o->sub = sub;
 		if (rc < 0)
-			fail(o, rc, w->sc.err.msg);
+			wg_wheel_member_fail(o, rc, w->sc.err.msg);
 		free(r.buf);
 	} else if (keep) {
 		if (r.buf) {
@@ -180,7 +195,7 @@ static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 				memcpy(o->buf, data, len);
 			o->len = len;
 		} else {
-			fail(o, WG_ENOMEM, "out of memory");
+			wg_wheel_member_fail(o, WG_ENOMEM, "out of memory");
 		}
 		if (o->buf && P->record && !strcmp(m->name, P->record)) {
 			/* RECORD's rows now, on this thread, while the others read members. */
@@ -332,7 +347,8 @@ int wg_wheel_members_read(pass2 *P, wg_scan *scan, wg_scanner *s, const wg_membe
 	 * one here): another thread takes a share of that, if it is there to take it. */
 	if (pool && nread >= 2 && in->inflates_whole) {
 		const wg_member *m0 = wg_vec_at(&scan->members, P->order[0]);
-		if (m0->size >= BIG_MEMBER && in->inflates_whole(in->self, P->order[0], m0->size) &&
+		if (m0->size >= BIG_MEMBER && (!in->stream || m0->size <= s->ctx->opts.max_member_held) &&
+		    in->inflates_whole(in->self, P->order[0], m0->size) &&
 		    wg_zbuf_reserve(&P->big, m0->size)) {
 			P->big_member = P->order[0];
 			P->big_out = P->big.out;
@@ -365,6 +381,7 @@ void wg_wheel_members_free(pass2 *P)
 		slot_state *w = &P->slots[k];
 		wg_arena_adopt(&scan->arena, &w->arena);
 		wg_zbuf_free(&w->zb);
+		wg_zstream_free(w->zs);
 		if (w->sha)
 			wg_sha256_free(w->sha);
 		if (k > 0 && w->sc.matcher)

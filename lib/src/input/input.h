@@ -93,6 +93,9 @@ size_t wg_zstream_block(const wg_zstream *s);
 /** The member's bytes [off, off + n), in order; valid during the call only. A negative return
  * stops the stream and is returned. */
 typedef int (*wg_block_cb)(const uint8_t *data, size_t n, uint64_t off, void *payload);
+/** What a wg_block_cb returns to end the stream before its end (nothing more is wanted of
+ * it), and then what wg_zip_stream returns, without a size, CRC or hash. */
+#define WG_ZSTREAM_STOP 2
 /** A member streamed to its end: its size, CRC-32 (both as the directory says) and SHA-256. */
 typedef struct {
 	uint64_t size;
@@ -132,6 +135,9 @@ typedef struct wg_members {
 	int (*view)(void *self, uint64_t i, uint64_t declared, wg_zbuf *b, wg_chunk_cb cb,
 		    void *payload, const uint8_t **data, wg_err *err);
 	void (*release)(void *self, uint64_t i); /* done with a view (may be NULL) */
+	/* wg_zip_stream's contract, the source's stream state given (NULL: members are read) */
+	int (*stream)(void *self, uint64_t i, uint64_t declared, wg_zstream *s, wg_block_cb cb,
+		      void *payload, wg_zstream_sum *sum, wg_err *err);
 	/* wg_zip_inflates_whole's contract (NULL: never) */
 	bool (*inflates_whole)(void *self, uint64_t i, uint64_t declared);
 	/* wg_zip_starts_as_elf's contract (NULL: not known without reading) */

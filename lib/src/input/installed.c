@@ -46,6 +46,12 @@ static int zip_view(void *self, uint64_t i, uint64_t declared, wg_zbuf *b, wg_ch
 	return wg_zip_view(self, i, declared, b, cb, payload, data, err);
 }
 
+static int zip_stream(void *self, uint64_t i, uint64_t declared, wg_zstream *s, wg_block_cb cb,
+		      void *payload, wg_zstream_sum *sum, wg_err *err)
+{
+	return wg_zip_stream(self, i, declared, s, cb, payload, sum, err);
+}
+
 static bool zip_inflates_whole(void *self, uint64_t i, uint64_t declared)
 {
 	return wg_zip_inflates_whole(self, i, declared);
@@ -68,6 +74,7 @@ void wg_members_zip(wg_members *m, wg_zip *z)
 	m->stat = zip_stat;
 	m->read = zip_read;
 	m->view = zip_view;
+	m->stream = zip_stream;
 	m->release = zip_release;
 	m->inflates_whole = zip_inflates_whole;
 	m->starts_as_elf = zip_starts_as_elf;
@@ -403,6 +410,7 @@ void wg_members_installed(wg_members *m, wg_installed *d)
 	m->stat = inst_stat;
 	m->read = inst_read;
 	m->view = NULL;
+	m->stream = NULL;
 	m->release = NULL;
 	m->inflates_whole = NULL;
 	m->starts_as_elf = NULL; /* a file that cannot be read cannot be sniffed either */

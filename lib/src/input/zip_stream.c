@@ -12,14 +12,16 @@
 #define WG_ERR_CLASS WG_ERROR_CLASS_ZIP /* wg_seterr: what fails here */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 
 #include "input/zip_internal.h"
 
-/* ISA-L counts its input in 32 bits: the compressed bytes are handed over in pieces. */
-#define IN_PIECE (1u << 30)
+/* The compressed bytes are handed to ISA-L in pieces (it counts in 32 bits); the pages of a
+ * piece it has consumed leave the process (a mapped archive of 760 MB is never all held). */
+#define IN_PIECE (8u << 20)
 
 struct wg_zstream {
 	uint8_t *buf;
@@ -81,6 +83,22 @@ static int pass(wg_zstream *s, const uint8_t *p, size_t n, uint64_t off, uint32_
 	return cb ? cb(p, n, off, payload) : WG_OK;
 }
 
+/* Drops the pages of the mapping in [from, to) of member zm's data, widened down by a page
+ * (the one a piece before left) but never into a neighbour's: it keeps its pages, and one
+ * dropped is read again from the page cache. */
+static void drop(wg_zip *z, const zmember *zm, uint64_t from, uint64_t to)
+{
+	if (!z->mapped)
+		return;
+	from += zm->off;
+	to += zm->off;
+	from = from > zm->off + 4095 ? from - 4095 : zm->off;
+	from = (from + 4095) & ~(uint64_t)4095;
+	to &= ~(uint64_t)4095;
+	if (to > from)
+		madvise((void *)(uintptr_t)(z->src.base + from), (size_t)(to - from), MADV_DONTNEED);
+}
+
 static int longer(wg_zip *z, const char *name, uint64_t declared, wg_err *err)
 {
 	return wg_seterr(err, WG_EFORMAT, "%s: %s: member data is longer than the %llu bytes its "
@@ -94,12 +112,17 @@ static int stored(wg_zip *z, const zmember *zm, const char *name, uint64_t decla
 	if (zm->csize > declared)
 		return longer(z, name, declared, err);
 	const uint8_t *in = z->src.base + zm->off;
+	uint64_t released = 0;
 	for (uint64_t at = 0; at < zm->csize;) {
 		size_t n = zm->csize - at < s->block ? (size_t)(zm->csize - at) : s->block;
 		int rc = pass(s, in + at, n, at, crc, cb, payload);
-		if (rc < 0)
+		if (rc != WG_OK)
 			return rc;
 		at += n;
+		if (at - released >= IN_PIECE) {
+			drop(z, zm, released, at);
+			released = at;
+		}
 	}
 	*got = zm->csize;
 	return WG_OK;
@@ -117,6 +140,9 @@ static int inflated(wg_zip *z, const zmember *zm, const char *name, uint64_t dec
 	uint64_t in_left = zm->csize, total = 0;
 	for (;;) {
 		if (!st->avail_in && in_left) {
+			uint64_t used = zm->csize - in_left; /* the pieces before: consumed */
+			if (used)
+				drop(z, zm, used - IN_PIECE, used);
 			uint32_t k = in_left < IN_PIECE ? (uint32_t)in_left : IN_PIECE;
 			st->next_in = in;
 			st->avail_in = k;
@@ -138,7 +164,7 @@ static int inflated(wg_zip *z, const zmember *zm, const char *name, uint64_t dec
 			return longer(z, name, declared, err);
 		if (n) {
 			int rc = pass(s, s->buf, n, total, crc, cb, payload);
-			if (rc < 0)
+			if (rc != WG_OK)
 				return rc;
 			total += n;
 		}
@@ -170,8 +196,8 @@ int wg_zip_stream(wg_zip *z, uint64_t i, uint64_t declared, wg_zstream *s, wg_bl
 	int rc = zm->method == ZIP_CM_STORE
 			 ? stored(z, zm, name, declared, s, cb, payload, &crc, &got, err)
 			 : inflated(z, zm, name, declared, s, cb, payload, &crc, &got, err);
-	if (rc < 0)
-		return rc;
+	if (rc != WG_OK)
+		return rc < 0 || rc == WG_ZSTREAM_STOP ? rc : WG_ZSTREAM_STOP;
 	if (got != declared)
 		return wg_seterr(err, WG_EFORMAT, "%s: %s: member data ends after %llu of the %llu "
 				 "bytes its directory entry declares", z->name, name,

@@ -1,0 +1,624 @@
+/*
+ * An ELF member read without holding it (issue 30). As its bytes stream past, only the ranges
+ * the fact readers need are copied into an image of the member's size that is address space
+ * only (an anonymous mapping; a page is backed once something is written to it):
+ *  - the front of the file up to the end of its first segment (the dynamic tables and the
+ *    relocations; with older linkers the code too), at most FRONT_MAX;
+ *  - what the program headers point at, except the loadable segments: PT_DYNAMIC, notes,
+ *    PT_INTERP (the loader's and libbfd's reads);
+ *  - the section header table and the bytes before it (.shstrtab is 4-427 bytes before it in
+ *    every object measured, docs/stream-touchmap.md);
+ *  - every CUDA fatbin container met, found by its magic at an 8-aligned offset wherever it
+ *    is: its header, each entry's header and a PTX entry's head, walked as they pass; and the
+ *    24-byte .nvFatBinSegment wrappers, found by theirs.
+ * The offsets of the container magics are the fatbin reader's scan for containers outside the
+ * registered sections, made here as the bytes pass (fatbin.c takes them instead of reading
+ * the whole file).
+ *
+ * The readers then run on the image unchanged. A page they read that was not kept is the
+ * kernel's zero page, and mincore(2) reports it resident: after a run, the resident pages that
+ * were not kept are exactly those it read and did not have. They are fetched in another pass
+ * over the member (stopped after the last of them), and the readers run again on a fresh
+ * object; only a run that read nothing missing is kept. The facts are those of the whole
+ * member whatever a reader reads; what is kept only decides how often another pass is needed.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#define WG_ERR_CLASS WG_ERROR_CLASS_ELF /* wg_seterr: what fails here */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "facts/facts.h"
+
+#define PG 4096u
+#define FRONT_MIN (1u << 20)  /* kept before the program headers are known */
+#define FRONT_MAX (16u << 20) /* the first segment kept at most this far */
+#define SEGMENT_MAX (1u << 20) /* a PT_DYNAMIC, PT_NOTE... kept when at most this large */
+#define TAIL_BEFORE (64u << 10) /* bytes kept before the section header table */
+#define MAGICS_MAX (1u << 20) /* container magics remembered (8 MiB); past it, fatbin.c scans */
+#define FATBIN_MAGIC 0xBA55ED50u
+#define WRAPPER_MAGIC 0x466243B1u
+#define PTX_HEAD_KEEP 4095u   /* fatbin_container.c reads 4095 bytes of an uncompressed head */
+#define LZ4_HEAD_KEEP (8u << 10) /* LZ4 reads little more input than the 4095 bytes it makes */
+#define ZSTD_FRAME_HEAD 32u /* a zstd frame's header and its first block's: then the block */
+
+typedef struct {
+	uint64_t lo, hi, done; /* [lo, hi), copied from lo up to done */
+} range;
+
+typedef struct {
+	uint64_t at, end; /* the next header to read; the container's end */
+	bool entries;     /* false: the container's header is next */
+	bool zstd;        /* a zstd PTX head at `at` (end: its payload's end) */
+} walker;
+
+struct wg_sparse {
+	uint8_t *img;
+	uint64_t len, npages, mapped;
+	uint64_t *kept; /* a bit per page that holds the member's bytes, all of them */
+	uint64_t *unused; /* a bit per page whose bytes no fact depends on (debug_heads) */
+	uint64_t kept_pages;
+	/* pass 1 */
+	uint64_t have;  /* bytes that have passed */
+	uint8_t last[PG]; /* the bytes of the page the stream is in, before the current block */
+	bool planned, elf_ok, is64, little;
+	uint64_t plan_at; /* the program headers end here: planned once it has passed */
+	wg_vec ranges, walkers, heads, magics; /* heads: zstd PTX heads being read */
+	bool magics_full;
+	uint8_t carry[8];
+	unsigned ncarry;
+	/* the passes after the first */
+	wg_vec miss; /* range: pages to fetch */
+	uint64_t miss_end;
+	wg_sparse_stats st;
+};
+
+static bool is_kept(const wg_sparse *sp, uint64_t page)
+{
+	return sp->kept[page / 64] >> (page % 64) & 1;
+}
+
+static void mark(wg_sparse *sp, uint64_t from, uint64_t to)
+{
+	/* The pages wholly in [from, to): from is a page start; the member's last page counts
+	 * as whole when to is the member's end. */
+	uint64_t p = from / PG, q = to == sp->len ? (to + PG - 1) / PG : to / PG;
+	for (; p < q; p++)
+		if (!is_kept(sp, p)) {
+			sp->kept[p / 64] |= 1ull << (p % 64);
+			sp->kept_pages++;
+		}
+}
+
+/* Copies what of r is in [off, off + n) and moves r->done on. Ranges are copied without gaps
+ * from their start, so every page below done is whole. */
+static void copy_range(wg_sparse *sp, range *r, const uint8_t *data, size_t n, uint64_t off)
+{
+	uint64_t from = r->done > off ? r->done : off, to = off + n < r->hi ? off + n : r->hi;
+	if (from < r->done || from >= to || from != r->done)
+		return; /* nothing here, or a gap: the rest of r waits */
+	memcpy(sp->img + from, data + (from - off), (size_t)(to - from));
+	uint64_t start = r->done & ~(uint64_t)(PG - 1);
+	r->done = to;
+	mark(sp, start < r->lo ? r->lo : start, to);
+}
+
+/* Keeps [lo, hi) (widened to whole pages): what of it is here now is copied from the current
+ * block (data, n at off) and the page the block started in; the rest as it passes. Bytes
+ * before that page are gone: a page of them is not kept, and a run that reads it fetches it. */
+static int keep(wg_sparse *sp, uint64_t lo, uint64_t hi, const uint8_t *data, size_t n,
+		uint64_t off)
+{
+	if (lo >= sp->len || hi <= lo)
+		return WG_OK;
+	lo &= ~(uint64_t)(PG - 1);
+	hi = hi >= sp->len ? sp->len : (hi + PG - 1) & ~(uint64_t)(PG - 1);
+	if (hi > sp->len)
+		hi = sp->len;
+	uint64_t page0 = off & ~(uint64_t)(PG - 1); /* what `last` holds: [page0, off) */
+	if (hi <= page0)
+		return WG_OK; /* gone */
+	range r = {lo < page0 ? page0 : lo, hi, lo < page0 ? page0 : lo};
+	if (r.lo < off) {
+		uint64_t to = off < hi ? off : hi;
+		memcpy(sp->img + r.lo, sp->last + (r.lo - page0), (size_t)(to - r.lo));
+		r.done = to;
+	}
+	if (data)
+		copy_range(sp, &r, data, n, off);
+	if (r.done < r.hi) {
+		range *slot = wg_vec_push(&sp->ranges);
+		if (!slot)
+			return WG_ENOMEM;
+		*slot = r;
+	}
+	if (r.done > r.lo)
+		mark(sp, r.lo, r.done);
+	return WG_OK;
+}
+
+int wg_sparse_new(wg_sparse **out, uint64_t len)
+{
+	*out = NULL;
+	if (!len || len > SIZE_MAX - PG)
+		return WG_EINVAL;
+	wg_sparse *sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return WG_ENOMEM;
+	sp->len = len;
+	sp->npages = (len + PG - 1) / PG;
+	sp->mapped = sp->npages * PG;
+	sp->img = mmap(NULL, (size_t)sp->mapped, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (sp->img == MAP_FAILED) {
+		free(sp);
+		return WG_ENOMEM;
+	}
+	/* A huge page would back 2 MiB for a 24-byte wrapper. */
+	madvise(sp->img, (size_t)sp->mapped, MADV_NOHUGEPAGE);
+	if (!(sp->kept = calloc((size_t)((sp->npages + 63) / 64), sizeof(uint64_t)))) {
+		wg_sparse_free(sp);
+		return WG_ENOMEM;
+	}
+	wg_vec_init(&sp->ranges, sizeof(range));
+	wg_vec_init(&sp->walkers, sizeof(walker));
+	wg_vec_init(&sp->heads, sizeof(walker));
+	wg_vec_init(&sp->magics, sizeof(uint64_t));
+	wg_vec_init(&sp->miss, sizeof(range));
+	sp->st.size = len;
+	*out = sp;
+	return keep(sp, 0, FRONT_MIN, NULL, 0, 0);
+}
+
+void wg_sparse_free(wg_sparse *sp)
+{
+	if (!sp)
+		return;
+	if (sp->img)
+		munmap(sp->img, (size_t)sp->mapped);
+	free(sp->kept);
+	free(sp->unused);
+	wg_vec_free(&sp->ranges);
+	wg_vec_free(&sp->walkers);
+	wg_vec_free(&sp->heads);
+	wg_vec_free(&sp->magics);
+	wg_vec_free(&sp->miss);
+	free(sp);
+}
+
+const uint8_t *wg_sparse_image(const wg_sparse *sp)
+{
+	return sp->img;
+}
+
+const uint64_t *wg_sparse_fatbin_magics(const wg_sparse *sp, size_t *n)
+{
+	static const uint64_t none[1];
+	*n = sp->magics.len;
+	if (sp->magics_full)
+		return NULL;
+	return sp->magics.len ? (const uint64_t *)sp->magics.items : none; /* none found */
+}
+
+static uint64_t rd_n(const wg_sparse *sp, uint64_t at, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)sp->img[at + (sp->little ? i : n - 1 - i)] << (8 * i);
+	return v;
+}
+
+/* The ELF header has passed (the front is kept): what to keep from the program headers, once
+ * they have passed too, and from the section header table. */
+static int plan_header(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
+{
+	const uint8_t *d = sp->img;
+	sp->planned = true;
+	if (sp->len < 52 || memcmp(d, "\177ELF", 4) || (d[4] != 1 && d[4] != 2) ||
+	    (d[5] != 1 && d[5] != 2) || (d[4] == 2 && sp->len < 64))
+		return WG_OK; /* the reader says what is wrong: the front is what it reads */
+	sp->elf_ok = true;
+	sp->is64 = d[4] == 2;
+	sp->little = d[5] == 1;
+	bool w = sp->is64;
+	uint64_t phoff = rd_n(sp, w ? 0x20 : 0x1c, w ? 8 : 4);
+	uint64_t shoff = rd_n(sp, w ? 0x28 : 0x20, w ? 8 : 4);
+	uint64_t phentsize = rd_n(sp, w ? 0x36 : 0x2a, 2), phnum = rd_n(sp, w ? 0x38 : 0x2c, 2);
+	uint64_t shentsize = rd_n(sp, w ? 0x3a : 0x2e, 2), shnum = rd_n(sp, w ? 0x3c : 0x30, 2);
+	int rc;
+	if (shoff && shoff < sp->len) {
+		uint64_t lo = shoff > TAIL_BEFORE ? shoff - TAIL_BEFORE : 0;
+		uint64_t size = shentsize * (shnum ? shnum : 1);
+		if ((rc = keep(sp, lo, shoff + (size < sp->len ? size : sp->len), data, n, off)) < 0)
+			return rc;
+	}
+	if (phnum && phentsize >= (w ? 56u : 32u) && phoff < sp->len &&
+	    phentsize * phnum <= sp->len - phoff) {
+		sp->plan_at = phoff + phentsize * phnum;
+		if ((rc = keep(sp, phoff, sp->plan_at, data, n, off)) < 0)
+			return rc;
+	}
+	return WG_OK;
+}
+
+/* The program headers have passed: the front up to the end of the first segment, and the
+ * small segments the loader and libbfd read by their headers. */
+static int plan_segments(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
+{
+	bool w = sp->is64;
+	uint64_t phoff = rd_n(sp, w ? 0x20 : 0x1c, w ? 8 : 4);
+	uint64_t phentsize = rd_n(sp, w ? 0x36 : 0x2a, 2), phnum = rd_n(sp, w ? 0x38 : 0x2c, 2);
+	bool first = true;
+	int rc;
+	sp->plan_at = 0;
+	for (uint64_t i = 0; i < phnum; i++) {
+		uint64_t h = phoff + i * phentsize;
+		uint64_t type = rd_n(sp, h, 4);
+		uint64_t o = rd_n(sp, h + (w ? 8 : 4), w ? 8 : 4);
+		uint64_t fsz = rd_n(sp, h + (w ? 32 : 16), w ? 8 : 4);
+		if (o >= sp->len)
+			continue;
+		if (fsz > sp->len - o)
+			fsz = sp->len - o;
+		if (type == 1 /* PT_LOAD */) {
+			/* Executable or not (older linkers put the tables and the code in one). */
+			if (first && o == 0 &&
+			    (rc = keep(sp, 0, fsz < FRONT_MAX ? fsz : FRONT_MAX, data, n, off)) < 0)
+				return rc;
+			/* A small one after it: patchelf puts the tables it moves in one at the end. */
+			if (!first && fsz <= SEGMENT_MAX && (rc = keep(sp, o, o + fsz, data, n, off)) < 0)
+				return rc;
+			first = false;
+		} else if (fsz <= SEGMENT_MAX && (rc = keep(sp, o, o + fsz, data, n, off)) < 0) {
+			return rc;
+		}
+	}
+	return WG_OK;
+}
+
+/* A container's walk, as far as the bytes that have passed allow (fatbin_container.c's). */
+static int walk(wg_sparse *sp, walker *k, const uint8_t *data, size_t n, uint64_t off)
+{
+	int rc;
+	if (k->zstd) {
+		/* The decoder reads the frame header, then the first block whole (at most 128 KiB):
+		 * its size is in its 3-byte header. */
+		if (k->at + ZSTD_FRAME_HEAD > sp->have && k->end > sp->have)
+			return WG_OK;
+		uint64_t p = k->at, end = k->end;
+		k->at = k->end = 0; /* done, whatever follows */
+		if (end - p < 6 || rd_n(sp, p, 4) != 0xFD2FB528u)
+			return WG_OK;
+		unsigned fhd = sp->img[p + 4];
+		unsigned did = (unsigned[]){0, 1, 2, 4}[fhd & 3], fcs = (unsigned[]){0, 2, 4, 8}[fhd >> 6];
+		if (!fcs && (fhd & 0x20))
+			fcs = 1;
+		uint64_t b = p + 5 + !(fhd & 0x20) + did + fcs; /* the first block's header */
+		if (b + 3 > end || b + 3 > sp->have)
+			return keep(sp, p, end < p + (132u << 10) ? end : p + (132u << 10), data, n, off);
+		uint64_t bh = rd_n(sp, b, 3), type = bh >> 1 & 3, size = bh >> 3;
+		uint64_t last = b + 3 + (type == 1 ? 1 : size) + 3; /* and the next block's header */
+		return keep(sp, p, last < end ? last : end, data, n, off);
+	}
+	for (;;) {
+		if (!k->entries) {
+			if (k->at + 16 > sp->have)
+				return WG_OK;
+			uint64_t c = k->at;
+			uint64_t hsize = rd_n(sp, c + 6, 2), fat = rd_n(sp, c + 8, 8);
+			if (rd_n(sp, c, 4) != FATBIN_MAGIC || rd_n(sp, c + 4, 2) != 1 || hsize < 16 ||
+			    hsize > sp->len - c || fat > sp->len - c - hsize) {
+				k->at = k->end = 0;
+				return WG_OK;
+			}
+			k->entries = true;
+			k->at = c + hsize;
+			k->end = c + hsize + fat;
+			if ((rc = keep(sp, k->at, k->at + 64, data, n, off)) < 0)
+				return rc;
+			continue;
+		}
+		if (k->at >= k->end)
+			return WG_OK;
+		if (k->end - k->at < 64) { /* the zero padding the walk reads */
+			rc = keep(sp, k->at, k->end, data, n, off);
+			k->at = k->end;
+			return rc;
+		}
+		if (k->at + 64 > sp->have)
+			return WG_OK;
+		uint64_t e = k->at;
+		uint64_t kind = rd_n(sp, e, 2), ehs = rd_n(sp, e + 4, 4), psize = rd_n(sp, e + 8, 8);
+		uint64_t csize = rd_n(sp, e + 16, 4), flags = rd_n(sp, e + 0x28, 8);
+		if (ehs < 64 || ehs % 8 || ehs > k->end - e || psize > k->end - e - ehs) {
+			k->at = k->end;
+			return WG_OK;
+		}
+		if (kind == 1 /* PTX */ && !(flags & 0x10000ull /* obfuscated */)) {
+			bool none = !csize && !(flags & (0x1000ull | 0x2000ull | 0x8000ull));
+			uint64_t avail = none ? psize : csize ? csize : psize;
+			uint64_t head = none ? PTX_HEAD_KEEP : flags & 0x8000ull ? ZSTD_FRAME_HEAD
+					: flags & 0x2000ull ? LZ4_HEAD_KEEP : 0;
+			if (head > avail)
+				head = avail;
+			if (head && (rc = keep(sp, e + ehs, e + ehs + head, data, n, off)) < 0)
+				return rc;
+			if (head && !none && (flags & 0x8000ull)) {
+				walker *z = wg_vec_push(&sp->heads);
+				if (!z)
+					return WG_ENOMEM;
+				*z = (walker){e + ehs, e + ehs + avail, false, true};
+			}
+		}
+		k->at = e + ehs + psize;
+		if (k->at < k->end && (rc = keep(sp, k->at, k->at + 64, data, n, off)) < 0)
+			return rc;
+	}
+}
+
+/* An 8-aligned word of the member at `at`: a container's or a wrapper's magic. */
+static int word(wg_sparse *sp, uint64_t v, uint64_t at, const uint8_t *data, size_t n,
+		uint64_t off)
+{
+	if ((uint32_t)v == WRAPPER_MAGIC)
+		return keep(sp, at, at + 24, data, n, off);
+	if (v != 0x00100001BA55ED50ull) /* 50 ED 55 BA 01 00 10 00 */
+		return WG_OK;
+	if (!sp->magics_full) {
+		uint64_t *slot = sp->magics.len < MAGICS_MAX ? wg_vec_push(&sp->magics) : NULL;
+		if (slot)
+			*slot = at;
+		else
+			sp->magics_full = true; /* fatbin.c scans the image: every page is missed */
+	}
+	walker *k = wg_vec_push(&sp->walkers);
+	if (!k)
+		return WG_ENOMEM;
+	*k = (walker){at, 0, false, false};
+	return keep(sp, at, at + 16, data, n, off);
+}
+
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Every 8-aligned word of the block; one that straddles blocks is carried. */
+static int scan_words(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
+{
+	size_t i = 0;
+	int rc;
+	if (sp->ncarry) {
+		while (sp->ncarry < 8 && i < n)
+			sp->carry[sp->ncarry++] = data[i++];
+		if (sp->ncarry < 8)
+			return WG_OK;
+		sp->ncarry = 0;
+		uint64_t v = load64(sp->carry);
+		if ((rc = word(sp, v, off + i - 8, data, n, off)) < 0)
+			return rc;
+	} else if (off % 8) {
+		return WG_OK; /* cannot happen: words are carried from the first block on */
+	}
+	const uint64_t magic = 0x00100001BA55ED50ull;
+	/* Eight words at a time without a branch: a hit is rare (a container's start). */
+	for (; i + 64 <= n; i += 64) {
+		const uint8_t *p = data + i;
+		bool hit = false;
+		for (int k = 0; k < 8; k++) {
+			uint64_t v = load64(p + 8 * k);
+			hit |= (v == magic) | ((uint32_t)v == WRAPPER_MAGIC);
+		}
+		if (!hit)
+			continue;
+		for (int k = 0; k < 8; k++)
+			if ((rc = word(sp, load64(p + 8 * k), off + i + 8 * k, data, n, off)) < 0)
+				return rc;
+	}
+	for (; i + 8 <= n; i += 8)
+		if ((rc = word(sp, load64(data + i), off + i, data, n, off)) < 0)
+			return rc;
+	while (i < n)
+		sp->carry[sp->ncarry++] = data[i++];
+	return WG_OK;
+}
+
+int wg_sparse_take(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
+{
+	int rc;
+	if (!n)
+		return WG_OK;
+	sp->have = off + n;
+	/* The ranges that were waiting for these bytes. */
+	for (size_t i = 0; i < sp->ranges.len;) {
+		range *r = wg_vec_at(&sp->ranges, i);
+		copy_range(sp, r, data, n, off);
+		if (r->done >= r->hi || r->hi <= off + n) {
+			*r = *(range *)wg_vec_at(&sp->ranges, sp->ranges.len - 1);
+			sp->ranges.len--;
+		} else {
+			i++;
+		}
+	}
+	if (!sp->planned && sp->have >= (sp->len < 64 ? sp->len : 64) &&
+	    (rc = plan_header(sp, data, n, off)) < 0)
+		return rc;
+	if (sp->plan_at && sp->have >= sp->plan_at && (rc = plan_segments(sp, data, n, off)) < 0)
+		return rc;
+	if ((rc = scan_words(sp, data, n, off)) < 0)
+		return rc;
+	for (size_t i = 0; i < sp->walkers.len;) {
+		walker *k = wg_vec_at(&sp->walkers, i);
+		if ((rc = walk(sp, k, data, n, off)) < 0)
+			return rc;
+		if (k->entries ? k->at >= k->end : !k->end && k->at + 16 <= sp->have) {
+			*k = *(walker *)wg_vec_at(&sp->walkers, sp->walkers.len - 1);
+			sp->walkers.len--;
+		} else {
+			i++;
+		}
+	}
+	for (size_t i = 0; i < sp->heads.len;) {
+		walker *k = wg_vec_at(&sp->heads, i);
+		if ((rc = walk(sp, k, data, n, off)) < 0)
+			return rc;
+		if (!k->end) {
+			*k = *(walker *)wg_vec_at(&sp->heads, sp->heads.len - 1);
+			sp->heads.len--;
+		} else {
+			i++;
+		}
+	}
+	/* The page the next block starts in, as far as this one has it. */
+	uint64_t end = off + n, page0 = end & ~(uint64_t)(PG - 1);
+	if (page0 < end) {
+		uint64_t from = page0 > off ? page0 : off;
+		memcpy(sp->last + (from - page0), data + (from - off), (size_t)(end - from));
+	}
+	return WG_OK;
+}
+
+/*
+ * libbfd reads the first 12-24 bytes of every DWARF section (SEC_DEBUGGING: .debug_*,
+ * .zdebug_*) to learn whether it is compressed, and acts on the answer only for a bfd opened
+ * with BFD_DECOMPRESS or BFD_COMPRESS, never set here (binutils 2.40, elf.c,
+ * _bfd_elf_make_section_from_shdr): those bytes are no fact's. A page read for that alone, one
+ * wholly inside DWARF sections, is not fetched: the sections lie at the end, after everything
+ * else, and a pass for them would stream nearly the whole member again. The section table
+ * and its names are read from the tail kept; without them, nothing is left out.
+ */
+static bool dwarf_name(const char *s)
+{
+	return !strncmp(s, ".debug_", 7) || !strncmp(s, ".zdebug_", 8) ||
+	       !strncmp(s, ".gnu.debuglto_.debug_", 21);
+}
+
+static bool kept_range(const wg_sparse *sp, uint64_t off, uint64_t n)
+{
+	if (off > sp->len || n > sp->len - off)
+		return false;
+	for (uint64_t p = off / PG; n && p <= (off + n - 1) / PG; p++)
+		if (!is_kept(sp, p))
+			return false;
+	return true;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	uint64_t x = ((const range *)a)->lo, y = ((const range *)b)->lo;
+	return x < y ? -1 : x > y;
+}
+
+int wg_sparse_debug_heads(wg_sparse *sp)
+{
+	if (!sp->elf_ok)
+		return WG_OK;
+	bool w = sp->is64;
+	uint64_t shoff = rd_n(sp, w ? 0x28 : 0x20, w ? 8 : 4);
+	uint64_t shentsize = rd_n(sp, w ? 0x3a : 0x2e, 2), shnum = rd_n(sp, w ? 0x3c : 0x30, 2);
+	uint64_t shstrndx = rd_n(sp, w ? 0x3e : 0x32, 2);
+	if (!shoff || !shnum || shentsize != (w ? 64u : 40u) || shstrndx >= shnum ||
+	    !kept_range(sp, shoff, shnum * shentsize))
+		return WG_OK;
+	uint64_t h = shoff + shstrndx * shentsize;
+	uint64_t noff = rd_n(sp, h + (w ? 0x18 : 0x10), w ? 8 : 4);
+	uint64_t nlen = rd_n(sp, h + (w ? 0x20 : 0x14), w ? 8 : 4);
+	if (!kept_range(sp, noff, nlen))
+		return WG_OK;
+	range *dw = calloc((size_t)shnum, sizeof(*dw));
+	if (!dw)
+		return WG_ENOMEM;
+	size_t n = 0;
+	for (uint64_t i = 0; i < shnum; i++) {
+		h = shoff + i * shentsize;
+		uint64_t name = rd_n(sp, h, 4), type = rd_n(sp, h + 4, 4);
+		uint64_t flags = rd_n(sp, h + 8, w ? 8 : 4);
+		uint64_t off = rd_n(sp, h + (w ? 0x18 : 0x10), w ? 8 : 4);
+		uint64_t size = rd_n(sp, h + (w ? 0x20 : 0x14), w ? 8 : 4);
+		if (type != 1 /* SHT_PROGBITS */ || (flags & 2 /* SHF_ALLOC */) || !size ||
+		    off >= sp->len || size > sp->len - off || name >= nlen ||
+		    !memchr(sp->img + noff + name, '\0', (size_t)(nlen - name)) ||
+		    !dwarf_name((const char *)sp->img + noff + name))
+			continue;
+		dw[n++] = (range){off, off + size, off};
+	}
+	qsort(dw, n, sizeof(*dw), cmp_range);
+	if (n && !(sp->unused = calloc((size_t)((sp->npages + 63) / 64), sizeof(uint64_t)))) {
+		free(dw);
+		return WG_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		/* The pages of this section's head, each wholly inside the DWARF sections. */
+		uint64_t head_end = dw[i].lo + (dw[i].hi - dw[i].lo < 64 ? dw[i].hi - dw[i].lo : 64);
+		for (uint64_t p = dw[i].lo / PG; p <= (head_end - 1) / PG; p++) {
+			uint64_t lo = p * PG, hi = lo + PG < sp->len ? lo + PG : sp->len, at = lo;
+			for (size_t j = 0; j < n && at < hi; j++)
+				if (dw[j].lo <= at && dw[j].hi > at)
+					at = dw[j].hi;
+			if (at >= hi)
+				sp->unused[p / 64] |= 1ull << (p % 64);
+		}
+	}
+	free(dw);
+	return WG_OK;
+}
+
+/* After a run of the readers: the pages they read that were not kept. */
+int64_t wg_sparse_missing(wg_sparse *sp, bool all)
+{
+	sp->miss.len = 0;
+	sp->miss_end = 0;
+	unsigned char *vec = NULL;
+	if (!all) {
+		if (!(vec = malloc((size_t)sp->npages)))
+			return WG_ENOMEM;
+		if (mincore(sp->img, (size_t)sp->mapped, vec) < 0)
+			all = true; /* cannot say which: fetch every page not kept */
+	}
+	uint64_t bytes = 0;
+	for (uint64_t p = 0; p < sp->npages; p++) {
+		if (is_kept(sp, p) || (!all && !(vec[p] & 1)) ||
+		    (!all && sp->unused && sp->unused[p / 64] >> (p % 64) & 1))
+			continue;
+		uint64_t lo = p * PG, hi = lo + PG < sp->len ? lo + PG : sp->len;
+		range *last = sp->miss.len ? wg_vec_at(&sp->miss, sp->miss.len - 1) : NULL;
+		if (last && last->hi == lo) {
+			last->hi = hi;
+		} else {
+			range *r = wg_vec_push(&sp->miss);
+			if (!r) {
+				free(vec);
+				return WG_ENOMEM;
+			}
+			*r = (range){lo, hi, lo};
+		}
+		bytes += hi - lo;
+		sp->miss_end = hi;
+	}
+	free(vec);
+	return (int64_t)bytes;
+}
+
+int wg_sparse_refill(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
+{
+	for (size_t i = 0; i < sp->miss.len; i++)
+		copy_range(sp, wg_vec_at(&sp->miss, i), data, n, off);
+	if (off + n >= sp->miss_end) {
+		sp->st.refetched += sp->miss_end;
+		return WG_SPARSE_DONE;
+	}
+	return WG_OK;
+}
+
+void wg_sparse_pass(wg_sparse *sp)
+{
+	sp->st.passes++;
+}
+
+void wg_sparse_stats_get(const wg_sparse *sp, wg_sparse_stats *out)
+{
+	*out = sp->st;
+	out->kept = sp->kept_pages * PG < sp->len ? sp->kept_pages * PG : sp->len;
+}
