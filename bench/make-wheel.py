@@ -7,24 +7,66 @@ out as an nvidia-* wheel, for the benchmarks.
       stored, uncompressed, with --stored)
   make-wheel.py --tiny N OUT.whl
       N tiny members (a few dozen bytes each: Python modules and data files), deflated: what
-      the per-member costs of a reader add up to"""
+      the per-member costs of a reader add up to
+  make-wheel.py --huge-elf MIB OUT.whl
+      one shared object of about MIB MiB (cc; its .rodata a zero-filled array), deflated: a
+      member far larger than its compressed bytes, for the memory a reader holds"""
 import base64
 import hashlib
 import os
+import struct
+import subprocess
 import sys
+import tempfile
 import zipfile
+
+
+def huge_elf(mib, tmpdir):
+    """A real shared object (a function, dynamic symbols, a .rodata of mib MiB)."""
+    src = os.path.join(tmpdir, "huge.c")
+    with open(src, "w") as f:
+        f.write("const unsigned char wg_huge_blob[%dULL << 20] = {1};\n"
+                "int wg_huge_size(void) { return (int)sizeof(wg_huge_blob); }\n" % mib)
+    so = os.path.join(tmpdir, "libhuge.so")
+    subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O1", "-o", so, src],
+                   check=True)
+    # Zeros deflate 1000:1, past wheelgate's zip-bomb ratio (250): 8 KiB of random bytes in
+    # every MiB of .rodata make it about 110:1, like real libraries' compressible data.
+    with open(so, "r+b") as f:
+        ehdr = f.read(64)
+        shoff, = struct.unpack_from("<Q", ehdr, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", ehdr, 0x3a)
+        f.seek(shoff)
+        shdrs = [struct.unpack("<IIQQQQIIQQ", f.read(shentsize)) for _ in range(shnum)]
+        f.seek(shdrs[shstrndx][4])
+        names = f.read(shdrs[shstrndx][5])
+        for sh in shdrs:
+            if names[sh[0]:names.index(b"\0", sh[0])] == b".rodata":
+                for at in range(sh[4], sh[4] + sh[5] - (8 << 10), 1 << 20):
+                    f.seek(at)
+                    f.write(os.urandom(8 << 10))
+    return so
 
 
 def main():
     args = sys.argv[1:]
     stored = "--stored" in args
     args = [a for a in args if a != "--stored"]
-    tiny = None
+    tiny = huge = None
     if args and args[0] == "--tiny":
         tiny, args = int(args[1]), args[2:]
-    if not args or (tiny is None and len(args) < 2):
+    elif args and args[0] == "--huge-elf":
+        huge, args = int(args[1]), args[2:]
+    if not args or (tiny is None and huge is None and len(args) < 2):
         sys.exit(__doc__)
     out, libs = args[0], args[1:]
+    if huge is not None:
+        with tempfile.TemporaryDirectory() as tmpdir:
+            return pack(out, [huge_elf(huge, tmpdir)], None, stored)
+    return pack(out, libs, tiny, stored)
+
+
+def pack(out, libs, tiny, stored):
     name, version = "nvidia_bench", "13.0.0"
     di = "%s-%s.dist-info" % (name, version)
     rows = []

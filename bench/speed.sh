@@ -3,17 +3,21 @@
 # `unzip -p W >/dev/null`, `auditwheel show W` (given a source tree) and bench_floor (mapped
 # wheel, libdeflate, SHA-256 and CRC-32 of every member: the floor; and its ISA-L streaming
 # mode, bench_floor -s, each member inflated into one 1 MiB buffer per thread), with 1 and 2
-# threads, on a deflated wheel of CUDA libraries, its stored twin and a wheel of 20,000 tiny
-# members. Every row says its peak RSS and peak anonymous RSS (bench/speed_run.py).
+# threads, on a deflated wheel of CUDA libraries, its stored twin, a wheel of 20,000 tiny
+# members and a wheel of one 1 GiB shared object (issue 30: memory that does not follow the
+# member). Every row says its peak RSS and peak anonymous RSS (bench/speed_run.py). With
+# --baseline WG, an earlier wheelgate's `check` is timed in the same rounds ("check (before)").
 # Medians of RUNS interleaved rounds (every command once per round, the page cache warmed
 # before each); each ratio is the median of its per-round ratios. See bench/speed.md.
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-#   bash bench/speed.sh [--quick] [--auditwheel SRC] [--deflated W] [--stored W] [--tiny W] [BUILD_DIR]
+#   bash bench/speed.sh [--quick] [--auditwheel SRC] [--baseline WG] [--deflated W] [--stored W]
+#                       [--tiny W] [--huge W] [BUILD_DIR]
 #
 # BUILD_DIR: default build (needs the targets wheelgate-cli and bench_floor). Environment:
 # WG_SPEED_RUNS (rounds, default 3; --quick: 1), WG_AUDITWHEEL_SRC (as --auditwheel),
-# WG_SPEED_DEFLATED, WG_SPEED_STORED, WG_SPEED_TINY (the wheels; default /work/bw/...).
+# WG_SPEED_DEFLATED, WG_SPEED_STORED, WG_SPEED_TINY, WG_SPEED_HUGE (the wheels; default
+# /work/bw/...), WG_SPEED_BASELINE (as --baseline).
 # Prints Markdown tables; exit 1 when a target is missed, 2 on a usage or setup error.
 set -euo pipefail
 
@@ -25,6 +29,8 @@ AW_SRC=${WG_AUDITWHEEL_SRC:-}
 DEFLATED=${WG_SPEED_DEFLATED:-/work/bw/$name}
 STORED=${WG_SPEED_STORED:-/work/bw/stored/$name}
 TINY=${WG_SPEED_TINY:-/work/bw/tiny/$name}
+HUGE=${WG_SPEED_HUGE:-/work/bw/huge/$name}
+BASE=${WG_SPEED_BASELINE:-}
 BUILD=
 
 die() { echo "speed.sh: $*" >&2; exit 2; }
@@ -35,7 +41,9 @@ while [ $# -gt 0 ]; do
 	--deflated) [ $# -ge 2 ] || die "--deflated needs a wheel"; DEFLATED=$2; shift ;;
 	--stored) [ $# -ge 2 ] || die "--stored needs a wheel"; STORED=$2; shift ;;
 	--tiny) [ $# -ge 2 ] || die "--tiny needs a wheel"; TINY=$2; shift ;;
-	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--huge) [ $# -ge 2 ] || die "--huge needs a wheel"; HUGE=$2; shift ;;
+	--baseline) [ $# -ge 2 ] || die "--baseline needs a wheelgate binary"; BASE=$2; shift ;;
+	-h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option $1 (see --help)" ;;
 	*) [ -z "$BUILD" ] || die "one BUILD_DIR only"; BUILD=$1 ;;
 	esac
@@ -55,10 +63,12 @@ hint() {
 	deflated) echo "python3 bench/make-wheel.py $2 $libs/libcublasLt.so.13 $libs/libcudnn_engines_precompiled.so.9 $libs/libnccl.so.2" ;;
 	stored) echo "python3 bench/make-wheel.py --stored $2 $libs/libcublasLt.so.13 $libs/libcudnn_engines_precompiled.so.9 $libs/libnccl.so.2" ;;
 	tiny) echo "python3 bench/make-wheel.py --tiny 20000 $2" ;;
+	huge) echo "python3 bench/make-wheel.py --huge-elf 1024 $2" ;;
 	esac
 }
-for kind in deflated stored tiny; do
-	case $kind in deflated) w=$DEFLATED ;; stored) w=$STORED ;; tiny) w=$TINY ;; esac
+[ -z "$BASE" ] || [ -x "$BASE" ] || die "--baseline $BASE: not an executable"
+for kind in deflated stored tiny huge; do
+	case $kind in deflated) w=$DEFLATED ;; stored) w=$STORED ;; tiny) w=$TINY ;; huge) w=$HUGE ;; esac
 	[ -f "$w" ] || die "$w: no such wheel (the $kind input); make it with:
   $(hint "$kind" "$w")
 or name another with --$kind W"
@@ -91,6 +101,9 @@ measure() {
 	local kind=$1 w=$2 r i
 	local -a labels=() cmds=()
 	labels+=("check"); cmds+=("$WG check --no-config $w")
+	if [ -n "$BASE" ]; then
+		labels+=("check (before)"); cmds+=("$BASE check --no-config $w")
+	fi
 	if [ $jobs_flag = 1 ]; then
 		labels+=("check -j 1"); cmds+=("$WG check --no-config -j 1 $w")
 		labels+=("check -j 2"); cmds+=("$WG check --no-config -j 2 $w")
@@ -113,7 +126,7 @@ measure() {
 		done
 	done
 }
-for w in "$DEFLATED" "$STORED" "$TINY" "$WG" "$FLOOR" "$AW_SRC"; do
+for w in "$DEFLATED" "$STORED" "$TINY" "$HUGE" "$WG" "$FLOOR" "$AW_SRC" "$BASE"; do
 	case $w in *[[:space:]]*) die "'$w': a path with a space is not supported" ;; esac
 done
 
@@ -125,8 +138,9 @@ echo
 measure deflated "$DEFLATED"
 measure stored "$STORED"
 measure tiny "$TINY"
+measure huge "$HUGE"
 
 # A plain check uses the cores this process may use, or one thread where it has no -j.
 workers=$cores
 [ $jobs_flag = 1 ] || workers=1
-python3 "$here/speed_report.py" "$out" "$workers" "$DEFLATED" "$STORED" "$TINY"
+python3 "$here/speed_report.py" "$out" "$workers" "$DEFLATED" "$STORED" "$TINY" "$HUGE"

@@ -27,6 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "facts/facts.h"
 
@@ -402,17 +405,28 @@ static int scan_words(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off
 	} else if (off % 8) {
 		return WG_OK; /* cannot happen: words are carried from the first block on */
 	}
-	const uint64_t magic = 0x00100001BA55ED50ull;
-	/* Eight words at a time without a branch: a hit is rare (a container's start). */
+	/* 64 bytes at a time without a branch: a hit is rare (a container's start), and any
+	 * 32-bit half that equals either magic sends the 64 bytes to word(), which decides. */
 	for (; i + 64 <= n; i += 64) {
 		const uint8_t *p = data + i;
+#ifdef __SSE2__
+		const __m128i fm = _mm_set1_epi32((int)FATBIN_MAGIC), wm = _mm_set1_epi32((int)WRAPPER_MAGIC);
+		__m128i hit = _mm_setzero_si128();
+		for (int k = 0; k < 4; k++) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+			hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi32(v, fm), _mm_cmpeq_epi32(v, wm)));
+		}
+		if (!_mm_movemask_epi8(hit))
+			continue;
+#else
 		bool hit = false;
 		for (int k = 0; k < 8; k++) {
 			uint64_t v = load64(p + 8 * k);
-			hit |= (v == magic) | ((uint32_t)v == WRAPPER_MAGIC);
+			hit |= ((uint32_t)v == FATBIN_MAGIC) | ((uint32_t)v == WRAPPER_MAGIC);
 		}
 		if (!hit)
 			continue;
+#endif
 		for (int k = 0; k < 8; k++)
 			if ((rc = word(sp, load64(p + 8 * k), off + i + 8 * k, data, n, off)) < 0)
 				return rc;
