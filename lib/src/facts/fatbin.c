@@ -2,7 +2,8 @@
  * The CUDA fatbinary reader (docs: ../shared/docs/fatbin-format.md). Walks every container in
  * the registered sections (.nv_fatbin, __nv_relfatbin), links them to their
  * .nvFatBinSegment wrappers, and finds containers kept elsewhere (cuFFT's .ldata) by a
- * validated scan of the whole object. An object whose section table is gone or lies is read as
+ * validated scan of the whole object (or, for an object read as it streamed, of the offsets
+ * where sparse.c saw the container magic: the same hits without reading the bytes again). An object whose section table is gone or lies is read as
  * the loader and the CUDA runtime read it (loader_read): wrappers found in the PT_LOAD
  * segments and mapped through them. Every header and size read from the file goes through
  * rd() against the object's bounds; entry walks always advance, so they cannot loop.
