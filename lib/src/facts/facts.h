@@ -303,9 +303,13 @@ const uint8_t *wg_sparse_image(const wg_sparse *sp);
 /** The 8-aligned offsets of the fatbin container magic, in order; NULL when there were more
  * than it keeps (then the fatbin reader scans the image). */
 const uint64_t *wg_sparse_fatbin_magics(const wg_sparse *sp, size_t *n);
-/** After the first pass: the pages libbfd reads only to see whether a DWARF section is
- * compressed, which no fact depends on, are left out of what wg_sparse_missing says. */
-int wg_sparse_debug_heads(wg_sparse *sp);
+/** After the first pass: its records ordered for wg_sparse_at, and the pages libbfd reads only
+ * to see whether a DWARF section is compressed (no fact depends on them) left out of what
+ * wg_sparse_missing says. */
+int wg_sparse_end_pass(wg_sparse *sp);
+/** Bytes [off, off + n) kept apart from the image (fatbin headers and PTX heads), or NULL;
+ * *got (may be NULL): how many bytes the record holds from off on. */
+const uint8_t *wg_sparse_at(const wg_sparse *sp, uint64_t off, uint64_t n, uint64_t *got);
 /** After a run of the readers: the bytes of the pages it read that were not kept (0: none),
  * which the next pass fetches; all: every page not kept. */
 int64_t wg_sparse_missing(wg_sparse *sp, bool all);
@@ -325,11 +329,11 @@ int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
  * obj->fatbin_entries_more and a problem names max_fatbin_entries. */
 int wg_fatbin_read_max(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		       size_t max, wg_scan_problem_fn problem, void *payload);
-/** The same, the scan for containers outside the registered sections taken from magics: the
- * 8-aligned offsets where the container magic is, in order (wg_sparse_fatbin_magics). */
-int wg_fatbin_read_magics(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
-			  size_t max, const uint64_t *magics, size_t nmagics,
-			  wg_scan_problem_fn problem, void *payload);
+/** The same for the image of an object read sparsely: the scan for containers outside the
+ * registered sections taken from the magics it found, headers read from its records. */
+int wg_fatbin_read_sparse(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+			  size_t max, const wg_sparse *sp, wg_scan_problem_fn problem,
+			  void *payload);
 /** Applies the input's budget of fatbin entries (max_fatbin_entries, all its objects
  * together) to o, an object just added to scan: past it, o's later entries are dropped and
  * counted, with a problem. */

@@ -53,7 +53,8 @@ static int walk_section(wg_object *obj, wg_arena *a, const span *s, const wg_sec
 	uint64_t p = sec->offset, end = sec->offset + sec->size;
 	while (p < end) {
 		uint64_t skip = 0;
-		while (p + skip < end && skip < 8 && s->d[p + skip] == 0)
+		const uint8_t *z = fb_at(s, p, end - p < 8 ? end - p : 8, NULL);
+		while (p + skip < end && skip < 8 && z[skip] == 0)
 			skip++;
 		if (p + skip == end)
 			break;
@@ -64,7 +65,7 @@ static int walk_section(wg_object *obj, wg_arena *a, const span *s, const wg_sec
 			break;
 		}
 		p += skip;
-		span within = {s->d, (size_t)end}; /* a container may not leave its section */
+		span within = {s->d, (size_t)end, s->sp}; /* a container may not leave its section */
 		int rc = wg_fb_add_container(obj, a, &within, p, sec, true, false, &err);
 		if (rc == WG_ENOMEM)
 			return rc;
@@ -128,6 +129,7 @@ static int link_wrappers(wg_object *obj, const span *s, const addrmap *map,
 typedef struct {
 	const uint64_t *at; /* NULL: scan the bytes */
 	size_t n;
+	const wg_sparse *sp;
 } magics;
 
 static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
@@ -142,14 +144,16 @@ int wg_fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 int wg_fatbin_read_max(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		       size_t max, wg_scan_problem_fn problem, void *payload)
 {
-	return wg_fatbin_read_magics(obj, a, data, len, max, NULL, 0, problem, payload);
+	return wg_fatbin_read_sparse(obj, a, data, len, max, NULL, problem, payload);
 }
 
-int wg_fatbin_read_magics(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
-			  size_t max, const uint64_t *at, size_t nat,
-			  wg_scan_problem_fn problem, void *payload)
+int wg_fatbin_read_sparse(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
+			  size_t max, const wg_sparse *sp, wg_scan_problem_fn problem,
+			  void *payload)
 {
-	magics mg = {at, nat};
+	magics mg = {NULL, 0, sp};
+	if (sp)
+		mg.at = wg_sparse_fatbin_magics(sp, &mg.n);
 	obj->fatbin_entries_max = max;
 	obj->fatbin_entries_more = 0;
 	int rc = fatbin_read(obj, a, data, len, &mg, problem, payload);
@@ -216,7 +220,7 @@ static uint64_t next_magic(const uint8_t *data, const magics *mg, size_t *k, uin
 static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
 		       const magics *mg, wg_scan_problem_fn problem, void *payload)
 {
-	span s = {data, len};
+	span s = {data, len, mg->sp};
 	int rc;
 	addrmap map;
 	wg_vec_init(&obj->fatbin_containers, sizeof(wg_fatbin_container));

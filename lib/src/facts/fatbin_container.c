@@ -46,7 +46,8 @@ void wg_fatbin_arch_name(char *buf, size_t n, int kind, unsigned arch, char vari
 		snprintf(buf, n, "%s_%u", p, arch);
 }
 
-/* The first bytes of a PTX payload, decompressed if need be; returns the text length. */
+/* The first bytes of a PTX payload (avail of them readable), decompressed if need be; returns
+ * the text length. */
 static size_t ptx_head(const uint8_t *payload, size_t avail, const wg_fatbin_entry *e, char *out,
 		       size_t cap)
 {
@@ -55,14 +56,14 @@ static size_t ptx_head(const uint8_t *payload, size_t avail, const wg_fatbin_ent
 		n = avail < cap - 1 ? avail : cap - 1;
 		memcpy(out, payload, n);
 	} else if (e->compression == WG_FATBIN_COMP_LZ4) {
-		int r = LZ4_decompress_safe_partial((const char *)payload, out, (int)e->compressed_size,
+		int r = LZ4_decompress_safe_partial((const char *)payload, out, (int)avail,
 						    (int)(cap - 1), (int)(cap - 1));
 		n = r > 0 ? (size_t)r : 0;
 	} else if (e->compression == WG_FATBIN_COMP_ZSTD) {
 		ZSTD_DStream *z = ZSTD_createDStream();
 		if (!z)
 			return 0;
-		ZSTD_inBuffer in = {payload, e->compressed_size, 0};
+		ZSTD_inBuffer in = {payload, avail, 0};
 		ZSTD_outBuffer o = {out, cap - 1, 0};
 		/* Stop as soon as the small output buffer is full: nothing more is needed. */
 		while (o.pos < o.size && in.pos < in.size) {
@@ -77,10 +78,18 @@ static size_t ptx_head(const uint8_t *payload, size_t avail, const wg_fatbin_ent
 	return n;
 }
 
-/* Copies the value of a PTX directive (".target sm_90a" -> "sm_90a") into the arena. */
-static const char *ptx_directive(wg_arena *a, const char *text, const char *dir)
+/*
+ * The value of a PTX directive (".target sm_90a" -> "sm_90a") in the head text (len bytes, NUL
+ * after them), copied into the arena. all: the text is the whole head (PTX_HEAD - 1 bytes, or
+ * the payload when it is shorter). Of a shorter prefix (an object read sparsely keeps less)
+ * the answer is the whole head's only when the directive and its value end inside it, or the
+ * text stops at a NUL before its end: else returns false, nothing decided.
+ */
+static bool ptx_directive(wg_arena *a, const char *text, size_t len, bool all, const char *dir,
+			  const char **out)
 {
 	size_t dl = strlen(dir);
+	*out = NULL;
 	for (const char *p = text; (p = strstr(p, dir)); p += dl) {
 		if (p != text && p[-1] != '\n')
 			continue;
@@ -88,11 +97,16 @@ static const char *ptx_directive(wg_arena *a, const char *text, const char *dir)
 		while (*v == ' ' || *v == '\t')
 			v++;
 		size_t n = strcspn(v, "\r\n/");
+		if (!all && v + n == text + len)
+			return false; /* the value may go on past the prefix */
 		while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
 			n--;
-		return n ? wg_arena_strndup(a, v, n) : NULL;
+		*out = n ? wg_arena_strndup(a, v, n) : NULL;
+		return true;
 	}
-	return NULL;
+	/* Not found: in the whole head, or in a prefix the search stopped in at a NUL. A match
+	 * cut by the prefix's end would not have been found either: undecided. */
+	return all || strlen(text) < len;
 }
 
 /*
@@ -105,7 +119,7 @@ int wg_fb_parse_container(wg_object *obj, wg_arena *a, const span *s, uint64_t o
 	if (!rd(s, off, CONTAINER_HEADER))
 		return wg_seterr(err, WG_EFORMAT, "%s: %s: fatbin container at offset %#llx: header "
 				 "truncated", obj->path, where, (unsigned long long)off);
-	const uint8_t *h = s->d + off;
+	const uint8_t *h = fb_at(s, off, CONTAINER_HEADER, NULL);
 	uint16_t version = le16(h + 4), hsize = le16(h + 6);
 	uint64_t fat = le64(h + 8);
 	if (le32(h) != FATBIN_MAGIC || version != 1)
@@ -127,15 +141,16 @@ int wg_fb_parse_container(wg_object *obj, wg_arena *a, const span *s, uint64_t o
 		if (end - p < ENTRY_HEADER_MIN) {
 			/* Zero padding up to 8 bytes is tolerated; anything else is not. */
 			bool zero = true;
-			for (uint64_t i = p; i < end; i++)
-				zero = zero && s->d[i] == 0;
+			const uint8_t *z = fb_at(s, p, end - p, NULL);
+			for (uint64_t i = 0; i < end - p; i++)
+				zero = zero && z[i] == 0;
 			if (zero && end - p < 8 && !strict)
 				break;
 			return wg_seterr(err, WG_EFORMAT, "%s: %s: fatbin entry at offset %#llx: %llu "
 					 "bytes left, less than an entry header", obj->path, where,
 					 (unsigned long long)p, (unsigned long long)(end - p));
 		}
-		const uint8_t *e = s->d + p;
+		const uint8_t *e = fb_at(s, p, ENTRY_HEADER_MIN, NULL);
 		uint16_t kind = le16(e), ever = le16(e + 2);
 		uint32_t ehs = le32(e + 4);
 		uint64_t psize = le64(e + 8);
@@ -189,10 +204,20 @@ int wg_fb_parse_container(wg_object *obj, wg_arena *a, const span *s, uint64_t o
 		if (kind == WG_FATBIN_PTX && !(flags & FB_OBFUSCATED)) {
 			char head[PTX_HEAD];
 			uint64_t avail = x->compression == WG_FATBIN_COMP_NONE ? psize : x->compressed_size;
-			if (ptx_head(e + ehs, (size_t)avail, x, head, sizeof(head))) {
-				x->ptx_version = ptx_directive(a, head, ".version");
-				x->ptx_target = ptx_directive(a, head, ".target");
+			/* A head kept apart (an object read sparsely) may hold less than the payload:
+			 * what it gives is used only when that was enough (a full head, or all of it). */
+			uint64_t got = 0;
+			const uint8_t *src = fb_at(s, p + ehs, 1, &got);
+			size_t hn = ptx_head(src, (size_t)(got < avail ? got : avail), x, head, sizeof(head));
+			bool all = got >= avail || hn == sizeof(head) - 1;
+			if (!ptx_directive(a, head, hn, all, ".version", &x->ptx_version) ||
+			    !ptx_directive(a, head, hn, all, ".target", &x->ptx_target)) {
+				hn = ptx_head(s->d + p + ehs, (size_t)avail, x, head, sizeof(head));
+				ptx_directive(a, head, hn, true, ".version", &x->ptx_version);
+				ptx_directive(a, head, hn, true, ".target", &x->ptx_target);
 			}
+			if (!hn)
+				x->ptx_version = x->ptx_target = NULL;
 		}
 		p += (uint64_t)ehs + psize; /* ehs >= 64: always advances */
 	}

@@ -28,7 +28,18 @@
 typedef struct {
 	const uint8_t *d;
 	size_t len;
+	const wg_sparse *sp; /* an object read sparsely: headers and heads are in its records */
 } span;
+
+/* The bytes [off, off + n) of the object (rd() checked): from the records of an object read
+ * sparsely where they are there, else in place. *got: how many of them follow off there. */
+static inline const uint8_t *fb_at(const span *s, uint64_t off, uint64_t n, uint64_t *got)
+{
+	const uint8_t *p = s->sp ? wg_sparse_at(s->sp, off, n, got) : NULL;
+	if (!p && got)
+		*got = s->len - off;
+	return p ? p : s->d + off;
+}
 
 static inline bool rd(const span *s, uint64_t off, uint64_t n)
 {

@@ -74,10 +74,8 @@ static int add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *r
 	uint32_t max = s->ctx->opts.max_fatbin_entries;
 	size_t left = !max ? SIZE_MAX : scan->fatbin_entries_kept < max ? max - scan->fatbin_entries_kept : 0;
 	size_t before = o->fatbin_entries.len;
-	size_t nmagics = 0;
-	const uint64_t *magics = sp ? wg_sparse_fatbin_magics(sp, &nmagics) : NULL;
-	if (wg_fatbin_read_magics(o, &scan->arena, data, len, left, magics, nmagics, fatbin_problem,
-				  &pc) == WG_ENOMEM)
+	if (wg_fatbin_read_sparse(o, &scan->arena, data, len, left, sp, fatbin_problem, &pc) ==
+	    WG_ENOMEM)
 		return wg_seterr(&s->err, WG_ENOMEM, "out of memory");
 	scan->fatbin_entries_kept += o->fatbin_entries.len - before;
 	return WG_OK;

@@ -9,8 +9,10 @@
  *  - the section header table and the bytes before it (.shstrtab is 4-427 bytes before it in
  *    every object measured, docs/stream-touchmap.md);
  *  - every CUDA fatbin container met, found by its magic at an 8-aligned offset wherever it
- *    is: its header, each entry's header and a PTX entry's head, walked as they pass; and the
- *    24-byte .nvFatBinSegment wrappers, found by theirs.
+ *    is: its header, each entry's header and a PTX entry's head, walked as they pass, kept as
+ *    records of their own bytes (wg_sparse_at: a page per entry would hold 4 KiB for 64 bytes,
+ *    145 MB for cuFFT's); a zstd PTX head in whole pages; and the 24-byte .nvFatBinSegment
+ *    wrappers, found by theirs.
  * The offsets of the container magics are the fatbin reader's scan for containers outside the
  * registered sections, made here as the bytes pass (fatbin.c takes them instead of reading
  * the whole file).
@@ -41,13 +43,23 @@
 #define MAGICS_MAX (1u << 20) /* container magics remembered (8 MiB); past it, fatbin.c scans */
 #define FATBIN_MAGIC 0xBA55ED50u
 #define WRAPPER_MAGIC 0x466243B1u
-#define PTX_HEAD_KEEP 4095u   /* fatbin_container.c reads 4095 bytes of an uncompressed head */
-#define LZ4_HEAD_KEEP (8u << 10) /* LZ4 reads little more input than the 4095 bytes it makes */
+/* A PTX head's .version and .target are in its first few hundred bytes: fatbin_container.c reads
+ * up to 4095 bytes of text, but takes what a shorter prefix decides (ptx_directive). */
+#define PTX_HEAD_KEEP 1024u
+#define LZ4_HEAD_KEEP 2048u   /* LZ4 reads little more input than the text it makes */
 #define ZSTD_FRAME_HEAD 32u /* a zstd frame's header and its first block's: then the block */
 
 typedef struct {
 	uint64_t lo, hi, done; /* [lo, hi), copied from lo up to done */
+	size_t rec;            /* a record's range: its index + 1 (its bytes go there); 0: pages */
 } range;
+
+/* Bytes of the member kept apart from the image, in the blob: [off, off + len). */
+typedef struct {
+	uint64_t off;
+	size_t at, len;
+	bool whole; /* all of them arrived */
+} record;
 
 typedef struct {
 	uint64_t at, end; /* the next header to read; the container's end */
@@ -64,6 +76,11 @@ struct wg_sparse {
 	/* pass 1 */
 	uint64_t have;  /* bytes that have passed */
 	uint8_t last[PG]; /* the bytes of the page the stream is in, before the current block */
+	uint8_t prev[256]; /* the last bytes before the current block (prev_n of them) */
+	size_t prev_n;
+	wg_vec records;   /* record; sorted by offset once the first pass is over */
+	uint8_t *blob;
+	size_t blob_len, blob_cap;
 	bool planned, elf_ok, is64, little;
 	uint64_t plan_at; /* the program headers end here: planned once it has passed */
 	wg_vec ranges, walkers, heads, magics; /* heads: zstd PTX heads being read */
@@ -100,6 +117,13 @@ static void copy_range(wg_sparse *sp, range *r, const uint8_t *data, size_t n, u
 	uint64_t from = r->done > off ? r->done : off, to = off + n < r->hi ? off + n : r->hi;
 	if (from < r->done || from >= to || from != r->done)
 		return; /* nothing here, or a gap: the rest of r waits */
+	if (r->rec) {
+		record *c = wg_vec_at(&sp->records, r->rec - 1);
+		memcpy(sp->blob + c->at + (from - r->lo), data + (from - off), (size_t)(to - from));
+		r->done = to;
+		c->whole = to == r->hi;
+		return;
+	}
 	memcpy(sp->img + from, data + (from - off), (size_t)(to - from));
 	uint64_t start = r->done & ~(uint64_t)(PG - 1);
 	r->done = to;
@@ -121,7 +145,7 @@ static int keep(wg_sparse *sp, uint64_t lo, uint64_t hi, const uint8_t *data, si
 	uint64_t page0 = off & ~(uint64_t)(PG - 1); /* what `last` holds: [page0, off) */
 	if (hi <= page0)
 		return WG_OK; /* gone */
-	range r = {lo < page0 ? page0 : lo, hi, lo < page0 ? page0 : lo};
+	range r = {lo < page0 ? page0 : lo, hi, lo < page0 ? page0 : lo, 0};
 	if (r.lo < off) {
 		uint64_t to = off < hi ? off : hi;
 		memcpy(sp->img + r.lo, sp->last + (r.lo - page0), (size_t)(to - r.lo));
@@ -137,6 +161,60 @@ static int keep(wg_sparse *sp, uint64_t lo, uint64_t hi, const uint8_t *data, si
 	}
 	if (r.done > r.lo)
 		mark(sp, r.lo, r.done);
+	return WG_OK;
+}
+
+static int blob_room(wg_sparse *sp, size_t n)
+{
+	if (n <= sp->blob_cap - sp->blob_len)
+		return WG_OK;
+	size_t cap = sp->blob_cap ? sp->blob_cap : 64 << 10;
+	while (cap - sp->blob_len < n)
+		cap *= 2;
+	uint8_t *b = realloc(sp->blob, cap);
+	if (!b)
+		return WG_ENOMEM;
+	sp->blob = b;
+	sp->blob_cap = cap;
+	return WG_OK;
+}
+
+/* A record of [lo, lo + n): the bytes here now (the current block, and the 256 before it) are
+ * copied at once, the rest as it passes. *at: where they are in the blob (valid until the next
+ * record). Bytes that are gone leave the record not whole: wg_sparse_at does not give it. */
+static int record_bytes(wg_sparse *sp, uint64_t lo, uint64_t n, const uint8_t *data, size_t dn,
+			uint64_t off, const uint8_t **at)
+{
+	*at = NULL;
+	if (lo >= sp->len || !n)
+		return WG_OK;
+	if (n > sp->len - lo)
+		n = sp->len - lo;
+	int rc = blob_room(sp, (size_t)n);
+	record *c = rc < 0 ? NULL : wg_vec_push(&sp->records);
+	if (!c)
+		return WG_ENOMEM;
+	*c = (record){lo, sp->blob_len, (size_t)n, false};
+	sp->blob_len += (size_t)n;
+	range r = {lo, lo + n, lo, sp->records.len};
+	if (lo < off) {
+		if (lo < off - sp->prev_n)
+			return WG_OK; /* gone: never whole */
+		uint64_t to = off < r.hi ? off : r.hi;
+		memcpy(sp->blob + c->at, sp->prev + sp->prev_n - (off - lo), (size_t)(to - lo));
+		r.done = to;
+		c->whole = to == r.hi;
+	}
+	if (data)
+		copy_range(sp, &r, data, dn, off);
+	if (r.done < r.hi) {
+		range *slot = wg_vec_push(&sp->ranges);
+		if (!slot)
+			return WG_ENOMEM;
+		*slot = r;
+	} else {
+		*at = sp->blob + ((record *)wg_vec_at(&sp->records, r.rec - 1))->at;
+	}
 	return WG_OK;
 }
 
@@ -168,6 +246,7 @@ int wg_sparse_new(wg_sparse **out, uint64_t len)
 	wg_vec_init(&sp->heads, sizeof(walker));
 	wg_vec_init(&sp->magics, sizeof(uint64_t));
 	wg_vec_init(&sp->miss, sizeof(range));
+	wg_vec_init(&sp->records, sizeof(record));
 	sp->st.size = len;
 	*out = sp;
 	return keep(sp, 0, FRONT_MIN, NULL, 0, 0);
@@ -186,6 +265,8 @@ void wg_sparse_free(wg_sparse *sp)
 	wg_vec_free(&sp->heads);
 	wg_vec_free(&sp->magics);
 	wg_vec_free(&sp->miss);
+	wg_vec_free(&sp->records);
+	free(sp->blob);
 	free(sp);
 }
 
@@ -201,6 +282,14 @@ const uint64_t *wg_sparse_fatbin_magics(const wg_sparse *sp, size_t *n)
 	if (sp->magics_full)
 		return NULL;
 	return sp->magics.len ? (const uint64_t *)sp->magics.items : none; /* none found */
+}
+
+static uint64_t le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
 }
 
 static uint64_t rd_n(const wg_sparse *sp, uint64_t at, int n)
@@ -303,13 +392,16 @@ static int walk(wg_sparse *sp, walker *k, const uint8_t *data, size_t n, uint64_
 		uint64_t last = b + 3 + (type == 1 ? 1 : size) + 3; /* and the next block's header */
 		return keep(sp, p, last < end ? last : end, data, n, off);
 	}
+	const uint8_t *h;
 	for (;;) {
 		if (!k->entries) {
 			if (k->at + 16 > sp->have)
 				return WG_OK;
 			uint64_t c = k->at;
-			uint64_t hsize = rd_n(sp, c + 6, 2), fat = rd_n(sp, c + 8, 8);
-			if (rd_n(sp, c, 4) != FATBIN_MAGIC || rd_n(sp, c + 4, 2) != 1 || hsize < 16 ||
+			if ((rc = record_bytes(sp, c, 16, data, n, off, &h)) < 0)
+				return rc;
+			uint64_t hsize = h ? le(h + 6, 2) : 0, fat = h ? le(h + 8, 8) : 0;
+			if (!h || le(h, 4) != FATBIN_MAGIC || le(h + 4, 2) != 1 || hsize < 16 ||
 			    hsize > sp->len - c || fat > sp->len - c - hsize) {
 				k->at = k->end = 0;
 				return WG_OK;
@@ -317,22 +409,26 @@ static int walk(wg_sparse *sp, walker *k, const uint8_t *data, size_t n, uint64_
 			k->entries = true;
 			k->at = c + hsize;
 			k->end = c + hsize + fat;
-			if ((rc = keep(sp, k->at, k->at + 64, data, n, off)) < 0)
-				return rc;
 			continue;
 		}
-		if (k->at >= k->end)
-			return WG_OK;
+		if (k->at >= k->end) /* and the bytes after it: zero padding, or the next one */
+			return record_bytes(sp, k->end, 8, data, n, off, &h);
 		if (k->end - k->at < 64) { /* the zero padding the walk reads */
-			rc = keep(sp, k->at, k->end, data, n, off);
+			rc = record_bytes(sp, k->at, k->end - k->at, data, n, off, &h);
 			k->at = k->end;
 			return rc;
 		}
 		if (k->at + 64 > sp->have)
 			return WG_OK;
 		uint64_t e = k->at;
-		uint64_t kind = rd_n(sp, e, 2), ehs = rd_n(sp, e + 4, 4), psize = rd_n(sp, e + 8, 8);
-		uint64_t csize = rd_n(sp, e + 16, 4), flags = rd_n(sp, e + 0x28, 8);
+		if ((rc = record_bytes(sp, e, 64, data, n, off, &h)) < 0)
+			return rc;
+		if (!h) {
+			k->at = k->end;
+			return WG_OK;
+		}
+		uint64_t kind = le(h, 2), ehs = le(h + 4, 4), psize = le(h + 8, 8);
+		uint64_t csize = le(h + 16, 4), flags = le(h + 0x28, 8);
 		if (ehs < 64 || ehs % 8 || ehs > k->end - e || psize > k->end - e - ehs) {
 			k->at = k->end;
 			return WG_OK;
@@ -344,18 +440,17 @@ static int walk(wg_sparse *sp, walker *k, const uint8_t *data, size_t n, uint64_
 					: flags & 0x2000ull ? LZ4_HEAD_KEEP : 0;
 			if (head > avail)
 				head = avail;
-			if (head && (rc = keep(sp, e + ehs, e + ehs + head, data, n, off)) < 0)
-				return rc;
 			if (head && !none && (flags & 0x8000ull)) {
+				/* zstd: in pages, the block the decoder reads found from its header */
 				walker *z = wg_vec_push(&sp->heads);
-				if (!z)
-					return WG_ENOMEM;
+				if (!z || (rc = keep(sp, e + ehs, e + ehs + head, data, n, off)) < 0)
+					return z ? rc : WG_ENOMEM;
 				*z = (walker){e + ehs, e + ehs + avail, false, true};
+			} else if (head && (rc = record_bytes(sp, e + ehs, head, data, n, off, &h)) < 0) {
+				return rc;
 			}
 		}
 		k->at = e + ehs + psize;
-		if (k->at < k->end && (rc = keep(sp, k->at, k->at + 64, data, n, off)) < 0)
-			return rc;
 	}
 }
 
@@ -378,7 +473,7 @@ static int word(wg_sparse *sp, uint64_t v, uint64_t at, const uint8_t *data, siz
 	if (!k)
 		return WG_ENOMEM;
 	*k = (walker){at, 0, false, false};
-	return keep(sp, at, at + 16, data, n, off);
+	return WG_OK;
 }
 
 static inline uint64_t load64(const uint8_t *p)
@@ -485,7 +580,17 @@ int wg_sparse_take(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
 			i++;
 		}
 	}
-	/* The page the next block starts in, as far as this one has it. */
+	/* The 256 bytes before the next block, and the page it starts in, as far as this one
+	 * has them. */
+	if (n >= sizeof(sp->prev)) {
+		memcpy(sp->prev, data + n - sizeof(sp->prev), sizeof(sp->prev));
+		sp->prev_n = sizeof(sp->prev);
+	} else {
+		size_t keep_old = sp->prev_n + n > sizeof(sp->prev) ? sizeof(sp->prev) - n : sp->prev_n;
+		memmove(sp->prev, sp->prev + sp->prev_n - keep_old, keep_old);
+		memcpy(sp->prev + keep_old, data, n);
+		sp->prev_n = keep_old + n;
+	}
 	uint64_t end = off + n, page0 = end & ~(uint64_t)(PG - 1);
 	if (page0 < end) {
 		uint64_t from = page0 > off ? page0 : off;
@@ -525,7 +630,45 @@ static int cmp_range(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int wg_sparse_debug_heads(wg_sparse *sp)
+static int cmp_record(const void *a, const void *b)
+{
+	uint64_t x = ((const record *)a)->off, y = ((const record *)b)->off;
+	return x < y ? -1 : x > y;
+}
+
+const uint8_t *wg_sparse_at(const wg_sparse *sp, uint64_t off, uint64_t n, uint64_t *got)
+{
+	const record *r = sp->records.items;
+	size_t lo = 0, hi = sp->records.len; /* the first record past off */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Records may overlap (two walks over the same bytes): a few before are looked at. */
+	for (size_t k = 0; k < 8 && lo > k; k++) {
+		const record *c = &r[lo - 1 - k];
+		if (c->whole && off - c->off < c->len && n <= c->len - (off - c->off)) {
+			if (got)
+				*got = c->len - (off - c->off);
+			return sp->blob + c->at + (off - c->off);
+		}
+	}
+	return NULL;
+}
+
+static int debug_heads(wg_sparse *sp);
+
+int wg_sparse_end_pass(wg_sparse *sp)
+{
+	qsort(sp->records.items, sp->records.len, sizeof(record), cmp_record);
+	sp->walkers.len = sp->heads.len = sp->ranges.len = 0;
+	return debug_heads(sp);
+}
+
+static int debug_heads(wg_sparse *sp)
 {
 	if (!sp->elf_ok)
 		return WG_OK;
@@ -556,7 +699,7 @@ int wg_sparse_debug_heads(wg_sparse *sp)
 		    !memchr(sp->img + noff + name, '\0', (size_t)(nlen - name)) ||
 		    !dwarf_name((const char *)sp->img + noff + name))
 			continue;
-		dw[n++] = (range){off, off + size, off};
+		dw[n++] = (range){off, off + size, off, 0};
 	}
 	qsort(dw, n, sizeof(*dw), cmp_range);
 	if (n && !(sp->unused = calloc((size_t)((sp->npages + 63) / 64), sizeof(uint64_t)))) {
@@ -606,7 +749,7 @@ int64_t wg_sparse_missing(wg_sparse *sp, bool all)
 				free(vec);
 				return WG_ENOMEM;
 			}
-			*r = (range){lo, hi, lo};
+			*r = (range){lo, hi, lo, 0};
 		}
 		bytes += hi - lo;
 		sp->miss_end = hi;
@@ -634,5 +777,5 @@ void wg_sparse_pass(wg_sparse *sp)
 void wg_sparse_stats_get(const wg_sparse *sp, wg_sparse_stats *out)
 {
 	*out = sp->st;
-	out->kept = sp->kept_pages * PG < sp->len ? sp->kept_pages * PG : sp->len;
+	out->kept = (sp->kept_pages * PG < sp->len ? sp->kept_pages * PG : sp->len) + sp->blob_len;
 }

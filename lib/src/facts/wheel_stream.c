@@ -107,7 +107,7 @@ int wg_wheel_member_stream(pass2 *P, size_t i, unsigned slot)
 	o->elf = r.elf;
 	if (!r.sp) /* not an object, or an empty member */
 		return 0;
-	if (wg_sparse_debug_heads(r.sp) < 0) {
+	if (wg_sparse_end_pass(r.sp) < 0) {
 		wg_wheel_member_fail(o, WG_ENOMEM, "out of memory");
 		wg_sparse_free(r.sp);
 		return 0;
