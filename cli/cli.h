@@ -121,7 +121,8 @@ bool parse_limit(wg_options *o, const char *cmd, const char *arg);
 #define LIMIT_HELP                                                                        \
 	"  --limit NAME=N     raise or lower a safety limit for each input; NAME is the one\n"  \
 	"                     a limit's message names (max_total_size, max_members,\n"       \
-	"                     max_fatbin_entries, max_problems, max_record_rows, ...);\n"     \
+	"                     max_fatbin_entries, max_problems, max_record_rows,\n"          \
+	"                     max_member_held: the largest member read whole, 8M, ...);\n"  \
 	"                     sizes take K, M or G; 0 lifts the bounds on findings,\n"       \
 	"                     problems and entries. Repeatable\n"
 
