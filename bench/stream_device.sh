@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Issue 30 on the GPU host (its python3 holds torch 2.11+cu130, cupy, jax and about 200
+# distributions): the self-contained wheel installed in a fresh venv, then
+#  1. bench/stream_facts.py over every ELF file of 8 MB or more in the environment's
+#     site-packages and /usr/local/cuda: inspect JSON streamed against whole;
+#  2. `wheelgate audit` of the environment streamed (max_member_held=0) and whole (100G):
+#     the same JSON, time and peak RSS of each.
+# Output under $OUT (or ./stream-device). SPDX-License-Identifier: GPL-3.0-or-later
+set -uo pipefail
+OUT=${OUT:-stream-device}
+mkdir -p "$OUT"
+py=$(command -v python3)
+"$py" -m venv /tmp/wgv && /tmp/wgv/bin/pip install -q --no-index build-wheel/dist/wheelgate-*.whl
+WG=/tmp/wgv/bin/wheelgate
+sp=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+{
+	echo "python: $py ($("$py" --version)), site-packages: $sp, $(nproc) cores"
+	"$WG" --version
+	echo "== stream_facts"
+	"$py" bench/stream_facts.py --wheelgate "$WG" "$sp" /usr/local/cuda/lib64 2>&1
+	echo "stream_facts rc=$?"
+	echo "== audit"
+	for h in 0 100G; do
+		/usr/bin/time -f "audit max_member_held=$h: %e s, peak RSS %M KB" "$WG" audit \
+			--env "$py" --format json --limit max_member_held=$h >"$OUT/audit-$h.json" \
+			2>"$OUT/audit-$h.err"
+		echo "audit rc=$?"; tail -1 "$OUT/audit-$h.err"
+	done
+	cmp "$OUT/audit-0.json" "$OUT/audit-100G.json" && echo "audit JSON identical ($(wc -c <"$OUT/audit-0.json") bytes)"
+	"$py" - "$OUT/audit-0.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ins = d.get("inputs", d.get("reports", []))
+print("audit inputs:", len(ins))
+PY
+} 2>&1 | tee "$OUT/report.txt"
