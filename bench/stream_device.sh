@@ -17,12 +17,12 @@ sp=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 	echo "python: $py ($("$py" --version)), site-packages: $sp, $(nproc) cores"
 	"$WG" --version
 	echo "== stream_facts"
-	"$py" bench/stream_facts.py --wheelgate "$WG" "$sp" /usr/local/cuda/lib64 2>&1
+	"$py" bench/stream_facts.py --each --wheelgate "$WG" "$sp" /usr/local/cuda/lib64 2>&1
 	echo "stream_facts rc=$?"
 	echo "== audit"
 	for h in 0 100G; do
 		/usr/bin/time -f "audit max_member_held=$h: %e s, peak RSS %M KB" "$WG" audit \
-			--env "$py" --format json --limit max_member_held=$h >"$OUT/audit-$h.json" \
+			"$py" --format json --limit max_member_held=$h >"$OUT/audit-$h.json" \
 			2>"$OUT/audit-$h.err"
 		echo "audit rc=$?"; tail -1 "$OUT/audit-$h.err"
 	done
@@ -30,7 +30,9 @@ sp=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 	"$py" - "$OUT/audit-0.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-ins = d.get("inputs", d.get("reports", []))
-print("audit inputs:", len(ins))
+print("audit document keys:", sorted(d)[:12])
+for k in ("inputs", "reports", "summary"):
+    if k in d:
+        print(k, len(d[k]) if isinstance(d[k], list) else d[k])
 PY
 } 2>&1 | tee "$OUT/report.txt"

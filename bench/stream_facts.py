@@ -2,14 +2,15 @@
 """Issue 30, target 3: the facts of ELF objects read as they stream (sparsely) against the facts
 of the same objects read whole, on real libraries no one here wrote.
 
-  stream_facts.py [--deflated] [--min-size MB] [--wheelgate WG] PATH...
+  stream_facts.py [--deflated] [--each] [--min-size MB] [--wheelgate WG] PATH...
 
 Every ELF file of at least --min-size MB (default 8: what is streamed by default) under the
 PATHs (files or directories, walked; one file per name) is packed into one wheel per batch of
 about 2 GB (stored; --deflated: deflate level 6), and `wheelgate inspect --json` runs on it
 twice: `--limit max_member_held=0` (every member streamed, every object read sparsely) and
 `--limit max_member_held=100G` (every member read whole, as before issue 30). The two documents
-must be byte-identical. `--read-stats` of the streamed run says what the objects took.
+must be byte-identical. `--read-stats` of the streamed run says what the objects took
+(--each: one wheel per file, a line per file).
 Exit 0 when every batch matched, 1 when one differed (the first differing lines are printed),
 2 on a usage error. SPDX-License-Identifier: GPL-3.0-or-later"""
 import os
@@ -43,11 +44,13 @@ def walk(paths, min_size):
 
 def main():
     args = sys.argv[1:]
-    deflated, min_mb, wg = False, 8.0, os.path.join(os.path.dirname(HERE), "build", "wheelgate")
+    each, deflated, min_mb, wg = False, False, 8.0, os.path.join(os.path.dirname(HERE), "build", "wheelgate")
     while args and args[0].startswith("--"):
         a = args.pop(0)
         if a == "--deflated":
             deflated = True
+        elif a == "--each":
+            each = True
         elif a == "--min-size" and args:
             min_mb = float(args.pop(0))
         elif a == "--wheelgate" and args:
@@ -64,7 +67,7 @@ def main():
     for f in files:
         cur.append(f)
         size += os.path.getsize(f)
-        if size >= 2e9:
+        if size >= 2e9 or each:
             batches.append(cur)
             cur, size = [], 0
     if cur:
@@ -84,8 +87,9 @@ def main():
                 runs.append(r)
             stats = runs[0].stderr.decode(errors="replace").strip().splitlines()
             same = runs[0].stdout == runs[1].stdout and runs[0].returncode == runs[1].returncode
-            print("batch %d: %d files, exit %d/%d, %d bytes of JSON: %s" % (
-                i + 1, len(batch), runs[0].returncode, runs[1].returncode, len(runs[0].stdout),
+            print("batch %d: %s, exit %d/%d, %d bytes of JSON: %s" % (
+                i + 1, os.path.relpath(batch[0], args[0]) if each else "%d files" % len(batch),
+                runs[0].returncode, runs[1].returncode, len(runs[0].stdout),
                 "identical" if same else "DIFFERENT"))
             for line in stats:
                 print("  " + line.split(": ", 1)[-1])

@@ -233,7 +233,7 @@ int wg_scan_add_elf(wg_scan *scan, wg_scanner *s, const char *path, const char *
 typedef struct wg_sparse wg_sparse; /* sparse.c, below */
 /** The same for an image of a member read sparsely (the fatbin magics found as it passed). */
 int wg_scan_add_elf_sparse(wg_scan *scan, wg_scanner *s, const char *path, const char *relpath,
-			   const wg_sparse *sp, uint64_t len);
+			   wg_sparse *sp, uint64_t len);
 
 /* ---- wheel filename (wheelname.c) ---- */
 
@@ -307,6 +307,9 @@ const uint64_t *wg_sparse_fatbin_magics(const wg_sparse *sp, size_t *n);
  * to see whether a DWARF section is compressed (no fact depends on them) left out of what
  * wg_sparse_missing says. */
 int wg_sparse_end_pass(wg_sparse *sp);
+/** A reader read every byte of a range by itself (the fatbin scans of a whole file): the pages
+ * wg_sparse_end_pass left out are no longer left out. */
+void wg_sparse_read_all(wg_sparse *sp);
 /** Bytes [off, off + n) kept apart from the image (fatbin headers and PTX heads), or NULL;
  * *got (may be NULL): how many bytes the record holds from off on. */
 const uint8_t *wg_sparse_at(const wg_sparse *sp, uint64_t off, uint64_t n, uint64_t *got);
@@ -332,7 +335,7 @@ int wg_fatbin_read_max(wg_object *obj, wg_arena *a, const uint8_t *data, size_t 
 /** The same for the image of an object read sparsely: the scan for containers outside the
  * registered sections taken from the magics it found, headers read from its records. */
 int wg_fatbin_read_sparse(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
-			  size_t max, const wg_sparse *sp, wg_scan_problem_fn problem,
+			  size_t max, wg_sparse *sp, wg_scan_problem_fn problem,
 			  void *payload);
 /** Applies the input's budget of fatbin entries (max_fatbin_entries, all its objects
  * together) to o, an object just added to scan: past it, o's later entries are dropped and

@@ -129,7 +129,7 @@ static int link_wrappers(wg_object *obj, const span *s, const addrmap *map,
 typedef struct {
 	const uint64_t *at; /* NULL: scan the bytes */
 	size_t n;
-	const wg_sparse *sp;
+	wg_sparse *sp;
 } magics;
 
 static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
@@ -148,12 +148,14 @@ int wg_fatbin_read_max(wg_object *obj, wg_arena *a, const uint8_t *data, size_t 
 }
 
 int wg_fatbin_read_sparse(wg_object *obj, wg_arena *a, const uint8_t *data, size_t len,
-			  size_t max, const wg_sparse *sp, wg_scan_problem_fn problem,
+			  size_t max, wg_sparse *sp, wg_scan_problem_fn problem,
 			  void *payload)
 {
 	magics mg = {NULL, 0, sp};
 	if (sp)
 		mg.at = wg_sparse_fatbin_magics(sp, &mg.n);
+	if (sp && !mg.at)
+		wg_sparse_read_all(sp); /* the scan reads every byte: no page is anyone else's */
 	obj->fatbin_entries_max = max;
 	obj->fatbin_entries_more = 0;
 	int rc = fatbin_read(obj, a, data, len, &mg, problem, payload);
@@ -229,6 +231,8 @@ static int fatbin_read(wg_object *obj, wg_arena *a, const uint8_t *data, size_t 
 	if ((rc = addrmap_init(&map, obj)) < 0)
 		return rc;
 	if (!wg_fb_sections_usable(obj) && obj->nsegments) {
+		if (mg->sp)
+			wg_sparse_read_all(mg->sp); /* the loader's scan reads the segments' bytes */
 		rc = wg_fb_loader_read(obj, a, &s, &map, problem, payload);
 		free(map.seg);
 		return rc;

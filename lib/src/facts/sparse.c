@@ -41,6 +41,8 @@
 #define SEGMENT_MAX (1u << 20) /* a PT_DYNAMIC, PT_NOTE... kept when at most this large */
 #define TAIL_BEFORE (64u << 10) /* bytes kept before the section header table */
 #define MAGICS_MAX (1u << 20) /* container magics remembered (8 MiB); past it, fatbin.c scans */
+#define PREV (16u << 10) /* bytes before the current block a range added now can still get */
+#define SHSTRTAB_AROUND (8u << 10) /* kept around a ".shstrtab" met past the segments */
 #define FATBIN_MAGIC 0xBA55ED50u
 #define WRAPPER_MAGIC 0x466243B1u
 /* A PTX head's .version and .target are in its first few hundred bytes: fatbin_container.c reads
@@ -75,9 +77,9 @@ struct wg_sparse {
 	uint64_t kept_pages;
 	/* pass 1 */
 	uint64_t have;  /* bytes that have passed */
-	uint8_t last[PG]; /* the bytes of the page the stream is in, before the current block */
-	uint8_t prev[256]; /* the last bytes before the current block (prev_n of them) */
+	uint8_t prev[PREV]; /* the last bytes before the current block (prev_n of them) */
 	size_t prev_n;
+	uint64_t nonalloc; /* past every PT_LOAD: where .shstrtab is looked for */
 	wg_vec records;   /* record; sorted by offset once the first pass is over */
 	uint8_t *blob;
 	size_t blob_len, blob_cap;
@@ -142,13 +144,14 @@ static int keep(wg_sparse *sp, uint64_t lo, uint64_t hi, const uint8_t *data, si
 	hi = hi >= sp->len ? sp->len : (hi + PG - 1) & ~(uint64_t)(PG - 1);
 	if (hi > sp->len)
 		hi = sp->len;
-	uint64_t page0 = off & ~(uint64_t)(PG - 1); /* what `last` holds: [page0, off) */
+	/* The whole pages of what `prev` holds: [page0, off) */
+	uint64_t page0 = (off - sp->prev_n + PG - 1) & ~(uint64_t)(PG - 1);
 	if (hi <= page0)
 		return WG_OK; /* gone */
 	range r = {lo < page0 ? page0 : lo, hi, lo < page0 ? page0 : lo, 0};
 	if (r.lo < off) {
 		uint64_t to = off < hi ? off : hi;
-		memcpy(sp->img + r.lo, sp->last + (r.lo - page0), (size_t)(to - r.lo));
+		memcpy(sp->img + r.lo, sp->prev + sp->prev_n - (off - r.lo), (size_t)(to - r.lo));
 		r.done = to;
 	}
 	if (data)
@@ -179,7 +182,7 @@ static int blob_room(wg_sparse *sp, size_t n)
 	return WG_OK;
 }
 
-/* A record of [lo, lo + n): the bytes here now (the current block, and the 256 before it) are
+/* A record of [lo, lo + n): the bytes here now (the current block, and the PREV before it) are
  * copied at once, the rest as it passes. *at: where they are in the blob (valid until the next
  * record). Bytes that are gone leave the record not whole: wg_sparse_at does not give it. */
 static int record_bytes(wg_sparse *sp, uint64_t lo, uint64_t n, const uint8_t *data, size_t dn,
@@ -248,6 +251,7 @@ int wg_sparse_new(wg_sparse **out, uint64_t len)
 	wg_vec_init(&sp->miss, sizeof(range));
 	wg_vec_init(&sp->records, sizeof(record));
 	sp->st.size = len;
+	sp->nonalloc = UINT64_MAX; /* known from the program headers */
 	*out = sp;
 	return keep(sp, 0, FRONT_MIN, NULL, 0, 0);
 }
@@ -324,6 +328,8 @@ static int plan_header(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t of
 		if ((rc = keep(sp, lo, shoff + (size < sp->len ? size : sp->len), data, n, off)) < 0)
 			return rc;
 	}
+	if (!phnum)
+		sp->nonalloc = 0; /* no segments: every byte may be a section's */
 	if (phnum && phentsize >= (w ? 56u : 32u) && phoff < sp->len &&
 	    phentsize * phnum <= sp->len - phoff) {
 		sp->plan_at = phoff + phentsize * phnum;
@@ -343,6 +349,7 @@ static int plan_segments(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t 
 	bool first = true;
 	int rc;
 	sp->plan_at = 0;
+	sp->nonalloc = 0;
 	for (uint64_t i = 0; i < phnum; i++) {
 		uint64_t h = phoff + i * phentsize;
 		uint64_t type = rd_n(sp, h, 4);
@@ -352,6 +359,8 @@ static int plan_segments(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t 
 			continue;
 		if (fsz > sp->len - o)
 			fsz = sp->len - o;
+		if (type == 1 /* PT_LOAD */ && o + fsz > sp->nonalloc)
+			sp->nonalloc = o + fsz;
 		if (type == 1 /* PT_LOAD */) {
 			/* Executable or not (older linkers put the tables and the code in one). */
 			if (first && o == 0 &&
@@ -534,6 +543,41 @@ static int scan_words(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off
 	return WG_OK;
 }
 
+/*
+ * .shstrtab names every section, its own name too: wherever a linker put it (lld: between
+ * .symtab and .strtab, megabytes before the section header table), ".shstrtab" is in it, and
+ * the bytes around it are kept. Looked for only past the segments, where the sections no
+ * loader maps are.
+ */
+static int find_shstrtab(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
+{
+	static const char name[] = ".shstrtab";
+	const size_t k = sizeof(name); /* with its NUL */
+	uint64_t from = sp->nonalloc > off ? sp->nonalloc : off;
+	int rc;
+	if (from >= off + n)
+		return WG_OK;
+	if (from == off && off > sp->nonalloc && sp->prev_n >= k - 1) {
+		/* a name cut by the block boundary */
+		uint8_t seam[2 * sizeof(name)];
+		size_t m = n < k - 1 ? n : k - 1;
+		memcpy(seam, sp->prev + sp->prev_n - (k - 1), k - 1);
+		memcpy(seam + k - 1, data, m);
+		const uint8_t *q = memmem(seam, k - 1 + m, name, k);
+		if (q && (rc = keep(sp, off - (k - 1) + (uint64_t)(q - seam) - SHSTRTAB_AROUND,
+				    off + SHSTRTAB_AROUND, data, n, off)) < 0)
+			return rc;
+	}
+	const uint8_t *p = data + (from - off), *end = data + n;
+	for (const uint8_t *q; p < end && (q = memmem(p, (size_t)(end - p), name, k)); p = q + 1) {
+		uint64_t at = off + (uint64_t)(q - data);
+		if ((rc = keep(sp, at > SHSTRTAB_AROUND ? at - SHSTRTAB_AROUND : 0,
+			       at + SHSTRTAB_AROUND, data, n, off)) < 0)
+			return rc;
+	}
+	return WG_OK;
+}
+
 int wg_sparse_take(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
 {
 	int rc;
@@ -556,7 +600,7 @@ int wg_sparse_take(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
 		return rc;
 	if (sp->plan_at && sp->have >= sp->plan_at && (rc = plan_segments(sp, data, n, off)) < 0)
 		return rc;
-	if ((rc = scan_words(sp, data, n, off)) < 0)
+	if ((rc = scan_words(sp, data, n, off)) < 0 || (rc = find_shstrtab(sp, data, n, off)) < 0)
 		return rc;
 	for (size_t i = 0; i < sp->walkers.len;) {
 		walker *k = wg_vec_at(&sp->walkers, i);
@@ -580,8 +624,7 @@ int wg_sparse_take(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
 			i++;
 		}
 	}
-	/* The 256 bytes before the next block, and the page it starts in, as far as this one
-	 * has them. */
+	/* The bytes before the next block, as many as prev holds. */
 	if (n >= sizeof(sp->prev)) {
 		memcpy(sp->prev, data + n - sizeof(sp->prev), sizeof(sp->prev));
 		sp->prev_n = sizeof(sp->prev);
@@ -590,11 +633,6 @@ int wg_sparse_take(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
 		memmove(sp->prev, sp->prev + sp->prev_n - keep_old, keep_old);
 		memcpy(sp->prev + keep_old, data, n);
 		sp->prev_n = keep_old + n;
-	}
-	uint64_t end = off + n, page0 = end & ~(uint64_t)(PG - 1);
-	if (page0 < end) {
-		uint64_t from = page0 > off ? page0 : off;
-		memcpy(sp->last + (from - page0), data + (from - off), (size_t)(end - from));
 	}
 	return WG_OK;
 }
@@ -661,9 +699,16 @@ const uint8_t *wg_sparse_at(const wg_sparse *sp, uint64_t off, uint64_t n, uint6
 
 static int debug_heads(wg_sparse *sp);
 
+void wg_sparse_read_all(wg_sparse *sp)
+{
+	free(sp->unused);
+	sp->unused = NULL;
+}
+
 int wg_sparse_end_pass(wg_sparse *sp)
 {
-	qsort(sp->records.items, sp->records.len, sizeof(record), cmp_record);
+	if (sp->records.len) /* none: items is NULL, which qsort may not be given */
+		qsort(sp->records.items, sp->records.len, sizeof(record), cmp_record);
 	sp->walkers.len = sp->heads.len = sp->ranges.len = 0;
 	return debug_heads(sp);
 }

@@ -1,6 +1,7 @@
 /*
  * Private to the wheel reader's files: wheel.c (the directory, the merge, wg_wheel_read),
- * wheel_members.c (pass 2: every member read once, on the context's threads) and
+ * wheel_members.c (pass 2: every member read once, on the context's threads), wheel_stream.c
+ * (a member over max_member_held streamed, an ELF object among them read sparsely) and
  * wheel_meta.c (the .dist-info metadata and the filename).
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -99,20 +100,19 @@ typedef struct {
  * failure. */
 int wg_wheel_members_read(pass2 *P, wg_scan *scan, wg_scanner *s, const wg_members *in,
 			  const char *di);
-/* What the member readers share (wheel_members.c). */
-int wg_wheel_slot_ready(pass2 *P, slot_state *w, unsigned slot);
-void wg_wheel_member_fail(member_out *o, int rc, const char *msg);
-void wg_wheel_progress(const wg_options *o, const wg_member *m, uint64_t *done, size_t n);
-/* A scan of its own for one object's facts and problems (the merge adopts them). */
-wg_scan *wg_wheel_sub_new(const wg_scan *scan);
-/* ---- wheel_stream.c ---- */
-/* Member i, larger than max_member_held, as a stream in constant memory: hashed, its CRC
- * checked, and an ELF object read sparsely (sparse.c) into P->out[i]. Returns 1 when the
- * member source cannot stream it (read it the other way), else 0 (P->out[i] says how it went). */
-int wg_wheel_member_stream(pass2 *P, size_t i, unsigned slot);
 /* Reads member i again on the caller's thread, keeping its copy (into P->out[i]). */
 void wg_wheel_member_reread(pass2 *P, size_t i);
 /* Frees what pass 2 left; the slots' arenas go to the scan. */
 void wg_wheel_members_free(pass2 *P);
+/* ---- wheel_stream.c ---- */
+/* What the member readers share. */
+void wg_wheel_member_fail(member_out *o, int rc, const char *msg);
+void wg_wheel_progress(const wg_options *o, const wg_member *m, uint64_t *done, size_t n);
+/* A scan of its own for one object's facts and problems (the merge adopts them). */
+wg_scan *wg_wheel_sub_new(const wg_scan *scan);
+/* Member i, larger than max_member_held, as a stream in constant memory: hashed, its CRC
+ * checked, and an ELF object read sparsely (sparse.c) into P->out[i]. Returns 1 when the
+ * member source cannot stream it (read it the other way), else 0 (P->out[i] says how it went). */
+int wg_wheel_member_stream(pass2 *P, size_t i, unsigned slot);
 
 #endif

@@ -22,14 +22,6 @@ typedef struct {
 	wg_err *err;
 } block_reader;
 
-void wg_wheel_progress(const wg_options *o, const wg_member *m, uint64_t *done, size_t n)
-{
-	*done += n;
-	if (o->progress && m->size >= (64u << 20) &&
-	    (*done % (32u << 20) < n || *done == m->size))
-		o->progress(m->name, *done, m->size, o->progress_payload);
-}
-
 static void progress(block_reader *r, size_t n)
 {
 	wg_wheel_progress(r->o, r->m, &r->done, n);
@@ -78,7 +70,7 @@ static int on_chunk(const uint8_t *data, size_t n, void *payload)
 	return WG_OK;
 }
 
-int wg_wheel_slot_ready(pass2 *P, slot_state *w, unsigned slot)
+static int slot_ready(pass2 *P, slot_state *w, unsigned slot)
 {
 	if (w->ready)
 		return WG_OK;
@@ -93,28 +85,6 @@ int wg_wheel_slot_ready(pass2 *P, slot_state *w, unsigned slot)
 	return WG_OK;
 }
 
-void wg_wheel_member_fail(member_out *o, int rc, const char *msg)
-{
-	o->rc = rc;
-	free(o->msg);
-	o->msg = strdup(msg);
-}
-
-wg_scan *wg_wheel_sub_new(const wg_scan *scan)
-{
-	wg_scan *sub = calloc(1, sizeof(*sub));
-	if (!sub)
-		return NULL;
-	sub->kind = scan->kind;
-	sub->ctx = scan->ctx;
-	sub->path = scan->path;
-	wg_vec_init(&sub->members, sizeof(wg_member));
-	wg_vec_init(&sub->objects, sizeof(wg_object *));
-	wg_vec_init(&sub->problems, sizeof(wg_problem));
-	wg_vec_init(&sub->sources, sizeof(wg_source));
-	return sub;
-}
-
 /* Reads member i: hash, CRC, and an ELF object's facts or a kept copy. On a thread. */
 static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 {
@@ -122,7 +92,7 @@ static void read_member(pass2 *P, size_t i, unsigned slot, bool keep)
 	const wg_member *m = wg_vec_at(&scan->members, i);
 	member_out *o = &P->out[i];
 	slot_state *w = &P->slots[slot];
-	if (wg_wheel_slot_ready(P, w, slot) < 0) {
+	if (slot_ready(P, w, slot) < 0) {
 		wg_wheel_member_fail(o, WG_ENOMEM, "out of memory");
 		return;
 	}

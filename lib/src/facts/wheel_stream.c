@@ -17,6 +17,37 @@
 
 #define MAX_RUNS 4
 
+/* What the member readers share (wheel_members.c calls them; they call nothing of it). */
+void wg_wheel_progress(const wg_options *o, const wg_member *m, uint64_t *done, size_t n)
+{
+	*done += n;
+	if (o->progress && m->size >= (64u << 20) &&
+	    (*done % (32u << 20) < n || *done == m->size))
+		o->progress(m->name, *done, m->size, o->progress_payload);
+}
+
+void wg_wheel_member_fail(member_out *o, int rc, const char *msg)
+{
+	o->rc = rc;
+	free(o->msg);
+	o->msg = strdup(msg);
+}
+
+wg_scan *wg_wheel_sub_new(const wg_scan *scan)
+{
+	wg_scan *sub = calloc(1, sizeof(*sub));
+	if (!sub)
+		return NULL;
+	sub->kind = scan->kind;
+	sub->ctx = scan->ctx;
+	sub->path = scan->path;
+	wg_vec_init(&sub->members, sizeof(wg_member));
+	wg_vec_init(&sub->objects, sizeof(wg_object *));
+	wg_vec_init(&sub->problems, sizeof(wg_problem));
+	wg_vec_init(&sub->sources, sizeof(wg_source));
+	return sub;
+}
+
 typedef struct {
 	const wg_options *o;
 	const wg_member *m;
