@@ -275,6 +275,11 @@ const uint8_t *wg_sparse_image(const wg_sparse *sp)
 	return sp->img;
 }
 
+bool wg_sparse_page_kept(const wg_sparse *sp, uint64_t page)
+{
+	return page < sp->npages && is_kept(sp, page);
+}
+
 const uint64_t *wg_sparse_fatbin_magics(const wg_sparse *sp, size_t *n)
 {
 	static const uint64_t none[1];
