@@ -36,10 +36,17 @@
 #include "facts/facts.h"
 
 #define PG 4096u
+#ifndef WG_SPARSE_SMALL
 #define FRONT_MIN (1u << 20)  /* kept before the program headers are known */
 #define FRONT_MAX (16u << 20) /* the first segment kept at most this far */
 #define SEGMENT_MAX (1u << 20) /* a PT_DYNAMIC, PT_NOTE... kept when at most this large */
 #define TAIL_BEFORE (64u << 10) /* bytes kept before the section header table */
+#else /* tests/fuzz/fuzz_sparse.c: members of a few pages read sparsely, most pages missed */
+#define FRONT_MIN 4096u
+#define FRONT_MAX 8192u
+#define SEGMENT_MAX 4096u
+#define TAIL_BEFORE 256u
+#endif
 #define MAGICS_MAX (1u << 20) /* container magics remembered (8 MiB); past it, fatbin.c scans */
 #define FATBIN_MAGIC 0xBA55ED50u
 #define WRAPPER_MAGIC 0x466243B1u
