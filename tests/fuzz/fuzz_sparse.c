@@ -3,7 +3,7 @@
  * Input: two bytes that choose the block size (below 8: 1, 7, 8, 4095, 4096, 4097, 65539 or
  * the whole member; else that many bytes), then the object without its magic (prepended, as
  * fuzz_elf does). The member is read as facts/wheel_stream.c reads a streamed one: a first
- * pass of wg_sparse_take over the blocks (each in a buffer of its size), wg_sparse_debug_heads,
+ * pass of wg_sparse_take over the blocks (each in a buffer of its size), wg_sparse_end_pass,
  * then runs of the readers on the image, each followed by wg_sparse_missing and a refill pass
  * while a run read a page that was not kept, every page after the fourth run. The harness is
  * built with its own copy of sparse.c made small (WG_SPARSE_SMALL: a front of one page, a tail
@@ -116,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	wg_scan *whole = wg_scan_new(WG_SCAN_OBJECT, NAME, fz_ctx);
 	wg_sparse *sp = NULL;
 	if (!whole || wg_sparse_new(&sp, len) < 0 || pass(sp, m, len, bs, false) < 0 ||
-	    wg_sparse_debug_heads(sp) < 0)
+	    wg_sparse_end_pass(sp) < 0)
 		goto out;
 	int rc_whole = wg_scan_add_elf(whole, s, NAME, NAME, m, len);
 	char *want = facts(whole, rc_whole);
