@@ -675,7 +675,8 @@ static int debug_heads(wg_sparse *sp);
 
 int wg_sparse_end_pass(wg_sparse *sp)
 {
-	qsort(sp->records.items, sp->records.len, sizeof(record), cmp_record);
+	if (sp->records.len) /* none: items is NULL, which qsort may not be given */
+		qsort(sp->records.items, sp->records.len, sizeof(record), cmp_record);
 	sp->walkers.len = sp->heads.len = sp->ranges.len = 0;
 	return debug_heads(sp);
 }
