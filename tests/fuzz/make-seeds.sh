@@ -11,7 +11,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$src/../.." && pwd)
 [ -d "$fix/wheels" ] || { echo "make-seeds: $fix/wheels: no fixtures (build the tests first)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts,python,records,index,stream}
+mkdir -p "$out"/{wheel,elf,fatbin,rules,cache,filename,target,serve,facts,python,records,index,stream,sparse}
 max=262144 # libFuzzer's -max_len in the runs below
 
 # wheel: the fixture wheels small enough to mutate
@@ -27,6 +27,13 @@ while IFS= read -r f; do
   fi
 done < <(find "$fix/abi" "$fix/patchelf" "$fix/cuda" "$root/tests/fixtures/cuda/prebuilt" \
               -type f -size -${max}c 2>/dev/null | sort)
+# sparse: the same objects after two bytes choosing the block size (1, 4097, 65539, 24576 bytes)
+i=0
+for f in "$out"/elf/*; do
+  case $((i % 4)) in 0) b='\0\0' ;; 1) b='\5\0' ;; 2) b='\6\0' ;; *) b='\0\140' ;; esac
+  { printf "$b"; cat "$f"; } > "$out/sparse/$(basename "$f")"
+  i=$((i + 1))
+done
 # fatbin: each CUDA object's .nv_fatbin (mode byte 0) and the whole object (1: the loose scan)
 for f in "$root"/tests/fixtures/cuda/prebuilt/*.so $(find "$fix/cuda" -name '*.so' -size -${max}c 2>/dev/null | head -20); do
   b=$(basename "$f" .so)

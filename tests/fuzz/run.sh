@@ -22,7 +22,7 @@ set -uo pipefail
 bin=$1 seeds=$2 out=$3 secs=$4 par=${5:-$(nproc)} jobs=${6:-1}
 slow=${WG_FUZZ_SLOW:-10} tmo=${WG_FUZZ_TIMEOUT:-20} rss=${WG_FUZZ_RSS_MB:-2048}
 src=$(cd "$(dirname "$0")" && pwd)
-harnesses=${WG_FUZZ_HARNESSES:-wheel elf fatbin rules cache filename target facts python records index serve stream}
+harnesses=${WG_FUZZ_HARNESSES:-wheel elf fatbin rules cache filename target facts python records index serve stream sparse}
 mkdir -p "$out/findings"
 # fuzz_cache writes each input as a file: in memory where there is a tmpfs.
 [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm

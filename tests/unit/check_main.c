@@ -30,6 +30,7 @@ static const struct {
 	{ "report_api", suite_report_api },
 	{ "select", suite_select },
 	{ "stream", suite_stream },
+	{ "sparse", suite_sparse },
 };
 
 /* The exit status of a run that skipped a test and failed none (CTest's SKIP_RETURN_CODE). */

@@ -57,5 +57,6 @@ Suite *suite_facts(void);
 Suite *suite_report_api(void);
 Suite *suite_select(void);
 Suite *suite_stream(void);
+Suite *suite_sparse(void);
 
 #endif

@@ -300,6 +300,8 @@ void wg_sparse_free(wg_sparse *sp);
 int wg_sparse_take(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off);
 /** The image the readers run on: the kept bytes in place, zeros elsewhere. */
 const uint8_t *wg_sparse_image(const wg_sparse *sp);
+/** Whether page (4096 bytes) holds the member's bytes (tests/unit/check_sparse.c). */
+bool wg_sparse_page_kept(const wg_sparse *sp, uint64_t page);
 /** The 8-aligned offsets of the fatbin container magic, in order; NULL when there were more
  * than it keeps (then the fatbin reader scans the image). */
 const uint64_t *wg_sparse_fatbin_magics(const wg_sparse *sp, size_t *n);

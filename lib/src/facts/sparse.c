@@ -36,10 +36,17 @@
 #include "facts/facts.h"
 
 #define PG 4096u
+#ifndef WG_SPARSE_SMALL
 #define FRONT_MIN (1u << 20)  /* kept before the program headers are known */
 #define FRONT_MAX (16u << 20) /* the first segment kept at most this far */
 #define SEGMENT_MAX (1u << 20) /* a PT_DYNAMIC, PT_NOTE... kept when at most this large */
 #define TAIL_BEFORE (64u << 10) /* bytes kept before the section header table */
+#else /* tests/fuzz/fuzz_sparse.c: members of a few pages read sparsely, most pages missed */
+#define FRONT_MIN 4096u
+#define FRONT_MAX 8192u
+#define SEGMENT_MAX 4096u
+#define TAIL_BEFORE 256u
+#endif
 #define MAGICS_MAX (1u << 20) /* container magics remembered (8 MiB); past it, fatbin.c scans */
 #define PREV (16u << 10) /* bytes before the current block a range added now can still get */
 #define SHSTRTAB_AROUND (8u << 10) /* kept around a ".shstrtab" met past the segments */
@@ -277,6 +284,11 @@ void wg_sparse_free(wg_sparse *sp)
 const uint8_t *wg_sparse_image(const wg_sparse *sp)
 {
 	return sp->img;
+}
+
+bool wg_sparse_page_kept(const wg_sparse *sp, uint64_t page)
+{
+	return page < sp->npages && is_kept(sp, page);
 }
 
 const uint64_t *wg_sparse_fatbin_magics(const wg_sparse *sp, size_t *n)
