@@ -7,6 +7,7 @@
  */
 #define WG_ERR_CLASS WG_ERROR_CLASS_FATBIN /* wg_seterr: what fails here */
 #include <lz4.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,39 @@ void wg_fatbin_arch_name(char *buf, size_t n, int kind, unsigned arch, char vari
 		snprintf(buf, n, "%s_%u", p, arch);
 }
 
+/* A zstd stream per thread, kept: made and freed for every PTX head, its window buffer (up to
+ * the frame's window, megabytes) was fresh memory faulted in for 4 KiB of text, 2% of a check
+ * of cuBLASLt. Freed when the thread ends. */
+static pthread_key_t zkey;
+static pthread_once_t zonce = PTHREAD_ONCE_INIT;
+
+static void zfree(void *z)
+{
+	ZSTD_freeDStream(z);
+}
+
+static void zkey_make(void)
+{
+	if (pthread_key_create(&zkey, zfree) != 0)
+		zkey = (pthread_key_t)-1;
+}
+
+static ZSTD_DStream *thread_zstd(bool *owned)
+{
+	pthread_once(&zonce, zkey_make);
+	ZSTD_DStream *z = zkey != (pthread_key_t)-1 ? pthread_getspecific(zkey) : NULL;
+	*owned = false;
+	if (z) {
+		ZSTD_DCtx_reset(z, ZSTD_reset_session_only);
+		return z;
+	}
+	if (!(z = ZSTD_createDStream()))
+		return NULL;
+	if (zkey == (pthread_key_t)-1 || pthread_setspecific(zkey, z) != 0)
+		*owned = true; /* no key: the caller frees it */
+	return z;
+}
+
 /* The first bytes of a PTX payload (avail of them readable), decompressed if need be; returns
  * the text length. */
 static size_t ptx_head(const uint8_t *payload, size_t avail, const wg_fatbin_entry *e, char *out,
@@ -60,7 +94,8 @@ static size_t ptx_head(const uint8_t *payload, size_t avail, const wg_fatbin_ent
 						    (int)(cap - 1), (int)(cap - 1));
 		n = r > 0 ? (size_t)r : 0;
 	} else if (e->compression == WG_FATBIN_COMP_ZSTD) {
-		ZSTD_DStream *z = ZSTD_createDStream();
+		bool owned;
+		ZSTD_DStream *z = thread_zstd(&owned);
 		if (!z)
 			return 0;
 		ZSTD_inBuffer in = {payload, avail, 0};
@@ -72,7 +107,8 @@ static size_t ptx_head(const uint8_t *payload, size_t avail, const wg_fatbin_ent
 				break;
 		}
 		n = o.pos;
-		ZSTD_freeDStream(z);
+		if (owned)
+			ZSTD_freeDStream(z);
 	}
 	out[n] = '\0';
 	return n;

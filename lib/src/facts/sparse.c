@@ -32,6 +32,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "facts/facts.h"
 
@@ -504,6 +507,71 @@ static inline uint64_t load64(const uint8_t *p)
 	return v;
 }
 
+/*
+ * How many bytes of p (n, a multiple of 64) pass the magic filter: the offset of the first
+ * 64-byte piece with a 32-bit half equal to either magic, or n. AVX2 where the CPU has it (the
+ * scan reads every byte of every streamed object: 21 ms of SSE2 for cuBLASLt's 541 MB), SSE2
+ * on any x86-64, plain words elsewhere.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static size_t skip_avx2(const uint8_t *p, size_t n)
+{
+	const __m256i fm = _mm256_set1_epi32((int)FATBIN_MAGIC), wm = _mm256_set1_epi32((int)WRAPPER_MAGIC);
+	size_t i = 0;
+	for (; i < n; i += 64) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
+		__m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 32));
+		__m256i hit = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi32(a, fm), _mm256_cmpeq_epi32(a, wm)),
+					      _mm256_or_si256(_mm256_cmpeq_epi32(b, fm), _mm256_cmpeq_epi32(b, wm)));
+		if (!_mm256_testz_si256(hit, hit))
+			break;
+	}
+	return i;
+}
+#endif
+
+static size_t skip_plain(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	for (; i < n; i += 64) {
+#ifdef __SSE2__
+		const __m128i fm = _mm_set1_epi32((int)FATBIN_MAGIC), wm = _mm_set1_epi32((int)WRAPPER_MAGIC);
+		__m128i hit = _mm_setzero_si128();
+		for (int k = 0; k < 4; k++) {
+			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 16 * k));
+			hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi32(v, fm), _mm_cmpeq_epi32(v, wm)));
+		}
+		if (_mm_movemask_epi8(hit))
+			break;
+#else
+		bool hit = false;
+		for (int k = 0; k < 16; k++) {
+			uint32_t v;
+			memcpy(&v, p + i + 4 * k, 4);
+			hit |= (v == FATBIN_MAGIC) | (v == WRAPPER_MAGIC);
+		}
+		if (hit)
+			break;
+#endif
+	}
+	return i;
+}
+
+static size_t skip(const uint8_t *p, size_t n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	static int avx2 = -1; /* every thread finds the same answer: relaxed is enough */
+	int have = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
+	if (have < 0) {
+		have = __builtin_cpu_supports("avx2") ? 1 : 0;
+		__atomic_store_n(&avx2, have, __ATOMIC_RELAXED);
+	}
+	if (have)
+		return skip_avx2(p, n);
+#endif
+	return skip_plain(p, n);
+}
+
 /* Every 8-aligned word of the block; one that straddles blocks is carried. */
 static int scan_words(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
 {
@@ -521,31 +589,16 @@ static int scan_words(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off
 	} else if (off % 8) {
 		return WG_OK; /* cannot happen: words are carried from the first block on */
 	}
-	/* 64 bytes at a time without a branch: a hit is rare (a container's start), and any
-	 * 32-bit half that equals either magic sends the 64 bytes to word(), which decides. */
-	for (; i + 64 <= n; i += 64) {
-		const uint8_t *p = data + i;
-#ifdef __SSE2__
-		const __m128i fm = _mm_set1_epi32((int)FATBIN_MAGIC), wm = _mm_set1_epi32((int)WRAPPER_MAGIC);
-		__m128i hit = _mm_setzero_si128();
-		for (int k = 0; k < 4; k++) {
-			__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
-			hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi32(v, fm), _mm_cmpeq_epi32(v, wm)));
-		}
-		if (!_mm_movemask_epi8(hit))
-			continue;
-#else
-		bool hit = false;
-		for (int k = 0; k < 8; k++) {
-			uint64_t v = load64(p + 8 * k);
-			hit |= ((uint32_t)v == FATBIN_MAGIC) | ((uint32_t)v == WRAPPER_MAGIC);
-		}
-		if (!hit)
-			continue;
-#endif
+	/* Whole 64-byte pieces by the fastest filter there is; a piece where any 32-bit half
+	 * equals either magic goes to word(), which decides (a hit is a container's start). */
+	while (i + 64 <= n) {
+		i += skip(data + i, (n - i) & ~(size_t)63);
+		if (i + 64 > n)
+			break;
 		for (int k = 0; k < 8; k++)
-			if ((rc = word(sp, load64(p + 8 * k), off + i + 8 * k, data, n, off)) < 0)
+			if ((rc = word(sp, load64(data + i + 8 * k), off + i + 8 * k, data, n, off)) < 0)
 				return rc;
+		i += 64;
 	}
 	for (; i + 8 <= n; i += 8)
 		if ((rc = word(sp, load64(data + i), off + i, data, n, off)) < 0)
