@@ -89,7 +89,7 @@ cmake -S . -B "$build" "${flags[@]}" >/dev/null
 if [ "$mode" = --fuzz ]; then
   cmake --build "$build" -j "$(nproc)" --target \
     fuzz_wheel fuzz_elf fuzz_fatbin fuzz_rules fuzz_cache fuzz_filename fuzz_target fuzz_facts fuzz_python \
-    fuzz_records fuzz_index fuzz_serve fuzz_stream
+    fuzz_records fuzz_index fuzz_serve fuzz_stream fuzz_sparse
   # The seeds come from the fixtures of the normal build (g++, nvcc's prebuilt objects).
   if [ ! -f build/tests/fixtures/wheels/.stamp ] || [ ! -x build/wheelgate ]; then
     cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWG_WERROR="${WG_WERROR:-OFF}" >/dev/null
