@@ -36,3 +36,25 @@ for k in ("inputs", "reports", "summary"):
         print(k, len(d[k]) if isinstance(d[k], list) else d[k])
 PY
 } 2>&1 | tee "$OUT/report.txt"
+
+# 3. The bench wheel made here from this machine's CUDA libraries, timed on 2 cores (taskset),
+#    the native CLI of the wheel against unzip -p, 3 interleaved rounds, peak RSS of each.
+native=$(find /tmp/wgv -path '*wheelgate/_native/bin/wheelgate' -type f | head -1)
+lib=/usr/local/cuda/lib64
+bw=/tmp/bw/nvidia_bench-13.0.0-py3-none-manylinux_2_27_x86_64.whl
+mkdir -p /tmp/bw
+if "$py" bench/make-wheel.py "$bw" $lib/libcublasLt.so.13 $lib/libcudnn_engines_precompiled.so.9 \
+	$lib/libnccl.so.2 2>/dev/null; then
+	{
+		echo "== 2 cores (taskset -c 0,1): $(ls -la "$bw" | awk '{print $5}') bytes"
+		for r in 1 2 3; do
+			for c in "$native check --no-config --limit max_member_held=8M" "$native check --no-config --limit max_member_held=100G" "unzip -p"; do
+				cat "$bw" >/dev/null
+				/usr/bin/time -f "round $r: $c: %e s, peak RSS %M KB" taskset -c 0,1 $c "$bw" >/dev/null 2>/tmp/t
+				tail -1 /tmp/t
+			done
+		done
+	} 2>&1 | tee -a "$OUT/report.txt"
+else
+	echo "(no CUDA libraries for the bench wheel here)" | tee -a "$OUT/report.txt"
+fi
