@@ -52,7 +52,10 @@
 #endif
 #define MAGICS_MAX (1u << 20) /* container magics remembered (8 MiB); past it, fatbin.c scans */
 #define PREV (16u << 10) /* bytes before the current block a range added now can still get */
-#define SHSTRTAB_AROUND (8u << 10) /* kept around a ".shstrtab" met past the segments */
+#define SHSTRTAB_AROUND (8u << 10) /* kept around a ".shstrtab" met outside the segments */
+#define GAP_HEAD (64u << 10) /* kept after each segment: .comment, the notes libbfd reads */
+#define MAX_LOADS 64
+#define TABLE_MAX (64u << 20) /* a dynamic table still to come, kept at most this far */
 #define FATBIN_MAGIC 0xBA55ED50u
 #define WRAPPER_MAGIC 0x466243B1u
 /* A PTX head's .version and .target are in its first few hundred bytes: fatbin_container.c reads
@@ -89,7 +92,15 @@ struct wg_sparse {
 	uint64_t have;  /* bytes that have passed */
 	uint8_t prev[PREV]; /* the last bytes before the current block (prev_n of them) */
 	size_t prev_n;
-	uint64_t nonalloc; /* past every PT_LOAD: where .shstrtab is looked for */
+	uint64_t nonalloc; /* UINT64_MAX until the program headers are read */
+	/* The PT_LOAD segments (the first MAX_LOADS), and PT_DYNAMIC: read once it has passed
+	 * for the tables it points at that are still to come (patchelf moves them to the end) */
+	struct {
+		uint64_t off, vaddr, filesz;
+	} loads[MAX_LOADS];
+	unsigned nloads;
+	uint64_t dyn_off, dyn_size;
+	bool dyn_done;
 	wg_vec records;   /* record; sorted by offset once the first pass is over */
 	uint8_t *blob;
 	size_t blob_len, blob_cap;
@@ -365,6 +376,7 @@ static int plan_segments(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t 
 	int rc;
 	sp->plan_at = 0;
 	sp->nonalloc = 0;
+	sp->nloads = 0;
 	for (uint64_t i = 0; i < phnum; i++) {
 		uint64_t h = phoff + i * phentsize;
 		uint64_t type = rd_n(sp, h, 4);
@@ -376,6 +388,19 @@ static int plan_segments(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t 
 			fsz = sp->len - o;
 		if (type == 1 /* PT_LOAD */ && o + fsz > sp->nonalloc)
 			sp->nonalloc = o + fsz;
+		if (type == 1 /* PT_LOAD */ && sp->nloads < MAX_LOADS) {
+			sp->loads[sp->nloads].off = o;
+			sp->loads[sp->nloads].vaddr = rd_n(sp, h + (w ? 16 : 8), w ? 8 : 4);
+			sp->loads[sp->nloads++].filesz = fsz;
+		}
+		if (type == 2 /* PT_DYNAMIC */ && !sp->dyn_size && fsz) {
+			sp->dyn_off = o;
+			sp->dyn_size = fsz;
+		}
+		/* What follows a segment in the file: .comment and the notes no loader maps, which
+		 * libbfd reads (annobin's .gnu.build.attributes: RHEL's toolchains, manylinux). */
+		if (type == 1 && (rc = keep(sp, o + fsz, o + fsz + GAP_HEAD, data, n, off)) < 0)
+			return rc;
 		if (type == 1 /* PT_LOAD */) {
 			/* Executable or not (older linkers put the tables and the code in one). */
 			if (first && o == 0 &&
@@ -388,6 +413,86 @@ static int plan_segments(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t 
 		} else if (fsz <= SEGMENT_MAX && (rc = keep(sp, o, o + fsz, data, n, off)) < 0) {
 			return rc;
 		}
+	}
+	return WG_OK;
+}
+
+static bool kept_range(const wg_sparse *sp, uint64_t off, uint64_t n);
+
+/* The file offset of virtual address va, and where its segment's bytes end; false if none. */
+static bool va_to_off(const wg_sparse *sp, uint64_t va, uint64_t *off, uint64_t *end)
+{
+	for (unsigned i = 0; i < sp->nloads; i++) {
+		uint64_t v = sp->loads[i].vaddr;
+		if (va >= v && va - v < sp->loads[i].filesz) {
+			*off = sp->loads[i].off + (va - v);
+			*end = sp->loads[i].off + sp->loads[i].filesz;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * PT_DYNAMIC has passed: the tables it points at that are still to come (patchelf and
+ * auditwheel move .dynstr, .dynsym and the hashes to a segment at the end: torch's libraries,
+ * openblas) are kept as they pass, each to its size where the array says it (DT_STRSZ,
+ * DT_RELASZ...) and else up to the next table or the end of its segment, at most TABLE_MAX.
+ */
+static int plan_dynamic(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
+{
+	enum { STR, SYM, HASH, GNUHASH, VERSYM, VERNEED, VERDEF, RELA, REL, JMPREL, NT };
+	uint64_t at[NT] = {0}, size[NT] = {0};
+	bool have[NT] = {false};
+	bool w = sp->is64;
+	size_t ent = w ? 16 : 8;
+	sp->dyn_done = true;
+	if (!kept_range(sp, sp->dyn_off, sp->dyn_size))
+		return WG_OK;
+	bool more = true;
+	for (uint64_t p = sp->dyn_off; more && p + ent <= sp->dyn_off + sp->dyn_size; p += ent) {
+		uint64_t tag = rd_n(sp, p, w ? 8 : 4), val = rd_n(sp, p + ent / 2, w ? 8 : 4);
+		int t = -1;
+		switch (tag) {
+		case 0: more = false; continue; /* DT_NULL: the end */
+		case 5: t = STR; break;
+		case 10: size[STR] = val; continue; /* DT_STRSZ */
+		case 6: t = SYM; break;
+		case 4: t = HASH; break;
+		case 0x6ffffef5: t = GNUHASH; break;
+		case 0x6ffffff0: t = VERSYM; break;
+		case 0x6ffffffe: t = VERNEED; break;
+		case 0x6ffffffc: t = VERDEF; break;
+		case 7: t = RELA; break;
+		case 8: size[RELA] = val; continue; /* DT_RELASZ */
+		case 17: t = REL; break;
+		case 18: size[REL] = val; continue; /* DT_RELSZ */
+		case 23: t = JMPREL; break;
+		case 2: size[JMPREL] = val; continue; /* DT_PLTRELSZ */
+		default: continue;
+		}
+		at[t] = val;
+		have[t] = true;
+	}
+	uint64_t fo[NT], seg_end[NT];
+	for (int t = 0; t < NT; t++)
+		have[t] = have[t] && va_to_off(sp, at[t], &fo[t], &seg_end[t]);
+	for (int t = 0; t < NT; t++) {
+		if (!have[t] || fo[t] + 1 <= sp->have)
+			continue; /* passed: the front or a segment kept it, or a run will miss it */
+		uint64_t end = seg_end[t];
+		if (size[t] && size[t] < end - fo[t]) {
+			end = fo[t] + size[t];
+		} else {
+			for (int u = 0; u < NT; u++)
+				if (have[u] && fo[u] > fo[t] && fo[u] < end)
+					end = fo[u];
+		}
+		if (end - fo[t] > TABLE_MAX)
+			end = fo[t] + TABLE_MAX;
+		int rc = keep(sp, fo[t], end, data, n, off);
+		if (rc < 0)
+			return rc;
 	}
 	return WG_OK;
 }
@@ -614,15 +719,50 @@ static int scan_words(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off
  * the bytes around it are kept. Looked for only past the segments, where the sections no
  * loader maps are.
  */
+static bool in_load(const wg_sparse *sp, uint64_t at, uint64_t *end)
+{
+	for (unsigned i = 0; i < sp->nloads; i++)
+		if (at >= sp->loads[i].off && at - sp->loads[i].off < sp->loads[i].filesz) {
+			*end = sp->loads[i].off + sp->loads[i].filesz;
+			return true;
+		}
+	return false;
+}
+
+static int find_in(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off, uint64_t from,
+		   uint64_t to);
+
 static int find_shstrtab(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
+{
+	if (sp->nonalloc == UINT64_MAX)
+		return WG_OK; /* the segments are not known yet */
+	/* The runs of the block that no segment maps: every step moves at forward. */
+	for (uint64_t at = off, end = off + n, stop; at < end;) {
+		if (in_load(sp, at, &stop)) {
+			at = stop;
+			continue;
+		}
+		uint64_t to = end;
+		for (unsigned i = 0; i < sp->nloads; i++)
+			if (sp->loads[i].off > at && sp->loads[i].off < to)
+				to = sp->loads[i].off;
+		int rc = find_in(sp, data, n, off, at, to);
+		if (rc < 0)
+			return rc;
+		at = to;
+	}
+	return WG_OK;
+}
+
+/* ".shstrtab" in [from, to) of the block, and across its start from the bytes before it. */
+static int find_in(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off, uint64_t from,
+		   uint64_t to)
 {
 	static const char name[] = ".shstrtab";
 	const size_t k = sizeof(name); /* with its NUL */
-	uint64_t from = sp->nonalloc > off ? sp->nonalloc : off;
 	int rc;
-	if (from >= off + n)
-		return WG_OK;
-	if (from == off && off > sp->nonalloc && sp->prev_n >= k - 1) {
+	(void)n;
+	if (from == off && sp->prev_n >= k - 1) {
 		/* a name cut by the block boundary */
 		uint8_t seam[2 * sizeof(name)];
 		size_t m = n < k - 1 ? n : k - 1;
@@ -633,7 +773,7 @@ static int find_shstrtab(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t 
 				    off + SHSTRTAB_AROUND, data, n, off)) < 0)
 			return rc;
 	}
-	const uint8_t *p = data + (from - off), *end = data + n;
+	const uint8_t *p = data + (from - off), *end = data + (to - off);
 	for (const uint8_t *q; p < end && (q = memmem(p, (size_t)(end - p), name, k)); p = q + 1) {
 		uint64_t at = off + (uint64_t)(q - data);
 		if ((rc = keep(sp, at > SHSTRTAB_AROUND ? at - SHSTRTAB_AROUND : 0,
@@ -664,6 +804,9 @@ int wg_sparse_take(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
 	    (rc = plan_header(sp, data, n, off)) < 0)
 		return rc;
 	if (sp->plan_at && sp->have >= sp->plan_at && (rc = plan_segments(sp, data, n, off)) < 0)
+		return rc;
+	if (!sp->dyn_done && sp->dyn_size && sp->have >= sp->dyn_off + sp->dyn_size &&
+	    (rc = plan_dynamic(sp, data, n, off)) < 0)
 		return rc;
 	if ((rc = scan_words(sp, data, n, off)) < 0 || (rc = find_shstrtab(sp, data, n, off)) < 0)
 		return rc;
