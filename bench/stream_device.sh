@@ -43,8 +43,11 @@ native=$(find /tmp/wgv -path '*wheelgate/_native/bin/wheelgate' -type f | head -
 lib=/usr/local/cuda/lib64
 bw=/tmp/bw/nvidia_bench-13.0.0-py3-none-manylinux_2_27_x86_64.whl
 mkdir -p /tmp/bw
-if "$py" bench/make-wheel.py "$bw" $lib/libcublasLt.so.13 $lib/libcudnn_engines_precompiled.so.9 \
-	$lib/libnccl.so.2 2>/dev/null; then
+pick() { find "$lib" "$sp/nvidia" -name "$1" -type f 2>/dev/null | head -1; }
+libs="$(pick 'libcublasLt.so.13*') $(pick 'libcudnn_engines_precompiled.so.9*') $(pick 'libnccl.so.2*')"
+echo "bench wheel of: $libs" | tee -a "$OUT/report.txt"
+# shellcheck disable=SC2086
+if [ "$(echo $libs | wc -w)" = 3 ] && "$py" bench/make-wheel.py "$bw" $libs; then
 	{
 		echo "== 2 cores (taskset -c 0,1): $(ls -la "$bw" | awk '{print $5}') bytes"
 		for r in 1 2 3; do
