@@ -79,7 +79,8 @@ static int on_block(const uint8_t *data, size_t n, uint64_t off, void *payload)
 	return r->sp ? wg_sparse_take(r->sp, data, n, off) : WG_OK;
 }
 
-/* The chunk path has no offsets and cannot be stopped: both are kept here. */
+/* The chunk path has no offsets: they are counted here. A pass again stops when it has what
+ * it came for (an installed file: its read loop ends; libzip's reads on, handed nothing). */
 static int on_chunk(const uint8_t *data, size_t n, void *payload)
 {
 	stream_reader *r = payload;
@@ -87,7 +88,7 @@ static int on_chunk(const uint8_t *data, size_t n, void *payload)
 		wg_sha256_update(r->sha, data, n);
 	int rc = on_block(data, n, r->off, r);
 	r->off += n;
-	return rc == WG_SPARSE_DONE ? WG_OK : rc;
+	return rc;
 }
 
 /* One pass over member i: the first (hashed, r->refill false) or one that fetches what the
@@ -103,7 +104,8 @@ static int pass(pass2 *P, size_t i, slot_state *w, stream_reader *r, wg_zstream_
 	}
 	if (!r->refill)
 		wg_sha256_reset(r->sha);
-	return P->in->read(P->in->self, i, m->size, on_chunk, r, err);
+	int rc = P->in->read(P->in->self, i, m->size, on_chunk, r, err);
+	return rc == WG_ZSTREAM_STOP ? WG_OK : rc;
 }
 
 int wg_wheel_member_stream(pass2 *P, size_t i, unsigned slot)

@@ -41,6 +41,11 @@ int wg_zip_stat(wg_zip_entry *out, wg_zip *z, uint64_t i, wg_err *err);
  * fails when the data is longer or shorter than
  * declared, or the CRC or the compressed stream is bad.
  */
+/** What a callback returns to end a read before its end (nothing more is wanted of it), and
+ * then what the reader returns (wg_zip_stream: without a size, CRC or hash). */
+#define WG_ZSTREAM_STOP 2
+/* A callback returns WG_OK to go on, a negative code to fail the read, or WG_ZSTREAM_STOP
+ * (below) when it wants no more: the reader may stop there and return it. */
 typedef int (*wg_chunk_cb)(const uint8_t *data, size_t n, void *payload);
 int wg_zip_read(wg_zip *z, uint64_t i, uint64_t declared, wg_chunk_cb cb, void *payload,
 		wg_err *err);
@@ -93,9 +98,7 @@ size_t wg_zstream_block(const wg_zstream *s);
 /** The member's bytes [off, off + n), in order; valid during the call only. A negative return
  * stops the stream and is returned. */
 typedef int (*wg_block_cb)(const uint8_t *data, size_t n, uint64_t off, void *payload);
-/** What a wg_block_cb returns to end the stream before its end (nothing more is wanted of
- * it), and then what wg_zip_stream returns, without a size, CRC or hash. */
-#define WG_ZSTREAM_STOP 2
+
 /** A member streamed to its end: its size, CRC-32 (both as the directory says) and SHA-256. */
 typedef struct {
 	uint64_t size;
