@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Rewrites the speed table of docs/speed.md from the last run of bench/speed.sh (its raw
-numbers in bench/out/*.tsv): the lines between <!-- speed-table --> and <!-- /speed-table -->.
+"""Rewrites the speed tables of docs/speed.md and README.md (a shorter one) from the last run of
+bench/speed.sh (its raw numbers in bench/out/*.tsv): the lines between <!-- speed-table -->
+and <!-- /speed-table -->.
 
-  speed_table.py [OUT_DIR [DOC]]     (defaults: bench/out, docs/speed.md)
+  speed_table.py [OUT_DIR [DOC]]     (defaults: bench/out, docs/speed.md and README.md)
 
 Each cell is the median over the run's rounds; "(N.Nx)" is the median of the per-round ratios
 of that command's wall time to check's. Exit 1 when a measurement is missing.
@@ -32,6 +33,8 @@ def load(path):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "out")
     doc = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "docs", "speed.md")
+    short = ["| wheel | `wheelgate check` | `unzip -p` | peak RSS | before issue 30 |",
+             "|---|---|---|---|---|"]
     rows = ["| wheel | `check` (2 threads) | `check -j 1` | `unzip -p` | ISA-L floor, 2 threads "
             "| `check` before issue 30 | peak RSS of `check` | before |",
             "|---|---|---|---|---|---|---|---|"]
@@ -61,15 +64,22 @@ def main():
         rows.append("| %s | %s | %s | %s | %s | %s | %.0f MiB | %s |" % (
             title, cell("check", False), cell("check -j 1", False), cell("unzip -p"),
             cell("floor -s -j 2"), cell("check (before)"), rss, rss_b))
-    text = open(doc).read()
-    a, b = "<!-- speed-table -->", "<!-- /speed-table -->"
-    if a not in text or b not in text:
-        sys.exit("%s: no %s ... %s markers" % (doc, a, b))
-    head, rest = text.split(a, 1)
-    _, tail = rest.split(b, 1)
-    with open(doc, "w") as f:
-        f.write(head + a + "\n" + "\n".join(rows) + "\n" + b + tail)
-    print("\n".join(rows))
+        short.append("| %s | %s | %s | %.0f MiB | %s, %s |" % (
+            title, cell("check", False), cell("unzip -p"), rss,
+            cell("check (before)", False), rss_b))
+    targets = [(doc, rows)]
+    if len(sys.argv) <= 2:
+        targets.append((os.path.join(ROOT, "README.md"), short))
+    for path, lines in targets:
+        text = open(path).read()
+        a, b = "<!-- speed-table -->", "<!-- /speed-table -->"
+        if a not in text or b not in text:
+            sys.exit("%s: no %s ... %s markers" % (path, a, b))
+        head, rest = text.split(a, 1)
+        _, tail = rest.split(b, 1)
+        with open(path, "w") as f:
+            f.write(head + a + "\n" + "\n".join(lines) + "\n" + b + tail)
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":
