@@ -124,5 +124,40 @@ def a_serve_request_streams_too():
     bounded("serve (the whole process, the 10 MB body included)", hwm * 1024 / 1e6)
 
 
+MAKE_WALKERS = """
+import struct, sys, zipfile
+size = 64 << 20
+b = bytearray(size)
+b[0:7] = b"\\x7fELF\\x02\\x01\\x01"
+struct.pack_into("<HHI", b, 16, 3, 62, 1)
+for c in range(4096, 8 << 20, 80):
+    fat = (size - c - 24) // 8 * 8
+    struct.pack_into("<IHHQ", b, c, 0xBA55ED50, 1, 16, fat)
+    struct.pack_into("<HHIQ", b, c + 16, 2, 0x101, 64, fat - 72)
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("hostile_walkers/libx.so", bytes(b))
+    z.writestr("hostile_walkers-1.0.dist-info/METADATA",
+               "Metadata-Version: 2.1\\nName: hostile_walkers\\nVersion: 1.0\\n")
+"""
+
+
+@test
+def many_containers_at_once_are_not_all_walked():
+    """A crafted object with 104,807 fatbin containers whose walks are all open at once (each
+    one's first entry points megabytes ahead): every block used to visit every walk. Past
+    MAX_WALKERS (4096) a container is not walked as it passes; the readers miss its pages and a
+    pass again fetches them. The facts are the whole read's."""
+    w = os.path.join(TMP.name, "hostile_walkers-1.0-py3-none-linux_x86_64.whl")
+    # Made by another process: a child's ru_maxrss starts from what the forking process held
+    # (Linux keeps the high-water mark across exec), and this one would have held 64 MiB.
+    subprocess.run([sys.executable, "-c", MAKE_WALKERS, w], check=True)
+    rc, streamed, err, rss = peak(["inspect", "--json", "--read-stats", "--limit",
+                                   "max_member_held=0", w])
+    rc2, whole, _, _ = peak(["inspect", "--json", "--limit", "max_member_held=1G", w])
+    assert (rc, streamed) == (rc2, whole), "the facts differ between a streamed and a whole read"
+    assert "1 ELF objects read sparsely" in err and "0 passes again" not in err, err
+    bounded("inspect of 104,807 open containers", rss)
+
+
 if __name__ == "__main__":
     main()

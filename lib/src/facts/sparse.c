@@ -188,7 +188,6 @@ int wg_sparse_new(wg_sparse **out, uint64_t len)
 	wg_vec_init(&sp->miss, sizeof(range));
 	wg_vec_init(&sp->records, sizeof(record));
 	sp->st.size = len;
-	sp->nonalloc = UINT64_MAX; /* known from the program headers */
 	*out = sp;
 	return wg_sp_keep(sp, 0, FRONT_MIN, NULL, 0, 0);
 }

@@ -26,6 +26,10 @@
 #define SHSTRTAB_AROUND (8u << 10) /* kept around a ".shstrtab" met outside the segments */
 #define GAP_HEAD (64u << 10) /* kept after each segment: .comment, the notes libbfd reads */
 #define MAX_LOADS 64
+/* Containers walked and zstd heads read at once: every block visits each, so a crafted object
+ * with millions of them must not make the pass quadratic. Past it, a container is not walked
+ * as it passes; the readers then miss its pages and another pass fetches them. */
+#define MAX_WALKERS 4096
 #define TABLE_MAX (64u << 20) /* a dynamic table still to come, kept at most this far */
 #define FATBIN_MAGIC 0xBA55ED50u
 #define WRAPPER_MAGIC 0x466243B1u
@@ -63,7 +67,7 @@ struct wg_sparse {
 	uint64_t have;  /* bytes that have passed */
 	uint8_t prev[PREV]; /* the last bytes before the current block (prev_n of them) */
 	size_t prev_n;
-	uint64_t nonalloc; /* UINT64_MAX until the program headers are read */
+	bool segments_known; /* the program headers have been read (or there are none) */
 	/* The PT_LOAD segments (the first MAX_LOADS), and PT_DYNAMIC: read once it has passed
 	 * for the tables it points at that are still to come (patchelf moves them to the end) */
 	struct {

@@ -43,7 +43,7 @@ static int plan_header(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t of
 			return rc;
 	}
 	if (!phnum)
-		sp->nonalloc = 0; /* no segments: every byte may be a section's */
+		sp->segments_known = true; /* none: every byte may be a section's */
 	if (phnum && phentsize >= (w ? 56u : 32u) && phoff < sp->len &&
 	    phentsize * phnum <= sp->len - phoff) {
 		sp->plan_at = phoff + phentsize * phnum;
@@ -63,7 +63,7 @@ static int plan_segments(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t 
 	bool first = true;
 	int rc;
 	sp->plan_at = 0;
-	sp->nonalloc = 0;
+	sp->segments_known = true;
 	sp->nloads = 0;
 	for (uint64_t i = 0; i < phnum; i++) {
 		uint64_t h = phoff + i * phentsize;
@@ -74,8 +74,6 @@ static int plan_segments(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t 
 			continue;
 		if (fsz > sp->len - o)
 			fsz = sp->len - o;
-		if (type == 1 /* PT_LOAD */ && o + fsz > sp->nonalloc)
-			sp->nonalloc = o + fsz;
 		if (type == 1 /* PT_LOAD */ && sp->nloads < MAX_LOADS) {
 			sp->loads[sp->nloads].off = o;
 			sp->loads[sp->nloads].vaddr = wg_sp_rd(sp, h + (w ? 16 : 8), w ? 8 : 4);
@@ -257,10 +255,14 @@ static int walk(wg_sparse *sp, walker *k, const uint8_t *data, size_t n, uint64_
 				head = avail;
 			if (head && !none && (flags & 0x8000ull)) {
 				/* zstd: in pages, the block the decoder reads found from its header */
-				walker *z = wg_vec_push(&sp->heads);
-				if (!z || (rc = wg_sp_keep(sp, e + ehs, e + ehs + head, data, n, off)) < 0)
-					return z ? rc : WG_ENOMEM;
-				*z = (walker){e + ehs, e + ehs + avail, false, true};
+				if ((rc = wg_sp_keep(sp, e + ehs, e + ehs + head, data, n, off)) < 0)
+					return rc;
+				if (sp->heads.len < MAX_WALKERS) { /* else a run misses the block */
+					walker *z = wg_vec_push(&sp->heads);
+					if (!z)
+						return WG_ENOMEM;
+					*z = (walker){e + ehs, e + ehs + avail, false, true};
+				}
 			} else if (head && (rc = wg_sp_record(sp, e + ehs, head, data, n, off, &h)) < 0) {
 				return rc;
 			}
@@ -284,6 +286,8 @@ static int word(wg_sparse *sp, uint64_t v, uint64_t at, const uint8_t *data, siz
 		else
 			sp->magics_full = true; /* fatbin.c scans the image: every page is missed */
 	}
+	if (sp->walkers.len >= MAX_WALKERS)
+		return WG_OK; /* not walked as it passes: a run misses its pages, a pass fetches them */
 	walker *k = wg_vec_push(&sp->walkers);
 	if (!k)
 		return WG_ENOMEM;
@@ -420,7 +424,7 @@ static int find_in(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off, u
 
 static int find_shstrtab(wg_sparse *sp, const uint8_t *data, size_t n, uint64_t off)
 {
-	if (sp->nonalloc == UINT64_MAX)
+	if (!sp->segments_known)
 		return WG_OK; /* the segments are not known yet */
 	/* The runs of the block that no segment maps: every step moves at forward. */
 	for (uint64_t at = off, end = off + n, stop; at < end;) {
